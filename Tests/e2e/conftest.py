@@ -1,0 +1,96 @@
+"""Fixtures for the end-to-end suite: the real binary over real pipes.
+
+The binary: env AUTH_SIDECAR_BIN, else /work/main/.build/release/auth-sidecar.
+When it is missing the tests are skipped, except when env CI is set: then they fail.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+
+import sidecar as sc  # noqa: E402
+
+# Backstop: every read and write in sidecar.py has its own deadline; this only
+# guards against a bug in the suite itself.
+TEST_TIME_LIMIT = int(os.environ.get("E2E_TEST_TIME_LIMIT", "90"))
+
+
+@pytest.fixture(scope="session")
+def sidecar_bin() -> str:
+    path = sc.binary_path()
+    if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+        reason = (f"auth-sidecar binary not found at {path} "
+                  f"(set AUTH_SIDECAR_BIN or build it with `swift build -c release`)")
+        if os.environ.get("CI"):
+            pytest.fail(reason, pytrace=False)
+        pytest.skip(reason)
+    return path
+
+
+@pytest.fixture(autouse=True)
+def _time_limit():
+    if not hasattr(signal, "SIGALRM"):
+        yield
+        return
+
+    def on_alarm(signum, frame):
+        raise TimeoutError(f"e2e test exceeded {TEST_TIME_LIMIT}s")
+
+    old = signal.signal(signal.SIGALRM, on_alarm)
+    signal.alarm(TEST_TIME_LIMIT)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+@pytest.fixture
+def sidecar_env(tmp_path) -> dict:
+    env = dict(os.environ)
+    env["XDG_CACHE_HOME"] = str(tmp_path / "xdg-cache")
+    env["HOME"] = str(tmp_path / "home")
+    os.makedirs(env["HOME"], exist_ok=True)
+    # No machine policy unless a test asks for one.
+    env["AUTH_SIDECAR_POLICY_FILE"] = str(tmp_path / "no-such-policy.json")
+    return env
+
+
+@pytest.fixture
+def spawn(sidecar_bin, sidecar_env, tmp_path):
+    """spawn(*extra_args, framing=..., client_id=..., diagnostics=..., env=...) -> sc.Sidecar
+
+    Defaults: --client-id e2e-client --enable-diagnostics, NDJSON expected on stdout.
+    Every process is killed at teardown.
+    """
+    procs: list[sc.Sidecar] = []
+
+    def _spawn(*args: str, framing: str = sc.NDJSON, client_id: str | None = "e2e-client",
+               diagnostics: bool = True, env: dict | None = None) -> sc.Sidecar:
+        argv = [sidecar_bin]
+        if client_id is not None:
+            argv += ["--client-id", client_id]
+        if diagnostics:
+            argv.append("--enable-diagnostics")
+        argv += list(args)
+        e = dict(sidecar_env)
+        if env:
+            e.update(env)
+        p = sc.Sidecar(argv, framing=framing, env=e,
+                       stderr_path=str(tmp_path / f"stderr-{len(procs)}.log"))
+        procs.append(p)
+        return p
+
+    yield _spawn
+    for p in procs:
+        p.kill()
+
+
+@pytest.fixture(params=sc.FRAMINGS)
+def framing(request) -> str:
+    return request.param

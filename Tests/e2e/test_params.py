@@ -1,0 +1,142 @@
+"""Params validation (-32602 naming the member) and the methods of session 1."""
+import json
+
+import pytest
+
+import sidecar as sc
+
+PLANNED = ["getCurrentAccount", "getAccounts", "acquireToken", "acquireTokenSilent", "signout", "callGraph"]
+
+
+def member_error(msg, id):
+    e = sc.assert_error(msg, -32602, id=id, name="invalidParams")
+    return e["data"].get("member")
+
+
+def test_get_device_information_shape(spawn, framing):
+    p = spawn(framing=framing)
+    r = sc.assert_result(p.request("getDeviceInformation", {}, 1), id=1)
+    assert r["deviceMode"] == "private"
+    assert r["sharedDeviceModeSource"] == "default"
+    assert r["brokerAvailable"] is False
+    x = r["extraDeviceInformation"]
+    assert x["os"] == "Linux"
+    for k in ("osRelease", "kernelRelease", "architecture", "hostname"):
+        assert k in x, x
+    assert isinstance(x["canOpenBrowser"], bool) and isinstance(x["headless"], bool)
+    assert x["browserCommand"] is None or isinstance(x["browserCommand"], str)
+
+
+def test_get_device_information_without_params(spawn, framing):
+    p = spawn(framing=framing)
+    sc.assert_result(p.request("getDeviceInformation", id=1, no_params=True), id=1)
+
+
+def test_get_device_information_policy_file(spawn, framing, tmp_path):
+    pol = tmp_path / "policy.json"
+    pol.write_text(json.dumps({"sharedDeviceMode": True}))
+    p = spawn(framing=framing, env={"AUTH_SIDECAR_POLICY_FILE": str(pol)})
+    r = sc.assert_result(p.request("getDeviceInformation", {}, 1), id=1)
+    assert r["deviceMode"] == "shared" and r["sharedDeviceModeSource"] == "policyFile", r
+
+
+def test_get_device_information_shared_by_initialize(spawn, framing):
+    p = spawn(framing=framing, client_id=None)
+    sc.assert_result(p.request("initialize", {"clientId": "abc", "sharedDeviceMode": True}, 1), id=1)
+    r = sc.assert_result(p.request("getDeviceInformation", {}, 2), id=2)
+    assert r["deviceMode"] == "shared" and r["sharedDeviceModeSource"] == "configuration", r
+
+
+def test_get_device_information_unknown_member(spawn, framing):
+    p = spawn(framing=framing)
+    assert member_error(p.request("getDeviceInformation", {"bogus": 1}, 1), 1) == "bogus"
+
+
+def test_get_device_information_positional(spawn, framing):
+    p = spawn(framing=framing)
+    sc.assert_error(p.request("getDeviceInformation", [], 1), -32602, id=1, name="invalidParams")
+
+
+@pytest.mark.parametrize("params", ['"str"', "42", "true"])
+def test_params_not_structured(spawn, framing, params):
+    p = spawn(framing=framing)
+    p.send_raw(sc.frame(b'{"jsonrpc":"2.0","method":"getDeviceInformation","id":1,"params":' +
+                        params.encode() + b"}", framing))
+    m = p.next_message()
+    sc.check_response(m)
+    assert "error" in m and m["error"]["code"] in (-32600, -32602), m
+
+
+def test_explicit_null_params(spawn, framing):
+    p = spawn(framing=framing)
+    p.send_raw(sc.frame(b'{"jsonrpc":"2.0","method":"getDeviceInformation","id":1,"params":null}', framing))
+    m = p.next_message()
+    sc.check_response(m)
+    assert "error" in m and m["error"]["code"] in (-32600, -32602), m
+
+
+@pytest.mark.parametrize("params, member", [
+    ({"clientId": 5}, "clientId"),
+    ({"clientId": None}, "clientId"),
+    ({"clientId": "abc", "authority": 1}, "authority"),
+    ({"clientId": "abc", "scopes": "user.read"}, "scopes"),
+    ({"clientId": "abc", "sharedDeviceMode": "yes"}, "sharedDeviceMode"),
+    ({"clientId": "abc", "knownAuthorities": "x"}, "knownAuthorities"),
+    ({"clientId": "abc", "clientCapabilities": {}}, "clientCapabilities"),
+    ({"clientId": "abc", "cache": "file"}, "cache"),
+    ({"clientId": "abc", "browser": 3}, "browser"),
+    ({"clientId": "abc", "bogusKey": 1}, "bogusKey"),
+])
+def test_initialize_wrong_types(spawn, framing, params, member):
+    p = spawn(framing=framing, client_id=None)
+    got = member_error(p.request("initialize", params, 1), 1)
+    assert got is not None and got.split(".")[0].split("[")[0] == member, f"member {got!r}, expected {member!r}"
+
+
+def test_initialize_wrong_element_type(spawn, framing):
+    p = spawn(framing=framing, client_id=None)
+    got = member_error(p.request("initialize", {"clientId": "abc", "knownAuthorities": [1]}, 1), 1)
+    assert got is not None and got.startswith("knownAuthorities"), got
+
+
+@pytest.mark.parametrize("params, member", [
+    ({"ms": "100"}, "ms"),
+    ({"ms": True}, "ms"),
+    ({"ms": None}, "ms"),
+    ({}, "ms"),
+    ({"ms": 1, "extra": 2}, "extra"),
+])
+def test_sleep_wrong_params(spawn, framing, params, member):
+    p = spawn(framing=framing)
+    assert member_error(p.request("diagnostics/sleep", params, 1), 1) == member
+
+
+def test_params_error_keeps_server_alive(spawn, framing):
+    p = spawn(framing=framing)
+    member_error(p.request("getDeviceInformation", {"x": 1}, 1), 1)
+    sc.assert_result(p.request("getDeviceInformation", {}, 2), id=2)
+
+
+@pytest.mark.parametrize("method", PLANNED)
+def test_planned_methods_not_found(spawn, framing, method):
+    p = spawn(framing=framing)
+    e = sc.assert_error(p.request(method, {}, 1), -32601, id=1, name="methodNotFound")
+    assert e["data"].get("planned") is True, e
+
+
+def test_unknown_method_not_planned(spawn, framing):
+    p = spawn(framing=framing)
+    e = sc.assert_error(p.request("noSuchMethod", {}, 1), -32601, id=1, name="methodNotFound")
+    assert e["data"].get("planned") in (None, False), e
+
+
+@pytest.mark.parametrize("method", ["diagnostics/echo", "diagnostics/sleep"])
+def test_diagnostics_need_flag(spawn, framing, method):
+    p = spawn(framing=framing, diagnostics=False)
+    sc.assert_error(p.request(method, {"ms": 1}, 1), -32601, id=1, name="methodNotFound")
+
+
+def test_echo_returns_params(spawn, framing):
+    p = spawn(framing=framing)
+    params = {"n": [1, 2.5, -3, 1e300], "o": {"a": None, "b": True}, "s": "x"}
+    sc.assert_result(p.request("diagnostics/echo", params, 1), id=1, result=params)
