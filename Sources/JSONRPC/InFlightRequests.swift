@@ -1,0 +1,97 @@
+import JSON
+
+/// The requests running in their own tasks, so that `$/cancelRequest` can find one by id,
+/// a duplicate id can be refused, and shutdown can wait for or cancel them all.
+final class InFlightRequests: @unchecked Sendable {
+    private struct Entry {
+        let id: RequestID
+        var task: Task<Void, Never>?
+        var cancelRequested = false
+    }
+
+    private let lock = ConditionLock()
+    private var entries: [Int: Entry] = [:]
+    private var serialByID: [RequestID: Int] = [:]
+    private var nextSerial = 0
+
+    /// Reserves a slot for `id`; `nil` when a request with that id is still running.
+    /// A `null` id is never tracked by id (it cannot be cancelled or duplicated).
+    func reserve(_ id: RequestID) -> Int? {
+        lock.withLock {
+            if id != .null, serialByID[id] != nil { return nil }
+            nextSerial += 1
+            entries[nextSerial] = Entry(id: id)
+            if id != .null { serialByID[id] = nextSerial }
+            return nextSerial
+        }
+    }
+
+    /// Attaches the task to its slot (cancelling it at once if a cancel already arrived).
+    func attach(_ task: Task<Void, Never>, to serial: Int) {
+        let cancelNow: Bool = lock.withLock {
+            guard entries[serial] != nil else { return false }  // already finished
+            entries[serial]?.task = task
+            return entries[serial]?.cancelRequested ?? false
+        }
+        if cancelNow { task.cancel() }
+    }
+
+    /// Frees the slot when the request has been answered.
+    func finish(_ serial: Int) {
+        lock.withLock {
+            guard let entry = entries.removeValue(forKey: serial) else { return }
+            if serialByID[entry.id] == serial { serialByID[entry.id] = nil }
+            if entries.isEmpty { lock.broadcast() }
+        }
+    }
+
+    /// Cancels the running request with `id`, if any.
+    func cancel(_ id: RequestID) {
+        let task: Task<Void, Never>? = lock.withLock {
+            guard let serial = serialByID[id] else { return nil }
+            entries[serial]?.cancelRequested = true
+            return entries[serial]?.task
+        }
+        task?.cancel()
+    }
+
+    /// Cancels every running request.
+    func cancelAll() {
+        let tasks: [Task<Void, Never>] = lock.withLock {
+            for serial in entries.keys { entries[serial]?.cancelRequested = true }
+            return entries.values.compactMap(\.task)
+        }
+        for task in tasks { task.cancel() }
+    }
+
+    /// Blocks the calling thread until no request runs, or the timeout passes.
+    @discardableResult
+    func waitUntilEmpty(timeoutSeconds: Double? = nil) -> Bool {
+        lock.withLock { lock.wait(until: { entries.isEmpty }, timeoutSeconds: timeoutSeconds) }
+    }
+
+    var count: Int { lock.withLock { entries.count } }
+}
+
+/// Gathers the replies of one batch and sends them as one array when the last arrives.
+final class BatchCollector: @unchecked Sendable {
+    private let lock = ConditionLock()
+    private var replies: [JSONValue] = []
+    private var outstanding: Int
+    private let deliver: @Sendable ([JSONValue]) -> Void
+
+    init(expected: Int, deliver: @escaping @Sendable ([JSONValue]) -> Void) {
+        outstanding = expected
+        self.deliver = deliver
+    }
+
+    /// Adds a reply (`nil` for a member that needs none: a notification).
+    func add(_ reply: JSONValue?) {
+        let complete: [JSONValue]? = lock.withLock {
+            if let reply { replies.append(reply) }
+            outstanding -= 1
+            return outstanding == 0 ? replies : nil
+        }
+        if let complete { deliver(complete) }
+    }
+}

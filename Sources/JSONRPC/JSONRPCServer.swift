@@ -1,0 +1,207 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import JSON
+import Logging
+
+/// A JSON-RPC 2.0 server over a pair of file descriptors.
+///
+/// The read loop runs on the calling thread: it frames and parses input, answers protocol
+/// faults and cheap methods inline, and starts a task per concurrent request; replies go out
+/// as requests finish, through an ``OutputChannel``.
+///
+/// ```swift
+/// let server = JSONRPCServer(service: MyService(), options: .init(), logger: logger)
+/// let status = server.run(input: 0, output: protocolFD)   // returns at end of input or `exit`
+/// ```
+public final class JSONRPCServer: @unchecked Sendable {
+    public struct Options: Sendable {
+        /// Messages larger than this are refused with -32600 and skipped.
+        public var maxMessageSize: Int = 4 << 20
+        /// Seconds to wait for cancelled requests to answer when stopping on a signal.
+        public var cancelGraceSeconds: Double = 2
+        public init(maxMessageSize: Int = 4 << 20) { self.maxMessageSize = maxMessageSize }
+    }
+
+    private let service: any RPCService
+    private let options: Options
+    private let logger: Logger
+    private let inFlight = InFlightRequests()
+    private let state = ConditionLock()
+    private var output: OutputChannel?
+    private var shutdownRequested = false
+    private var stopped = false
+    private let peer = PeerChannel()
+
+    public init(service: any RPCService, options: Options = Options(), logger: Logger) {
+        self.service = service
+        self.options = options
+        self.logger = logger
+        peer.connect { [weak self] in self?.send($0) }
+    }
+
+    /// Serves until end of input or `exit`; in-flight requests are finished first.
+    /// Returns the process exit status: 0, or 1 for `exit` without `shutdown`.
+    public func run(input: Int32, output outputFD: Int32) -> Int32 {
+        var decoder = FrameDecoder(maxMessageSize: options.maxMessageSize)
+        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 1)
+        defer { chunk.deallocate() }
+        var exitStatus: Int32?
+        while exitStatus == nil {
+            let count = read(input, chunk.baseAddress, chunk.count)
+            if count < 0, errno == EINTR { continue }
+            if count <= 0 {
+                if count < 0 { logger.warning("reading input failed; stopping", metadata: ["errno": "\(errno)"]) }
+                decoder.finish { handle($0, exitStatus: &exitStatus) }
+                break
+            }
+            let bytes = UnsafeRawBufferPointer(rebasing: chunk[..<count])
+            if decoder.framing == nil, let first = bytes.first(where: { !$0.isJSONWhitespace }) {
+                openOutput(fd: outputFD, framing: Framing(firstByte: first))
+            }
+            decoder.feed(bytes) { event in
+                if exitStatus == nil { handle(event, exitStatus: &exitStatus) }
+            }
+        }
+        logger.debug("input ended; waiting for requests in flight", metadata: ["count": "\(inFlight.count)"])
+        inFlight.waitUntilEmpty()
+        stop()
+        return exitStatus ?? 0
+    }
+
+    /// Cancels everything in flight (each answers -32800), waits briefly for the replies,
+    /// and flushes output. For SIGTERM/SIGINT.
+    public func cancelAllAndStop() {
+        inFlight.cancelAll()
+        peer.failAll()
+        inFlight.waitUntilEmpty(timeoutSeconds: options.cancelGraceSeconds)
+        stop()
+    }
+
+    private func stop() {
+        let first: Bool = state.withLock { defer { stopped = true }; return !stopped }
+        guard first else { return }
+        service.serverWillStop()
+        state.withLock { output }?.close()
+    }
+
+    // MARK: Messages
+
+    private func openOutput(fd: Int32, framing: Framing) {
+        state.withLock { output = OutputChannel(fd: fd, framing: framing) }
+        logger.debug("framing detected", metadata: ["framing": "\(framing.rawValue)"])
+    }
+
+    private func send(_ message: JSONValue) {
+        state.withLock { output }?.send(message)
+    }
+
+    private func handle(_ event: FrameEvent, exitStatus: inout Int32?) {
+        switch event {
+        case .error(let error):
+            send(OutgoingMessage.error(error, id: .null))
+        case .message(let bytes):
+            let value: JSONValue
+            do {
+                value = try JSONValue.parse(bytes)
+            } catch {
+                send(OutgoingMessage.error(.parseError(error.message), id: .null))
+                return
+            }
+            if case .array(let members) = value {
+                handleBatch(members, exitStatus: &exitStatus)
+            } else {
+                dispatch(IncomingMessage(value), exitStatus: &exitStatus) { [weak self] reply in
+                    if let reply { self?.send(reply) }
+                }
+            }
+        }
+    }
+
+    private func handleBatch(_ members: [JSONValue], exitStatus: inout Int32?) {
+        guard !members.isEmpty else {
+            send(OutgoingMessage.error(.invalidRequest("an empty batch"), id: .null))
+            return
+        }
+        let collector = BatchCollector(expected: members.count) { [weak self] replies in
+            if !replies.isEmpty { self?.send(.array(replies)) }
+        }
+        for member in members {
+            dispatch(IncomingMessage(member), exitStatus: &exitStatus) { collector.add($0) }
+        }
+    }
+
+    /// Runs one message; `reply` is called exactly once, with `nil` when no reply is due.
+    private func dispatch(
+        _ message: IncomingMessage, exitStatus: inout Int32?,
+        reply: @escaping @Sendable (JSONValue?) -> Void
+    ) {
+        switch message {
+        case .invalid(let id, let error):
+            reply(OutgoingMessage.error(error, id: id))
+        case .response(let id, let outcome):
+            if !peer.resolve(id, with: outcome.mapError { $0 }) {
+                logger.debug("ignored a reply to no pending request", metadata: ["id": "\(id)"])
+            }
+            reply(nil)
+        case .notification(let method, let params):
+            handleNotification(method, params: params, exitStatus: &exitStatus)
+            reply(nil)
+        case .request(let id, let method, let params):
+            logger.debug("request", metadata: ["id": "\(id)", "method": "\(method)"])
+            if method == "shutdown" {
+                state.withLock { shutdownRequested = true }
+                reply(OutgoingMessage.result(.null, id: id))
+            } else if state.withLock({ shutdownRequested }) {
+                reply(OutgoingMessage.error(.invalidRequest("the server is shutting down", name: "shuttingDown"), id: id))
+            } else {
+                run(route: service.route(forRequest: method), id: id, params: params, reply: reply)
+            }
+        }
+    }
+
+    private func handleNotification(_ method: String, params: JSONValue?, exitStatus: inout Int32?) {
+        switch method {
+        case "exit":
+            exitStatus = state.withLock { shutdownRequested } ? 0 : 1
+        case "$/cancelRequest":
+            if let id = params?["id"].flatMap(RequestID.init) { inFlight.cancel(id) }
+        default:
+            service.receiveNotification(method, params: params)
+        }
+    }
+
+    private func run(route: RPCRoute, id: RequestID, params: JSONValue?, reply: @escaping @Sendable (JSONValue?) -> Void) {
+        switch route {
+        case .failure(let error):
+            reply(OutgoingMessage.error(error, id: id))
+        case .immediate(let handler):
+            do {
+                reply(OutgoingMessage.result(try handler(params), id: id))
+            } catch {
+                reply(OutgoingMessage.error(.from(error, cancelled: false), id: id))
+            }
+        case .concurrent(let handler):
+            guard let serial = inFlight.reserve(id) else {
+                reply(OutgoingMessage.error(
+                    .invalidRequest("a request with id \(id) is still in flight", name: "duplicateRequestId"), id: id))
+                return
+            }
+            let context = RequestContext(id: id, peer: peer)
+            let inFlight = self.inFlight
+            let task = Task {
+                let message: JSONValue
+                do {
+                    message = OutgoingMessage.result(try await handler(params, context), id: id)
+                } catch {
+                    message = OutgoingMessage.error(.from(error, cancelled: Task.isCancelled), id: id)
+                }
+                reply(message)
+                inFlight.finish(serial)
+            }
+            inFlight.attach(task, to: serial)
+        }
+    }
+}

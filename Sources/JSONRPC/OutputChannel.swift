@@ -1,0 +1,80 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import JSON
+
+/// Writes framed messages to a file descriptor from a dedicated thread.
+///
+/// Senders serialize and frame on their own thread, then append under a lock, so output is
+/// never interleaved; the writer takes everything pending in one `write` loop, so replies
+/// batch up under load and go out at once when idle. A write error (the reader went away)
+/// makes later sends no-ops instead of killing the process.
+public final class OutputChannel: @unchecked Sendable {
+    private let fd: Int32
+    private let lock = ConditionLock()
+    private var pending: [UInt8] = []
+    private var closing = false
+    private var finished = false
+    private var broken = false
+    public let framing: Framing
+
+    public init(fd: Int32, framing: Framing) {
+        self.fd = fd
+        self.framing = framing
+        startThread { [self] in writerLoop() }
+    }
+
+    /// Queues one message.
+    public func send(_ message: JSONValue) {
+        var framed: [UInt8] = []
+        framing.frame(message.serialized(), into: &framed)
+        lock.withLock {
+            guard !closing, !broken else { return }
+            let wasEmpty = pending.isEmpty
+            pending.append(contentsOf: framed)
+            if wasEmpty { lock.broadcast() }
+        }
+    }
+
+    /// Writes everything queued, then stops the writer. Later sends are dropped.
+    public func close(timeoutSeconds: Double = 5) {
+        lock.withLock {
+            closing = true
+            lock.broadcast()
+            lock.wait(until: { finished }, timeoutSeconds: timeoutSeconds)
+        }
+    }
+
+    private func writerLoop() {
+        var batch: [UInt8] = []
+        while true {
+            let stop: Bool = lock.withLock {
+                lock.wait(until: { !pending.isEmpty || closing })
+                swap(&batch, &pending)
+                return closing && batch.isEmpty
+            }
+            if stop { break }
+            if !writeAll(batch) { lock.withLock { broken = true; pending = [] } }
+            batch.removeAll(keepingCapacity: batch.capacity <= 1 << 20)
+        }
+        lock.withLock { finished = true; lock.broadcast() }
+    }
+
+    private func writeAll(_ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBytes { raw in
+            guard let base = raw.baseAddress else { return true }
+            var offset = 0
+            while offset < raw.count {
+                let written = write(fd, base + offset, raw.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return false
+                }
+                offset += written
+            }
+            return true
+        }
+    }
+}

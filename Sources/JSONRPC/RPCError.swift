@@ -1,0 +1,69 @@
+import JSON
+
+/// A JSON-RPC error object: `code`, `message` and optional `data`.
+///
+/// Every error this server sends carries `data.name`, a stable camelCase name, so clients can
+/// match on names as well as codes.
+public struct RPCError: Error, Sendable, Equatable {
+    public var code: Int
+    public var message: String
+    public var data: JSONObject
+
+    public init(code: Int, message: String, name: String, data: JSONObject = [:]) {
+        self.code = code
+        self.message = message
+        var data = data
+        data["name"] = .string(name)
+        self.data = data
+    }
+
+    /// The error object as JSON.
+    public var json: JSONValue {
+        ["code": .int(Int64(code)), "message": .string(message), "data": .object(data)]
+    }
+}
+
+extension RPCError {
+    /// -32700: the text is not JSON.
+    public static func parseError(_ detail: String) -> RPCError {
+        RPCError(code: -32700, message: "Parse error: \(detail)", name: "parseError")
+    }
+
+    /// -32600: JSON, but not a valid request object.
+    public static func invalidRequest(_ detail: String, name: String = "invalidRequest", data: JSONObject = [:]) -> RPCError {
+        RPCError(code: -32600, message: "Invalid Request: \(detail)", name: name, data: data)
+    }
+
+    /// -32600 for a message over the size limit.
+    public static func messageTooLarge(limit: Int) -> RPCError {
+        .invalidRequest("message larger than \(limit) bytes", name: "messageTooLarge", data: ["limit": .int(Int64(limit))])
+    }
+
+    /// -32601.
+    public static func methodNotFound(_ method: String, planned: Bool = false) -> RPCError {
+        RPCError(
+            code: -32601,
+            message: planned ? "Method not found: \(method) is not implemented yet" : "Method not found: \(method)",
+            name: "methodNotFound", data: planned ? ["planned": true] : [:])
+    }
+
+    /// -32602, naming the offending member (a dotted path such as `account.username`).
+    public static func invalidParams(_ detail: String, member: String? = nil) -> RPCError {
+        RPCError(code: -32602, message: "Invalid params: \(detail)", name: "invalidParams",
+                 data: member.map { ["member": .string($0)] } ?? [:])
+    }
+
+    /// -32603.
+    public static func internalError(_ detail: String) -> RPCError {
+        RPCError(code: -32603, message: "Internal error: \(detail)", name: "internalError")
+    }
+
+    /// -32002: a method that needs configuration was called before `initialize`.
+    public static let serverNotInitialized = RPCError(
+        code: -32002, message: "Server not initialized: send initialize (or start with --client-id) first",
+        name: "serverNotInitialized")
+
+    /// -32800: the request was cancelled by `$/cancelRequest` or shutdown.
+    public static let requestCancelled = RPCError(
+        code: -32800, message: "Request cancelled", name: "requestCancelled")
+}

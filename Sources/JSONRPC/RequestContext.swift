@@ -1,0 +1,73 @@
+import JSON
+
+/// What a running request can do besides returning its result: send the peer
+/// notifications and requests (e.g. `deviceCode`, `openUrl`).
+public struct RequestContext: Sendable {
+    /// The id of the request being served.
+    public let id: RequestID
+    let peer: PeerChannel
+
+    /// Sends the peer a notification.
+    public func notify(_ method: String, params: JSONValue) {
+        peer.notify(method, params: params)
+    }
+
+    /// Sends the peer a request and waits for its reply; cancelling the calling task stops
+    /// waiting (the reply, if it comes, is then ignored).
+    public func request(_ method: String, params: JSONValue) async throws -> JSONValue {
+        try await peer.request(method, params: params)
+    }
+}
+
+/// The server's side of messages it originates: notifications, and requests whose replies
+/// come back through the read loop.
+final class PeerChannel: @unchecked Sendable {
+    private let lock = ConditionLock()
+    private var nextID = 1
+    private var waiting: [RequestID: CheckedContinuation<JSONValue, any Error>] = [:]
+    private var sender: (@Sendable (JSONValue) -> Void)?
+
+    /// Sets where outgoing messages go (once, before any is sent).
+    func connect(_ sender: @escaping @Sendable (JSONValue) -> Void) {
+        lock.withLock { self.sender = sender }
+    }
+
+    private func send(_ message: JSONValue) {
+        lock.withLock { sender }?(message)
+    }
+
+    func notify(_ method: String, params: JSONValue) {
+        send(OutgoingMessage.notification(method, params: params))
+    }
+
+    func request(_ method: String, params: JSONValue) async throws -> JSONValue {
+        let id: RequestID = lock.withLock { defer { nextID += 1 }; return .string("sidecar-\(nextID)") }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let alreadyCancelled: Bool = lock.withLock {
+                    if Task.isCancelled { return true }
+                    waiting[id] = continuation
+                    return false
+                }
+                if alreadyCancelled { continuation.resume(throwing: CancellationError()); return }
+                send(OutgoingMessage.request(method, params: params, id: id))
+            }
+        } onCancel: {
+            resolve(id, with: .failure(CancellationError()))
+        }
+    }
+
+    /// Delivers the peer's reply; returns false when nobody waits for that id.
+    @discardableResult
+    func resolve(_ id: RequestID, with outcome: Result<JSONValue, any Error>) -> Bool {
+        guard let continuation = lock.withLock({ waiting.removeValue(forKey: id) }) else { return false }
+        continuation.resume(with: outcome)
+        return true
+    }
+
+    /// Fails every request still waiting (the peer went away).
+    func failAll() {
+        let all = lock.withLock { defer { waiting = [:] }; return waiting }
+        for continuation in all.values { continuation.resume(throwing: CancellationError()) }
+    }
+}

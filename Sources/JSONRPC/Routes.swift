@@ -1,0 +1,33 @@
+import JSON
+
+/// How the server runs one method, as the service decides for each request.
+public enum RPCRoute: Sendable {
+    /// Cheap and non-blocking: run on the reader thread, no task created (e.g. `ping`).
+    case immediate(@Sendable (JSONValue?) throws -> JSONValue)
+    /// Runs in its own task, concurrently with others; cancellable with `$/cancelRequest`.
+    case concurrent(@Sendable (JSONValue?, RequestContext) async throws -> JSONValue)
+    /// Answer at once with this error (unknown method, not initialized, ...).
+    case failure(RPCError)
+}
+
+/// The methods a server offers. The engine itself handles `shutdown`, `exit` and
+/// `$/cancelRequest`; everything else is asked of the service.
+public protocol RPCService: Sendable {
+    /// The route for a request to `method`.
+    func route(forRequest method: String) -> RPCRoute
+    /// A notification from the peer (other than `exit` and `$/cancelRequest`); unknown ones
+    /// are to be ignored.
+    func receiveNotification(_ method: String, params: JSONValue?)
+    /// Called once when the server stops (end of input, `exit` or a signal), after in-flight
+    /// requests ended: the place to flush state.
+    func serverWillStop()
+}
+
+extension RPCError {
+    /// The error to answer for anything a handler threw.
+    static func from(_ error: any Error, cancelled: Bool) -> RPCError {
+        if cancelled || error is CancellationError { return .requestCancelled }
+        if let rpc = error as? RPCError { return rpc }
+        return .internalError("the method failed unexpectedly (\(type(of: error)))")
+    }
+}

@@ -1,0 +1,57 @@
+import JSON
+import JSONRPC
+
+/// The public client application's settings: the contract's start-up keys.
+///
+/// Built from (lowest to highest precedence) the defaults, `--config FILE`, the other
+/// command-line options, and the `initialize` request.
+public struct Configuration: Sendable, Equatable {
+    /// Where the token cache lives.
+    public enum CacheSetting: Sendable, Equatable {
+        case file(path: String)
+        case memory
+    }
+
+    /// Who opens the sign-in page.
+    public enum BrowserMode: String, Sendable, Equatable {
+        case system, client
+    }
+
+    public var clientId: String
+    public var authority = "https://login.microsoftonline.com/common"
+    public var redirectUri = "http://localhost"
+    public var knownAuthorities: [String] = []
+    public var scopes = ["user.read"]
+    public var graphEndpoint = "https://graph.microsoft.com/"
+    public var cache: CacheSetting
+    public var sharedDeviceMode = false
+    public var clientCapabilities: [String] = []
+    public var browser = BrowserMode.system
+
+    public init(clientId: String, cache: CacheSetting = .file(path: Configuration.defaultCachePath())) {
+        self.clientId = clientId
+        self.cache = cache
+    }
+
+    /// `$XDG_CACHE_HOME/auth-sidecar/msal_token_cache.json`, else under `~/.cache`.
+    public static func defaultCachePath(environment: [String: String] = ProcessEnvironment.all()) -> String {
+        let base = environment["XDG_CACHE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+            ?? ((environment["HOME"] ?? "/tmp") + "/.cache")
+        return base + "/auth-sidecar/msal_token_cache.json"
+    }
+
+    /// The configuration as `initialize` reports it back (no secrets exist in it).
+    public var json: JSONValue {
+        let cacheJSON: JSONValue = switch cache {
+        case .file(let path): ["path": .string(path)]
+        case .memory: ["persistence": "memory"]
+        }
+        return [
+            "clientId": .string(clientId), "authority": .string(authority), "redirectUri": .string(redirectUri),
+            "knownAuthorities": JSONValue(knownAuthorities), "scopes": JSONValue(scopes),
+            "graphEndpoint": .string(graphEndpoint), "cache": cacheJSON,
+            "sharedDeviceMode": .bool(sharedDeviceMode), "clientCapabilities": JSONValue(clientCapabilities),
+            "browser": .string(browser.rawValue),
+        ]
+    }
+}

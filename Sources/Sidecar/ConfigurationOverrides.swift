@@ -1,0 +1,84 @@
+import JSON
+import JSONRPC
+
+/// Some of the configuration keys, as one source (a file, the command line, `initialize`)
+/// gives them; sources are layered with ``merged(over:)``.
+public struct ConfigurationOverrides: Sendable, Equatable {
+    public var clientId: String?
+    public var authority: String?
+    public var redirectUri: String?
+    public var knownAuthorities: [String]?
+    public var scopes: [String]?
+    public var graphEndpoint: String?
+    public var cache: Configuration.CacheSetting?
+    public var sharedDeviceMode: Bool?
+    public var clientCapabilities: [String]?
+    public var browser: Configuration.BrowserMode?
+
+    public init() {}
+
+    /// The contract's configuration keys.
+    public static let keys: Set<String> = [
+        "clientId", "authority", "redirectUri", "knownAuthorities", "scopes", "graphEndpoint",
+        "cache", "sharedDeviceMode", "clientCapabilities", "browser",
+    ]
+
+    /// Reads the configuration keys from `params` (other members must be in `alsoAllowed`).
+    public init(params: JSONValue?, alsoAllowed: Set<String> = []) throws(RPCError) {
+        let p = try Params(params, allowed: Self.keys.union(alsoAllowed))
+        clientId = try p.optional("clientId")
+        authority = try p.optional("authority")
+        redirectUri = try p.optional("redirectUri")
+        knownAuthorities = try p.optional("knownAuthorities")
+        scopes = try p.optional("scopes")
+        graphEndpoint = try p.optional("graphEndpoint")
+        sharedDeviceMode = try p.optional("sharedDeviceMode")
+        clientCapabilities = try p.optional("clientCapabilities")
+        browser = try p.optional("browser", oneOf: ["system", "client"]).flatMap(Configuration.BrowserMode.init)
+        if let cacheParams = try p.nested("cache", allowed: ["path", "persistence"]) {
+            let persistence = try cacheParams.optional("persistence", oneOf: ["file", "memory"])
+            let path: String? = try cacheParams.optional("path")
+            if persistence == "memory" {
+                guard path == nil else { throw .invalidParams("cache: give either a path or persistence \"memory\"", member: "cache.path") }
+                cache = .memory
+            } else if let path {
+                cache = .file(path: path)
+            }
+        }
+    }
+
+    /// These overrides layered on top of `base` (a key set here wins).
+    public func merged(over base: ConfigurationOverrides) -> ConfigurationOverrides {
+        var result = base
+        result.clientId = clientId ?? base.clientId
+        result.authority = authority ?? base.authority
+        result.redirectUri = redirectUri ?? base.redirectUri
+        result.knownAuthorities = knownAuthorities ?? base.knownAuthorities
+        result.scopes = scopes ?? base.scopes
+        result.graphEndpoint = graphEndpoint ?? base.graphEndpoint
+        result.cache = cache ?? base.cache
+        result.sharedDeviceMode = sharedDeviceMode ?? base.sharedDeviceMode
+        result.clientCapabilities = clientCapabilities ?? base.clientCapabilities
+        result.browser = browser ?? base.browser
+        return result
+    }
+
+    /// The complete, validated configuration; -32602 naming the first bad key.
+    public func resolved() throws(RPCError) -> Configuration {
+        guard let clientId, !clientId.isEmpty else {
+            throw .invalidParams("missing member 'clientId' (the application's client ID)", member: "clientId")
+        }
+        var config = Configuration(clientId: clientId)
+        if let authority { config.authority = authority }
+        if let redirectUri { config.redirectUri = redirectUri }
+        if let knownAuthorities { config.knownAuthorities = knownAuthorities }
+        if let scopes { config.scopes = scopes }
+        if let graphEndpoint { config.graphEndpoint = graphEndpoint }
+        if let cache { config.cache = cache }
+        if let sharedDeviceMode { config.sharedDeviceMode = sharedDeviceMode }
+        if let clientCapabilities { config.clientCapabilities = clientCapabilities }
+        if let browser { config.browser = browser }
+        try ConfigurationValidator.validate(config)
+        return config
+    }
+}

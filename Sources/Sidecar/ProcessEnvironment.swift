@@ -1,0 +1,53 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Read access to the process environment and a few facts about the machine.
+public enum ProcessEnvironment {
+    /// One variable, or `nil` when unset.
+    public static func value(_ name: String) -> String? {
+        getenv(name).map { String(cString: $0) }
+    }
+
+    /// Every variable.
+    public static func all() -> [String: String] {
+        var result: [String: String] = [:]
+        var cursor = environ
+        while let entry = cursor.pointee {
+            let text = String(cString: entry)
+            if let equals = text.firstIndex(of: "=") {
+                result[String(text[..<equals])] = String(text[text.index(after: equals)...])
+            }
+            cursor += 1
+        }
+        return result
+    }
+
+    /// The first executable named `command` on `PATH`, if any.
+    public static func which(_ command: String, path: String? = value("PATH")) -> String? {
+        if command.contains("/") { return access(command, X_OK) == 0 ? command : nil }
+        for directory in (path ?? "/usr/bin:/bin").split(separator: ":") {
+            let candidate = "\(directory)/\(command)"
+            if access(candidate, X_OK) == 0 { return candidate }
+        }
+        return nil
+    }
+
+    /// The whole contents of a small text file, or `nil` if it cannot be read.
+    public static func readTextFile(_ path: String, limit: Int = 1 << 20) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while bytes.count <= limit {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            if count <= 0 { return count == 0 ? String(decoding: bytes, as: UTF8.self) : nil }
+            bytes.append(contentsOf: chunk[..<count])
+        }
+        return nil
+    }
+}

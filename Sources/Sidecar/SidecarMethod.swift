@@ -1,0 +1,41 @@
+/// Every request method of the protocol, in one place, with whether it is built yet and
+/// whether it needs the application configured first.
+public enum SidecarMethod: String, CaseIterable, Sendable {
+    case initialize
+    case ping
+    case getDeviceInformation
+    case getCurrentAccount
+    case getAccounts
+    case acquireToken
+    case acquireTokenSilent
+    case signout
+    case callGraph
+    case diagnosticsSleep = "diagnostics/sleep"
+    case diagnosticsEcho = "diagnostics/echo"
+
+    /// Built and answering; the others answer -32601 with `data.planned`.
+    public var isImplemented: Bool {
+        switch self {
+        case .initialize, .ping, .getDeviceInformation, .diagnosticsSleep, .diagnosticsEcho: true
+        case .getCurrentAccount, .getAccounts, .acquireToken, .acquireTokenSilent, .signout, .callGraph: false
+        }
+    }
+
+    /// Needs a configured application (`initialize` or `--client-id`).
+    public var needsConfiguration: Bool {
+        switch self {
+        case .initialize, .ping, .diagnosticsSleep, .diagnosticsEcho: false
+        default: true
+        }
+    }
+
+    /// Test-only methods, present with `--enable-diagnostics`.
+    public var isDiagnostic: Bool { self == .diagnosticsSleep || self == .diagnosticsEcho }
+}
+
+/// What this build of the server is.
+public enum ServerInfo {
+    public static let name = "auth-sidecar"
+    public static let version = "0.1.0"
+    public static let protocolVersion = "1.0"
+}

@@ -1,0 +1,125 @@
+import JSON
+import JSONRPC
+import Logging
+import Synchronization
+
+/// The sidecar's method table: routes each request to its handler, answering -32002 before
+/// configuration and -32601 for methods that do not exist (or are not built yet).
+public final class SidecarService: RPCService, Sendable {
+    public struct Options: Sendable {
+        /// Configuration from the command line and `--config` (may lack a client ID).
+        public var startup = ConfigurationOverrides()
+        /// Offer `diagnostics/sleep` and `diagnostics/echo` (for engine tests).
+        public var diagnostics = false
+        public init() {}
+    }
+
+    private let options: Options
+    private let logger: Logger
+    private let session: SessionState
+
+    /// - Throws: -32602 (as ``RPCError``) when the start-up configuration names a client
+    ///   but is invalid.
+    public init(options: Options, logger: Logger) throws(RPCError) {
+        self.options = options
+        self.logger = logger
+        let configuration = options.startup.clientId == nil ? nil : try options.startup.resolved()
+        session = SessionState(configuration: configuration)
+    }
+
+    public func route(forRequest name: String) -> RPCRoute {
+        guard let method = SidecarMethod(rawValue: name), !method.isDiagnostic || options.diagnostics else {
+            return .failure(.methodNotFound(name))
+        }
+        guard method.isImplemented else { return .failure(.methodNotFound(name, planned: true)) }
+        if method.needsConfiguration, session.configuration == nil { return .failure(.serverNotInitialized) }
+        switch method {
+        case .initialize:
+            return .immediate { [self] params in try initialize(params) }
+        case .ping:
+            return .immediate { params in _ = try Params(params, allowed: []); return [:] }
+        case .getDeviceInformation:
+            return .immediate { [session] params in
+                _ = try Params(params, allowed: [])
+                let config = session.configuration
+                return DeviceInformation.current(
+                    sharedDeviceModeConfigured: config?.sharedDeviceMode ?? false,
+                    browserMode: config?.browser ?? .system
+                ).json
+            }
+        case .diagnosticsSleep:
+            return .concurrent { params, _ in
+                let milliseconds: Int = try Params(params, allowed: ["ms"]).required("ms")
+                guard (0...600_000).contains(milliseconds) else {
+                    throw RPCError.invalidParams("'ms' must be between 0 and 600000", member: "ms")
+                }
+                try await Task.sleep(for: .milliseconds(milliseconds))
+                return ["sleptMs": .int(Int64(milliseconds))]
+            }
+        case .diagnosticsEcho:
+            return .immediate { params in params ?? .null }
+        default:
+            return .failure(.methodNotFound(name, planned: true))
+        }
+    }
+
+    public func receiveNotification(_ method: String, params: JSONValue?) {
+        logger.debug("ignored notification", metadata: ["method": "\(method)"])
+    }
+
+    public func serverWillStop() {
+        logger.debug("stopping")
+    }
+
+    /// Tolerated `initialize` members that LSP clients (editors) send.
+    static let editorInitializeKeys: Set<String> = [
+        "processId", "clientInfo", "capabilities", "trace", "locale", "rootUri", "rootPath",
+        "workspaceFolders", "initializationOptions",
+    ]
+
+    private func initialize(_ params: JSONValue?) throws -> JSONValue {
+        let overrides = try ConfigurationOverrides(params: params, alsoAllowed: Self.editorInitializeKeys)
+        let configuration = try overrides.merged(over: options.startup).resolved()
+        try session.initialize(with: configuration)
+        logger.info("initialized", metadata: ["authority": "\(configuration.authority)"])
+        let methods = SidecarMethod.allCases.filter { $0.isImplemented && (!$0.isDiagnostic || options.diagnostics) }
+        return [
+            "serverInfo": ["name": .string(ServerInfo.name), "version": .string(ServerInfo.version)],
+            "protocolVersion": .string(ServerInfo.protocolVersion),
+            "capabilities": [
+                "methods": JSONValue(["shutdown"] + methods.map(\.rawValue)),
+                "notifications": ["$/cancelRequest", "exit"],
+                "serverRequests": ["openUrl"],
+                "serverNotifications": ["deviceCode"],
+                "framings": ["ndjson", "lsp"],
+            ],
+            "configuration": configuration.json,
+        ]
+    }
+}
+
+/// The configuration once known, and whether `initialize` already ran.
+final class SessionState: Sendable {
+    private struct Guarded {
+        var configuration: Configuration?
+        var initialized = false
+    }
+
+    private let state: Mutex<Guarded>
+
+    init(configuration: Configuration?) { state = Mutex(Guarded(configuration: configuration)) }
+
+    var configuration: Configuration? { state.withLock { $0.configuration } }
+
+    func initialize(with configuration: Configuration) throws(RPCError) {
+        let first = state.withLock { state in
+            guard !state.initialized else { return false }
+            state.initialized = true
+            state.configuration = configuration
+            return true
+        }
+        guard first else {
+            throw .invalidRequest("initialize may be sent only once", name: "alreadyInitialized")
+        }
+    }
+}
