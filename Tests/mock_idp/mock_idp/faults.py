@@ -1,0 +1,93 @@
+"""Injected faults: latency, error statuses, reset connections, malformed/truncated bodies.
+
+A fault is a dict, added with ``POST /_admin/faults``::
+
+    {"endpoint": "token",        # an endpoint key (see /_admin/counts), its prefix before ':',
+                                 # or "*" for every non-admin endpoint
+     "type": "status",           # status | latency | reset | malformed | truncated
+     "status": 503,              # for type=status (429 and 5xx get Retry-After)
+     "retry_after": 1,           # seconds, for type=status; null to omit the header
+     "delay_ms": 500,            # for type=latency
+     "times": 1}                 # how many requests it hits; -1 = until cleared
+"""
+
+import json
+import time
+
+from .http_util import Response, json_response
+
+TYPES = ("status", "latency", "reset", "malformed", "truncated")
+
+
+def validate(fault):
+    fault = dict(fault)
+    if fault.get("type") not in TYPES:
+        raise ValueError("type must be one of %s" % (TYPES,))
+    fault.setdefault("endpoint", "*")
+    fault.setdefault("times", 1)
+    if fault["type"] == "status":
+        fault.setdefault("status", 503)
+        if "retry_after" not in fault and fault["status"] in (429, 503):
+            fault["retry_after"] = 1
+    if fault["type"] == "latency":
+        fault.setdefault("delay_ms", 500)
+    return fault
+
+
+def _matches(fault, key):
+    want = fault["endpoint"]
+    return want == "*" or want == key or want == key.split(":", 1)[0]
+
+
+def take(state, key):
+    """Apply latency faults for `key` and return the first other fault that hits it, if any."""
+    delay, hit = 0.0, None
+    with state.lock:
+        for fault in list(state.faults):
+            if not _matches(fault, key):
+                continue
+            if fault["type"] == "latency":
+                delay += fault["delay_ms"] / 1000.0
+            elif hit is None:
+                hit = fault
+            else:
+                continue
+            if fault["times"] > 0:
+                fault["times"] -= 1
+                if fault["times"] == 0:
+                    state.faults.remove(fault)
+    if delay:
+        time.sleep(delay)
+    return hit
+
+
+def status_response(fault, key, correlation_id):
+    """The body a failing Microsoft endpoint would send for this status."""
+    status = int(fault["status"])
+    headers = {}
+    if fault.get("retry_after") is not None:
+        headers["Retry-After"] = str(fault["retry_after"])
+    if "body" in fault:
+        return Response(status, fault["body"], headers=headers)
+    if key.startswith("graph"):
+        code = "TooManyRequests" if status == 429 else "ServiceUnavailable" if status == 503 \
+            else "InternalServerError"
+        return json_response({"error": {"code": code, "message": "Injected fault (%d)." % status,
+                                        "innerError": {"client-request-id": correlation_id}}},
+                             status, headers)
+    error = "temporarily_unavailable" if status in (429, 503) else "server_error"
+    stamp = time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime())
+    return json_response({
+        "error": error,
+        "error_description": "AADSTS90033: A transient error has occurred. Please try again.\r\n"
+                             "Correlation ID: %s\r\nTimestamp: %s" % (correlation_id, stamp),
+        "error_codes": [90033], "timestamp": stamp, "trace_id": correlation_id,
+        "correlation_id": correlation_id}, status, headers)
+
+
+MALFORMED_BODY = b'{"token_type": "Bearer", "access_token": "eyJ0eXAiOiJKV1Qi, <html>'
+
+
+def full_body_for_truncation():
+    return json.dumps({"token_type": "Bearer", "expires_in": 3600,
+                       "access_token": "x" * 200}).encode()

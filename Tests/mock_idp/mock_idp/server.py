@@ -1,0 +1,188 @@
+"""The HTTPS server: TLS per connection, request parsing, counting, faults and routing."""
+
+import json
+import socket
+import ssl
+import struct
+import sys
+import time
+import traceback
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from . import admin, authorize, devicecode, discovery, faults, graph, tenancy, token_endpoint
+from .errors import OAuthError
+from .http_util import Request, Response, json_response
+
+GRANT_KEYS = {"urn:ietf:params:oauth:grant-type:device_code": "device_code",
+              "device_code": "device_code"}
+
+
+def endpoint_key(req):
+    """The name under which a request is counted and matched by faults."""
+    segs, path = req.segments, req.path
+    if not segs:
+        return "root"
+    if segs[0] == "_admin":
+        return "admin"
+    if segs[0] in ("v1.0", "beta"):
+        return "graph:/" + "/".join(segs[:3])
+    if segs[0] == "devicelogin":
+        return "devicelogin"
+    if path.rstrip("/") == "/common/discovery/instance":
+        return "instance-discovery"
+    if path.endswith("/.well-known/openid-configuration"):
+        return "openid-configuration"
+    if path.endswith("/discovery/v2.0/keys") or path.endswith("/discovery/keys"):
+        return "jwks"
+    if "/oauth2/v2.0/" in path or "/oauth2/" in path:
+        name = segs[-1]
+        if name == "token":
+            grant = req.param("grant_type", "") or "none"
+            return "token:" + GRANT_KEYS.get(grant, grant)
+        return name
+    return "other"
+
+
+def route(app, req, key):
+    if key == "admin":
+        return admin.handle(app, req)
+    if key.startswith("graph"):
+        return graph.handle(app, req)
+    if key == "devicelogin":
+        return devicecode.login_page(app, req)
+    if key == "instance-discovery":
+        return discovery.instance(app, req)
+    if key in ("root", "other") and req.segments[-1:] != ["userrealm"]:
+        return json_response({"error": "not_found", "path": req.path}, 404)
+    ctx, rest = tenancy.parse(app.state, req.segments)
+    rest = "/".join(rest)
+    if rest == "v2.0/.well-known/openid-configuration":
+        return discovery.openid_configuration(app, req, ctx)
+    if rest in ("discovery/v2.0/keys", "discovery/keys"):
+        return discovery.jwks(app, req, ctx)
+    if rest == "oauth2/v2.0/authorize":
+        return authorize.handle(app, req, ctx)
+    if rest == "oauth2/v2.0/token":
+        return token_endpoint.handle(app, req, ctx)
+    if rest == "oauth2/v2.0/devicecode":
+        return devicecode.start(app, req, ctx)
+    if rest == "oauth2/v2.0/logout":
+        return authorize.logout(app, req, ctx)
+    return json_response({"error": "not_found", "path": req.path}, 404)
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "mock-idp/1.0"
+
+    def log_message(self, fmt, *args):  # quiet unless --verbose
+        if self.server.app.verbose:
+            sys.stderr.write("mock-idp: " + (fmt % args) + "\n")
+
+    def do_GET(self):
+        self._handle()
+
+    do_POST = do_PUT = do_DELETE = do_PATCH = do_GET
+
+    def _handle(self):
+        app = self.server.app
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        req = Request(self.command, self.path, self.headers, body, app.base_url)
+        key = endpoint_key(req)
+        if key != "admin":
+            with app.state.lock:
+                app.state.counts[key] += 1
+                if ":" in key:
+                    app.state.counts[key.split(":", 1)[0]] += 1
+        fault = faults.take(app.state, key) if key != "admin" else None
+        if fault and fault["type"] in ("reset", "truncated", "malformed"):
+            self._record(req, key, "fault:" + fault["type"])
+            return getattr(self, "_fault_" + fault["type"])()
+        try:
+            resp = faults.status_response(fault, key, req.correlation_id) if fault \
+                else route(app, req, key)
+        except OAuthError as err:
+            resp = json_response(err.body(req.correlation_id, app.state.now()), err.status)
+        except Exception:  # a bug in the mock: say so loudly, answer 500
+            traceback.print_exc(file=sys.stderr)
+            resp = json_response({"error": "mock_internal_error"}, 500)
+        self._record(req, key, resp.status)
+        self._send(resp, req)
+
+    def _record(self, req, key, status):
+        if key == "admin":
+            return
+        with self.server.app.state.lock:
+            self.server.app.state.log.append({
+                "time": time.time(), "method": req.method, "path": req.path, "endpoint": key,
+                "query": req.query, "form": req.form, "status": status,
+                "headers": {k.lower(): v for k, v in req.headers.items()
+                            if k.lower() not in ("cookie", "authorization")},
+                "authorization": bool(req.headers.get("Authorization"))})
+
+    def _send(self, resp, req):
+        self.send_response(resp.status)
+        for name, value in resp.headers:
+            self.send_header(name, value)
+        self.send_header("client-request-id", req.correlation_id)
+        self.send_header("Content-Length", str(len(resp.body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(resp.body)
+
+    def _fault_reset(self):
+        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.close_connection = True
+        self.connection.close()
+
+    def _fault_truncated(self):
+        body = faults.full_body_for_truncation()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body[: len(body) // 2])
+        self.wfile.flush()
+        self._fault_reset()
+
+    def _fault_malformed(self):
+        self._send(Response(200, faults.MALFORMED_BODY), Request("GET", "/", {}, b"", ""))
+
+
+class MockServer(ThreadingHTTPServer):
+    """Binds 127.0.0.1 only; the TLS handshake runs in the connection's own thread."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, port, ssl_context, app):
+        self.ssl_context, self.app = ssl_context, app
+        super().__init__(("127.0.0.1", port), Handler)
+
+    def finish_request(self, request, client_address):
+        request.settimeout(30)
+        try:
+            tls = self.ssl_context.wrap_socket(request, server_side=True)
+        except (ssl.SSLError, OSError):
+            return
+        try:
+            self.RequestHandlerClass(tls, client_address, self)
+        except (ssl.SSLError, OSError):
+            pass
+        finally:
+            try:
+                tls.close()
+            except OSError:
+                pass
+
+
+def make_ssl_context(cert_file, key_file):
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+    ctx.load_cert_chain(cert_file, key_file)
+    return ctx
+
+
+def dumps(obj):
+    return json.dumps(obj, separators=(", ", ": "))
