@@ -82,7 +82,8 @@ struct LSPDecoder: Sendable {
             return
         }
         let header: HeaderLine
-        if let parsed = HeaderLine(buffer) {
+        let embeddedLength = Self.contentLengthOffset(in: buffer).map { $0 > 0 } ?? false
+        if let parsed = HeaderLine(buffer), parsed.isContentLength || !embeddedLength {
             header = parsed
         } else {
             reportGarbage(emit)

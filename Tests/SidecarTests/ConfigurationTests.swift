@@ -1,0 +1,117 @@
+import JSON
+import JSONRPC
+import Testing
+@testable import Sidecar
+
+@Suite struct ConfigurationTests {
+    @Test func appliesTheContractDefaults() throws {
+        let config = try ConfigurationOverrides(params: ["clientId": "app"]).resolved()
+        #expect(config.authority == "https://login.microsoftonline.com/common")
+        #expect(config.redirectUri == "http://localhost")
+        #expect(config.scopes == ["user.read"])
+        #expect(config.graphEndpoint == "https://graph.microsoft.com/")
+        #expect(config.browser == .system)
+        #expect(!config.sharedDeviceMode)
+    }
+
+    @Test func layersSourcesWithTheLaterWinning() throws {
+        let file = try ConfigurationOverrides(params: ["clientId": "file", "authority": "https://login.microsoftonline.com/organizations"])
+        var flags = ConfigurationOverrides()
+        flags.clientId = "flag"
+        let config = try flags.merged(over: file).resolved()
+        #expect(config.clientId == "flag")
+        #expect(config.authority == "https://login.microsoftonline.com/organizations")
+    }
+
+    @Test func readsTheCacheSetting() throws {
+        #expect(try ConfigurationOverrides(params: ["clientId": "a", "cache": ["persistence": "memory"]]).resolved().cache == .memory)
+        #expect(try ConfigurationOverrides(params: ["clientId": "a", "cache": ["path": "/tmp/c.json"]]).resolved().cache == .file(path: "/tmp/c.json"))
+    }
+
+    static let badValues: [(JSONObject, String)] = [
+        (["authority": "http://login.example.com/common"], "authority"),
+        (["authority": "not a url"], "authority"),
+        (["graphEndpoint": "ftp://graph"], "graphEndpoint"),
+        (["redirectUri": "http://example.com/cb"], "redirectUri"),
+        (["redirectUri": "https://localhost"], "redirectUri"),
+        (["cache": ["path": "relative.json"]], "cache.path"),
+        (["browser": "lynx"], "browser"),
+        (["scopes": "user.read"], "scopes"),
+        (["clientId": ""], "clientId"),
+    ]
+
+    @Test(arguments: badValues)
+    func rejectsBadValuesNamingTheKey(extra: JSONObject, member: String) {
+        var params: JSONObject = ["clientId": "app"]
+        for (key, value) in extra { params[key] = value }
+        do {
+            _ = try ConfigurationOverrides(params: .object(params)).resolved()
+            Issue.record("accepted \(extra)")
+        } catch {
+            #expect(error.code == -32602)
+            #expect(error.data["member"]?.stringValue == member)
+        }
+    }
+
+    @Test func allowsHTTPOnlyForLoopbackHosts() throws {
+        for authority in ["http://127.0.0.1:8443/common", "http://localhost/tenant", "http://[::1]:9/x"] {
+            #expect(try ConfigurationOverrides(params: ["clientId": "a", "authority": .string(authority)]).resolved().authority == authority)
+        }
+    }
+
+    @Test func findsTheDefaultCacheUnderXDG() {
+        #expect(Configuration.defaultCachePath(environment: ["XDG_CACHE_HOME": "/x"]) == "/x/auth-sidecar/msal_token_cache.json")
+        #expect(Configuration.defaultCachePath(environment: ["HOME": "/home/u"]) == "/home/u/.cache/auth-sidecar/msal_token_cache.json")
+    }
+}
+
+@Suite struct SidecarServiceTests {
+    private func service(clientId: String? = nil) throws -> SidecarService {
+        var options = SidecarService.Options()
+        options.startup.clientId = clientId
+        return try SidecarService(options: options, logger: .init(label: "test"))
+    }
+
+    @Test func answersNotInitializedBeforeConfiguration() throws {
+        guard case .failure(let error) = try service().route(forRequest: "getDeviceInformation") else {
+            Issue.record("expected a failure route")
+            return
+        }
+        #expect(error.code == -32002)
+    }
+
+    @Test func answersPlannedMethodsWithMethodNotFound() throws {
+        for method in ["acquireToken", "acquireTokenSilent", "signout", "getCurrentAccount", "getAccounts", "callGraph"] {
+            guard case .failure(let error) = try service(clientId: "a").route(forRequest: method) else {
+                Issue.record("\(method) is routed")
+                continue
+            }
+            #expect(error.code == -32601)
+            #expect(error.data["planned"] == true)
+        }
+    }
+
+    @Test func hidesDiagnosticsUnlessEnabled() throws {
+        guard case .failure(let error) = try service().route(forRequest: "diagnostics/sleep") else {
+            Issue.record("diagnostics routed without the flag")
+            return
+        }
+        #expect(error.data["planned"] == nil)
+    }
+
+    @Test func initializesOnce() throws {
+        let service = try service()
+        guard case .immediate(let initialize) = service.route(forRequest: "initialize") else {
+            Issue.record("initialize not immediate")
+            return
+        }
+        let result = try initialize(["clientId": "app", "processId": 42])
+        #expect(result["serverInfo"]?["name"] == "auth-sidecar")
+        #expect(result["capabilities"]?["methods"]?.arrayValue?.contains("getDeviceInformation") == true)
+        #expect(throws: RPCError.self) { try initialize(["clientId": "app"]) }
+        guard case .immediate = service.route(forRequest: "getDeviceInformation") else {
+            Issue.record("still not initialized")
+            return
+        }
+    }
+}
