@@ -26,6 +26,11 @@ final class InFlightRequests: @unchecked Sendable {
         }
     }
 
+    /// Whether a request with this (non-null) id is running.
+    func contains(_ id: RequestID) -> Bool {
+        id != .null && lock.withLock { serialByID[id] != nil }
+    }
+
     /// Attaches the task to its slot (cancelling it at once if a cancel already arrived).
     func attach(_ task: Task<Void, Never>, to serial: Int) {
         let cancelNow: Bool = lock.withLock {

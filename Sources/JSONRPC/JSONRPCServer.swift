@@ -151,11 +151,13 @@ public final class JSONRPCServer: @unchecked Sendable {
             reply(nil)
         case .request(let id, let method, let params):
             logger.debug("request", metadata: ["id": "\(id)", "method": "\(method)"])
-            if method == "shutdown" {
-                state.withLock { shutdownRequested = true }
-                reply(OutgoingMessage.result(.null, id: id))
-            } else if state.withLock({ shutdownRequested }) {
+            let alreadyShuttingDown = state.withLock { defer { if method == "shutdown" { shutdownRequested = true } }; return shutdownRequested }
+            if alreadyShuttingDown {
                 reply(OutgoingMessage.error(.invalidRequest("the server is shutting down", name: "shuttingDown"), id: id))
+            } else if inFlight.contains(id) {
+                reply(OutgoingMessage.error(Self.duplicateID(id), id: id))
+            } else if method == "shutdown" {
+                reply(OutgoingMessage.result(.null, id: id))
             } else {
                 run(route: service.route(forRequest: method), id: id, params: params, reply: reply)
             }
@@ -185,8 +187,7 @@ public final class JSONRPCServer: @unchecked Sendable {
             }
         case .concurrent(let handler):
             guard let serial = inFlight.reserve(id) else {
-                reply(OutgoingMessage.error(
-                    .invalidRequest("a request with id \(id) is still in flight", name: "duplicateRequestId"), id: id))
+                reply(OutgoingMessage.error(Self.duplicateID(id), id: id))
                 return
             }
             let context = RequestContext(id: id, peer: peer)
@@ -203,5 +204,9 @@ public final class JSONRPCServer: @unchecked Sendable {
             }
             inFlight.attach(task, to: serial)
         }
+    }
+
+    private static func duplicateID(_ id: RequestID) -> RPCError {
+        .invalidRequest("a request with id \(id) is still in flight", name: "duplicateRequestId")
     }
 }

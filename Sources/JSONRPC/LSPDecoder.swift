@@ -18,6 +18,8 @@ struct LSPDecoder: Sendable {
     private var state = State.headers(contentLength: nil)
     private var buffer: [UInt8] = []
     private var garbageReported = false
+    /// Header lines seen since the last frame (a block of them without Content-Length is an error).
+    private var headerLinesSeen = 0
 
     init(maxMessageSize: Int) { self.maxMessageSize = maxMessageSize }
 
@@ -69,7 +71,11 @@ struct LSPDecoder: Sendable {
         if buffer.last == UInt8(ascii: "\r") { buffer.removeLast() }
         defer { buffer.removeAll(keepingCapacity: true) }
         if buffer.isEmpty {
-            guard let length = contentLength else { return }  // blank lines between frames
+            defer { headerLinesSeen = 0 }
+            guard let length = contentLength else {  // blank lines between frames are fine
+                if headerLinesSeen > 0 { emit(.error(.parseError("a header block without Content-Length"))) }
+                return
+            }
             garbageReported = false
             if length > maxMessageSize {
                 emit(.error(.messageTooLarge(limit: maxMessageSize)))
@@ -93,9 +99,11 @@ struct LSPDecoder: Sendable {
             else { state = .headers(contentLength: nil); return }
             header = recovered
         }
+        headerLinesSeen += 1
         guard header.isContentLength else { return }  // Content-Type and others: ignored
         guard let length = header.integerValue else {
             emit(.error(.parseError("Content-Length is not a number")))
+            headerLinesSeen = 0  // reported: the rest of this block is not a second error
             state = .headers(contentLength: nil)
             return
         }

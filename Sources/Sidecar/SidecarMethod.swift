@@ -24,7 +24,7 @@ public enum SidecarMethod: String, CaseIterable, Sendable {
     /// Needs a configured application (`initialize` or `--client-id`).
     public var needsConfiguration: Bool {
         switch self {
-        case .initialize, .ping, .diagnosticsSleep, .diagnosticsEcho: false
+        case .initialize, .ping: false
         default: true
         }
     }

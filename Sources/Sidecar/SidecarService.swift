@@ -57,7 +57,13 @@ public final class SidecarService: RPCService, Sendable {
                 return ["sleptMs": .int(Int64(milliseconds))]
             }
         case .diagnosticsEcho:
-            return .immediate { params in params ?? .null }
+            return .immediate { params in
+                switch params {
+                case nil: return [:]
+                case .object(let members)?: return .object(members)
+                default: throw RPCError.invalidParams("params must be an object of named members")
+                }
+            }
         default:
             return .failure(.methodNotFound(name, planned: true))
         }
