@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Runs every test: Swift unit tests, then the end-to-end, protocol and mock suites against
+# the real release binary. Installs what is missing first. Exit status 0 only if all pass.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export PATH="/opt/swift/usr/bin:$PATH"
+
+scripts/setup.sh || exit 1
+AUTH_SIDECAR_BIN="$(scripts/build.sh)" || { echo "test: release build failed" >&2; exit 1; }
+export AUTH_SIDECAR_BIN
+
+failed=()
+run() {
+    local name="$1"; shift
+    echo "=== $name: $*"
+    "$@" || failed+=("$name")
+}
+
+run "swift unit tests" swift test
+run "mock identity platform" bash -c "cd Tests/mock_idp && python3 -m pytest -q"
+run "protocol spec" python3 -m pytest -q Tests/protocol
+run "JSON-RPC end to end" python3 -m pytest -q Tests/e2e
+
+if ((${#failed[@]})); then
+    echo "test: FAILED: ${failed[*]}" >&2
+    exit 1
+fi
+echo "test: all suites passed"
