@@ -110,7 +110,7 @@ def issue(app, req, ctx, grant):
         rt = new_refresh_token()
         state.refresh_tokens[rt] = {
             "oid": user["oid"], "client_id": client_id, "scope": grant["scope"],
-            "policy": ctx.policy, "segment": ctx.segment, "issued": now, "last_used": now,
+            "policy": ctx.policy, "segment": ctx.segment, "issued": state.now(), "last_used": now,
             "mfa": bool(grant.get("mfa")), "auth_time": grant.get("auth_time", now),
             "claims": grant.get("claims"), "family": state.clients[client_id].get("family"),
             "revoked": False}

@@ -97,10 +97,12 @@ def _refresh_token(app, req, ctx):
         claims = sessions.interaction_claims() if pending != "ca_blocked" else None
         raise OAuthError(pending, suberror="message_only" if pending == "ca_blocked" else "basic_action",
                          claims=claims, resource=resource or "")
-    consented = state.consented(user["oid"], p("client_id"))
+    consented = state.consented(user["oid"], record["client_id"])   # FOCI: the family's consent
     missing = [n for n in names if n.lower() != ".default" and n.lower() not in consented]
     if missing:
         raise OAuthError("consent_required", suberror="consent_required", client_id=p("client_id"))
+    if record["client_id"] != p("client_id"):
+        state.consented(user["oid"], p("client_id")).update(consented)
     record["last_used"] = now
     if not state.config["refresh_token_reuse"]:
         record["revoked"] = True
