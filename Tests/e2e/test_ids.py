@@ -94,3 +94,24 @@ def test_same_number_different_type_not_duplicate(spawn, framing):
     p.send(sc.req("ping", {}, "7"))
     sc.assert_result(p.next_message(5), id="7", result={})
     sc.assert_result(p.next_message(5), id=7, result={"sleptMs": 300})
+
+
+def test_id_reusable_once_answered(spawn, framing):
+    """Lock-step reuse of one id: once its reply has been read the id is free again.
+
+    (A server that writes the reply before it forgets the id answers some of these
+    with a spurious duplicate-id -32600.)
+    """
+    p = spawn(framing=framing)
+    bad = []
+    for i in range(300):
+        if i % 2:
+            p.send(sc.req("ping", {}, "same"))
+            want = {}
+        else:
+            p.send(sc.req("diagnostics/sleep", {"ms": i % 3}, "same"))
+            want = {"sleptMs": i % 3}
+        m = p.next_message()
+        if m != {"jsonrpc": "2.0", "id": "same", "result": want}:
+            bad.append((i, m))
+    assert not bad, f"{len(bad)}/300 lock-step reuses of a finished id were refused, e.g. {bad[:2]!r}"
