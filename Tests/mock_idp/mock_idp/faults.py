@@ -13,6 +13,7 @@ A fault is a dict, added with ``POST /_admin/faults``::
 
 import json
 import time
+import uuid
 
 from .http_util import Response, json_response
 
@@ -73,7 +74,10 @@ def status_response(fault, key, correlation_id):
         code = "TooManyRequests" if status == 429 else "ServiceUnavailable" if status == 503 \
             else "InternalServerError"
         return json_response({"error": {"code": code, "message": "Injected fault (%d)." % status,
-                                        "innerError": {"client-request-id": correlation_id}}},
+                                        "innerError": {
+                                            "date": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()),
+                                            "request-id": str(uuid.uuid4()),
+                                            "client-request-id": correlation_id}}},
                              status, headers)
     error = "temporarily_unavailable" if status in (429, 503) else "server_error"
     stamp = time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime())

@@ -1,0 +1,122 @@
+"""Injected faults, request counts and the request log."""
+
+import http.client
+import socket
+import ssl
+import time
+
+import pytest
+
+from flows import SCOPE, refresh, sign_in
+from mock_idp.testing import http as request
+
+CONFIG = "/common/v2.0/.well-known/openid-configuration"
+
+
+def get(mock, path=CONFIG):
+    return request("GET", mock.url + path, mock.ca_file)
+
+
+def test_status_faults_on_identity_endpoints(mock):
+    mock.admin.fault(endpoint="openid-configuration", type="status", status=503, times=2)
+    for _ in range(2):
+        resp = get(mock)
+        assert resp.status == 503 and resp.headers["Retry-After"] == "1"
+        body = resp.json()
+        assert body["error"] == "temporarily_unavailable" and body["error_codes"] == [90033]
+    assert get(mock).status == 200
+    mock.admin.fault(endpoint="*", type="status", status=500, retry_after=None)
+    resp = get(mock)
+    assert resp.status == 500 and resp.json()["error"] == "server_error"
+    assert "Retry-After" not in resp.headers
+
+
+def test_429_on_refresh_only(mock):
+    tokens, _ = sign_in(mock)
+    mock.admin.fault(endpoint="token:refresh_token", type="status", status=429, retry_after=3)
+    assert get(mock).status == 200
+    resp = refresh(mock, tokens["refresh_token"])
+    assert resp.status == 429 and resp.headers["Retry-After"] == "3"
+    assert refresh(mock, tokens["refresh_token"]).status == 200
+
+
+def test_latency(mock):
+    mock.admin.fault(endpoint="jwks", type="latency", delay_ms=300)
+    started = time.monotonic()
+    assert get(mock, "/common/discovery/v2.0/keys").status == 200
+    assert time.monotonic() - started >= 0.3
+    started = time.monotonic()
+    get(mock, "/common/discovery/v2.0/keys")
+    assert time.monotonic() - started < 0.3
+
+
+def _raw_get(mock, path=CONFIG):
+    host, port = "127.0.0.1", int(mock.url.rsplit(":", 1)[1])
+    conn = http.client.HTTPSConnection(host, port, timeout=5,
+                                       context=ssl.create_default_context(cafile=mock.ca_file))
+    try:
+        conn.request("GET", path)
+        resp = conn.getresponse()
+        return resp.status, resp.read()
+    finally:
+        conn.close()
+
+
+def test_reset_connection(mock):
+    mock.admin.fault(endpoint="openid-configuration", type="reset")
+    with pytest.raises((ConnectionError, http.client.RemoteDisconnected, ssl.SSLError,
+                        socket.error)):
+        _raw_get(mock)
+    assert _raw_get(mock)[0] == 200
+
+
+def test_malformed_body(mock):
+    mock.admin.fault(endpoint="token", type="malformed")
+    tokens = request("POST", mock.url + "/common/oauth2/v2.0/token", mock.ca_file,
+                     form={"grant_type": "refresh_token"})
+    assert tokens.status == 200
+    with pytest.raises(ValueError):
+        tokens.json()
+
+
+def test_truncated_body(mock):
+    mock.admin.fault(endpoint="openid-configuration", type="truncated")
+    with pytest.raises((http.client.IncompleteRead, ConnectionError, ssl.SSLError, OSError)):
+        _raw_get(mock)
+    assert _raw_get(mock)[0] == 200
+
+
+def test_faults_until_cleared(mock):
+    mock.admin.fault(endpoint="openid-configuration", type="status", status=502, times=-1)
+    assert [get(mock).status for _ in range(3)] == [502, 502, 502]
+    assert len(mock.admin.call("state")["faults"]) == 1
+    mock.admin.faults__clear()
+    assert get(mock).status == 200
+
+
+def test_multiple_faults_at_once(mock):
+    mock.admin.call("faults", {"faults": [
+        {"endpoint": "openid-configuration", "type": "latency", "delay_ms": 50},
+        {"endpoint": "openid-configuration", "type": "status", "status": 504}]})
+    assert get(mock).status == 504
+
+
+def test_bad_fault_is_rejected(mock):
+    with pytest.raises(RuntimeError):
+        mock.admin.fault(type="explode")
+
+
+def test_counts_and_log(mock):
+    tokens, _ = sign_in(mock)
+    refresh(mock, tokens["refresh_token"])
+    counts = mock.admin.counts()
+    assert counts["authorize"] == 1 and counts["token"] == 2
+    assert counts["token:authorization_code"] == 1 and counts["token:refresh_token"] == 1
+    assert "admin" not in counts
+    log = mock.admin.log("token")
+    assert [r["form"]["grant_type"] for r in log] == ["authorization_code", "refresh_token"]
+    assert log[0]["status"] == 200 and log[0]["form"]["scope"] == SCOPE
+    assert "authorization" not in log[0]["headers"]
+    mock.admin.counts__reset()
+    mock.admin.log__clear()
+    assert mock.admin.counts() == {} and mock.admin.log() == []
