@@ -10,6 +10,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
+        .package(url: "https://github.com/swhitty/FlyingFox", from: "0.27.0"),
     ],
     targets: [
         // C libraries, each behind a module map and a shim of typed wrappers.
@@ -26,9 +28,26 @@ let package = Package(
         .target(name: "JSONRPC", dependencies: [
             "JSON", .product(name: "Logging", package: "swift-log"),
         ]),
+        // HTTP behind the HTTPTransport protocol; libcurl loaded with dlopen on first use.
+        .target(name: "HTTP", dependencies: ["CCurl", .product(name: "Logging", package: "swift-log")]),
+        // MSAL's cross-SDK token cache: entities, keys, file store with lock and atomic writes.
+        .target(name: "TokenCache", dependencies: ["JSON", .product(name: "Logging", package: "swift-log")]),
+        // The loopback redirect listener and the browser launchers.
+        .target(name: "Loopback", dependencies: [
+            .product(name: "FlyingFox", package: "FlyingFox"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        // The auth domain: authorities, OAuth2 grants, flows, accounts, errors.
+        // Knows nothing of JSON-RPC, libcurl or jansson.
+        .target(name: "AuthCore", dependencies: [
+            "HTTP", "TokenCache", "Loopback", "JSON",
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         // The sidecar's configuration, method table and params checking.
         .target(name: "Sidecar", dependencies: [
-            "JSON", "JSONRPC", .product(name: "Logging", package: "swift-log"),
+            "JSON", "JSONRPC", "AuthCore", "HTTP", "TokenCache", "Loopback",
+            .product(name: "Logging", package: "swift-log"),
         ]),
         // The executable: command line, stdout hygiene, signals, wiring.
         .executableTarget(
@@ -43,6 +62,10 @@ let package = Package(
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "JSON"]),
         .testTarget(name: "SidecarTests", dependencies: ["Sidecar", "JSONRPC", "JSON"]),
+        .testTarget(name: "HTTPTests", dependencies: ["HTTP"]),
+        .testTarget(name: "TokenCacheTests", dependencies: ["TokenCache", "JSON"]),
+        .testTarget(name: "LoopbackTests", dependencies: ["Loopback"]),
+        .testTarget(name: "AuthCoreTests", dependencies: ["AuthCore", "HTTP", "TokenCache", "Loopback", "JSON"]),
     ],
     swiftLanguageModes: [.v6]
 )

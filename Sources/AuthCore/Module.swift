@@ -1,0 +1,1 @@
+// The AuthCore module; see ARCHITECTURE.md.

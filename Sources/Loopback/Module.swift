@@ -1,0 +1,1 @@
+// The Loopback module; see ARCHITECTURE.md.

@@ -1,0 +1,1 @@
+// The TokenCache module; see ARCHITECTURE.md.
