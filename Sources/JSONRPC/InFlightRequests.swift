@@ -41,7 +41,16 @@ final class InFlightRequests: @unchecked Sendable {
         if cancelNow { task.cancel() }
     }
 
-    /// Frees the slot when the request has been answered.
+    /// Frees the request's id (before its reply is written, so a peer that reuses the id as
+    /// soon as it reads the reply is never refused).
+    func releaseID(_ serial: Int) {
+        lock.withLock {
+            guard let entry = entries[serial], serialByID[entry.id] == serial else { return }
+            serialByID[entry.id] = nil
+        }
+    }
+
+    /// Frees the slot once the request has been answered.
     func finish(_ serial: Int) {
         lock.withLock {
             guard let entry = entries.removeValue(forKey: serial) else { return }

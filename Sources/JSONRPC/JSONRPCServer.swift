@@ -199,6 +199,7 @@ public final class JSONRPCServer: @unchecked Sendable {
                 } catch {
                     message = OutgoingMessage.error(.from(error, cancelled: Task.isCancelled), id: id)
                 }
+                inFlight.releaseID(serial)
                 reply(message)
                 inFlight.finish(serial)
             }
