@@ -1,0 +1,78 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CCurl
+import Synchronization
+
+/// libcurl's entry points, resolved with `dlopen`/`dlsym` on first use.
+///
+/// Linking Debian's libcurl makes the loader relocate ~30 libraries at every start
+/// (~7 ms); loading it on the first HTTP call keeps `auth-sidecar`'s start-up at a few ms.
+/// The variadic `curl_easy_setopt`/`curl_easy_getinfo` are called through `CCurl`'s shim,
+/// which takes the resolved pointer.
+struct CurlLibrary: @unchecked Sendable {
+    typealias EasyInit = @convention(c) () -> UnsafeMutableRawPointer?
+    typealias EasyCleanup = @convention(c) (UnsafeMutableRawPointer?) -> Void
+    typealias EasyPerform = @convention(c) (UnsafeMutableRawPointer?) -> CURLcode
+    typealias EasyStrerror = @convention(c) (CURLcode) -> UnsafePointer<CChar>?
+    typealias GlobalInit = @convention(c) (Int) -> CURLcode
+    typealias SlistAppend = @convention(c) (UnsafeMutablePointer<curl_slist>?, UnsafePointer<CChar>?) -> UnsafeMutablePointer<curl_slist>?
+    typealias SlistFreeAll = @convention(c) (UnsafeMutablePointer<curl_slist>?) -> Void
+
+    let easyInit: EasyInit
+    let easyCleanup: EasyCleanup
+    let easyPerform: EasyPerform
+    let easyStrerror: EasyStrerror
+    let slistAppend: SlistAppend
+    let slistFreeAll: SlistFreeAll
+    /// `curl_easy_setopt` and `curl_easy_getinfo`, passed to the shim's typed wrappers.
+    let setopt: UnsafeMutableRawPointer
+    let getinfo: UnsafeMutableRawPointer
+
+    /// The library, loaded and globally initialised once per process.
+    static func shared() throws(HTTPError) -> CurlLibrary {
+        let result = loaded.withLock { state -> Result<CurlLibrary, HTTPError> in
+            if let state { return state }
+            let fresh = load()
+            state = fresh
+            return fresh
+        }
+        return try result.get()
+    }
+
+    private static let loaded = Mutex<Result<CurlLibrary, HTTPError>?>(nil)
+
+    private static func load() -> Result<CurlLibrary, HTTPError> {
+        let names = ["libcurl.so.4", "libcurl.so"]
+        guard let handle = names.lazy.compactMap({ dlopen($0, RTLD_NOW | RTLD_LOCAL) }).first else {
+            let reason = dlerror().map { String(cString: $0) } ?? "not found"
+            return .failure(.libraryUnavailable("cannot load libcurl (install libcurl4): \(reason)"))
+        }
+        func symbol<T>(_ name: String, as type: T.Type) -> T? {
+            dlsym(handle, name).map { unsafeBitCast($0, to: type) }
+        }
+        guard let globalInit = symbol("curl_global_init", as: GlobalInit.self),
+              let easyInit = symbol("curl_easy_init", as: EasyInit.self),
+              let easyCleanup = symbol("curl_easy_cleanup", as: EasyCleanup.self),
+              let easyPerform = symbol("curl_easy_perform", as: EasyPerform.self),
+              let easyStrerror = symbol("curl_easy_strerror", as: EasyStrerror.self),
+              let slistAppend = symbol("curl_slist_append", as: SlistAppend.self),
+              let slistFreeAll = symbol("curl_slist_free_all", as: SlistFreeAll.self),
+              let setopt = dlsym(handle, "curl_easy_setopt"),
+              let getinfo = dlsym(handle, "curl_easy_getinfo")
+        else {
+            return .failure(.libraryUnavailable("libcurl lacks an expected symbol"))
+        }
+        guard globalInit(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK else {
+            return .failure(.libraryUnavailable("curl_global_init failed"))
+        }
+        return .success(CurlLibrary(
+            easyInit: easyInit, easyCleanup: easyCleanup, easyPerform: easyPerform,
+            easyStrerror: easyStrerror, slistAppend: slistAppend, slistFreeAll: slistFreeAll,
+            setopt: setopt, getinfo: getinfo))
+    }
+
+    func message(for code: CURLcode) -> String {
+        easyStrerror(code).map { String(cString: $0) } ?? "curl error \(code.rawValue)"
+    }
+}

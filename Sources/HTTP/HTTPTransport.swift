@@ -1,0 +1,131 @@
+/// One HTTP request.
+public struct HTTPRequest: Sendable, Equatable {
+    public var method: String
+    public var url: String
+    /// Header fields in order (names as given).
+    public var headers: [(name: String, value: String)]
+    public var body: [UInt8]?
+    /// The whole exchange must finish within this time.
+    public var timeout: Duration
+
+    public init(method: String = "GET", url: String, headers: [(name: String, value: String)] = [],
+                body: [UInt8]? = nil, timeout: Duration = .seconds(30)) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+        self.timeout = timeout
+    }
+
+    /// A POST of `application/x-www-form-urlencoded` fields (OAuth token requests).
+    public static func form(url: String, fields: [(String, String)], headers: [(name: String, value: String)] = [],
+                            timeout: Duration = .seconds(30)) -> HTTPRequest {
+        let body = fields.map { "\(FormEncoding.escape($0.0))=\(FormEncoding.escape($0.1))" }.joined(separator: "&")
+        return HTTPRequest(method: "POST", url: url,
+                           headers: [("Content-Type", "application/x-www-form-urlencoded")] + headers,
+                           body: Array(body.utf8), timeout: timeout)
+    }
+
+    public static func == (lhs: HTTPRequest, rhs: HTTPRequest) -> Bool {
+        lhs.method == rhs.method && lhs.url == rhs.url && lhs.body == rhs.body && lhs.timeout == rhs.timeout
+            && lhs.headers.map(\.name) == rhs.headers.map(\.name) && lhs.headers.map(\.value) == rhs.headers.map(\.value)
+    }
+}
+
+/// One HTTP response (any status: a 4xx/5xx is a response, not an error).
+public struct HTTPResponse: Sendable {
+    public var status: Int
+    /// Header fields in order, names lower-cased.
+    public var headers: [(name: String, value: String)]
+    public var body: [UInt8]
+
+    public init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers.map { ($0.name.lowercased(), $0.value) }
+        self.body = body
+    }
+
+    /// The first value of the header `name` (case-insensitive).
+    public func header(_ name: String) -> String? {
+        let lower = name.lowercased()
+        return headers.first { $0.name == lower }?.value
+    }
+
+    public var bodyText: String { String(decoding: body, as: UTF8.self) }
+}
+
+/// Why no response arrived.
+public enum HTTPError: Error, Sendable, Equatable {
+    /// DNS, connection refused or reset, a broken transfer.
+    case network(String)
+    /// The request took longer than its timeout.
+    case timedOut
+    /// The TLS handshake or certificate verification failed.
+    case tls(String)
+    /// The URL is malformed, or not HTTPS for a non-loopback host.
+    case insecureOrInvalidURL(String)
+    /// libcurl could not be loaded.
+    case libraryUnavailable(String)
+    case cancelled
+}
+
+/// Sends HTTP requests. The live implementation is ``CurlTransport``; tests inject fakes.
+public protocol HTTPTransport: Sendable {
+    /// Sends `request` and returns the response, whatever its status.
+    /// - Throws: ``HTTPError``; `CancellationError` semantics via ``HTTPError/cancelled``.
+    func send(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponse
+}
+
+/// `application/x-www-form-urlencoded` and URL query escaping.
+public enum FormEncoding {
+    /// Percent-encodes everything but unreserved characters (RFC 3986).
+    public static func escape(_ text: String) -> String {
+        var out = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."),
+                 UInt8(ascii: "_"), UInt8(ascii: "~"):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                out += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+            }
+        }
+        return out
+    }
+
+    /// A query string from fields: `a=1&b=x%20y`.
+    public static func query(_ fields: [(String, String)]) -> String {
+        fields.map { "\(escape($0.0))=\(escape($0.1))" }.joined(separator: "&")
+    }
+
+    /// Decodes `a=1&b=x%20y` (also `+` as space) into ordered pairs.
+    public static func decode(_ text: Substring) -> [(String, String)] {
+        text.split(separator: "&").map { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            return (unescape(parts[0]), parts.count > 1 ? unescape(parts[1]) : "")
+        }
+    }
+
+    static func unescape(_ text: Substring) -> String {
+        var bytes: [UInt8] = []
+        var iterator = Array(text.utf8).makeIterator()
+        while let byte = iterator.next() {
+            if byte == UInt8(ascii: "+") {
+                bytes.append(0x20)
+            } else if byte == UInt8(ascii: "%"), let high = iterator.next(), let low = iterator.next(),
+                      let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16) {
+                bytes.append(value)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+extension String {
+    func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}

@@ -1,1 +1,0 @@
-// The Loopback module; see ARCHITECTURE.md.

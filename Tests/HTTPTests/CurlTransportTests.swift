@@ -1,0 +1,83 @@
+import Foundation
+import Logging
+import Testing
+@testable import HTTP
+
+/// libcurl (loaded with dlopen) against the mock identity platform over real TLS sockets.
+@Suite(.serialized) struct CurlTransportTests {
+    let mock: MockIdentityPlatform
+    let transport: CurlTransport
+
+    init() throws {
+        mock = try MockIdentityPlatform()
+        transport = CurlTransport(caFile: mock.caFile, logger: Logger(label: "test"))
+    }
+
+    @Test func getsJSONOverVerifiedTLS() async throws {
+        let response = try await transport.send(HTTPRequest(url: "\(mock.url)/common/v2.0/.well-known/openid-configuration"))
+        #expect(response.status == 200)
+        #expect(response.header("Content-Type")?.contains("json") == true)
+        #expect(response.bodyText.contains("token_endpoint"))
+    }
+
+    @Test func postsFormsAndReturnsErrorStatusesAsResponses() async throws {
+        let request = HTTPRequest.form(url: "\(mock.url)/common/oauth2/v2.0/token",
+                                       fields: [("grant_type", "refresh_token"), ("refresh_token", "bogus value&="), ("client_id", "x")])
+        let response = try await transport.send(request)
+        #expect(response.status == 400)
+        #expect(response.bodyText.contains("AADSTS"))
+    }
+
+    @Test func refusesAnUntrustedCertificate() async {
+        let untrusting = CurlTransport(caFile: "/etc/ssl/certs/ca-certificates.crt", logger: Logger(label: "test"))
+        await #expect(throws: HTTPError.self) {
+            do { _ = try await untrusting.send(HTTPRequest(url: "\(mock.url)/common/v2.0/.well-known/openid-configuration")) }
+            catch { guard case .tls = error else { Issue.record("expected a TLS error, got \(error)"); return }; throw error }
+        }
+    }
+
+    @Test func refusesPlainHTTPToANonLoopbackHost() async {
+        await #expect(throws: HTTPError.insecureOrInvalidURL("refusing http://login.example.com: HTTPS is required except for loopback hosts")) {
+            _ = try await transport.send(HTTPRequest(url: "http://login.example.com/common"))
+        }
+    }
+
+    @Test func reportsAConnectionRefusedAsANetworkError() async {
+        await #expect(throws: HTTPError.self) {
+            do { _ = try await transport.send(HTTPRequest(url: "http://127.0.0.1:9/", timeout: .seconds(5))) }
+            catch { guard case .network = error else { Issue.record("expected network, got \(error)"); return }; throw error }
+        }
+    }
+
+    @Test func timesOut() async throws {
+        try mock.admin("faults", ["type": "latency", "delay_ms": 3000, "endpoint": "*"])
+        await #expect(throws: HTTPError.timedOut) {
+            _ = try await transport.send(HTTPRequest(url: "\(mock.url)/common/v2.0/.well-known/openid-configuration", timeout: .milliseconds(500)))
+        }
+        try mock.admin("faults/clear")
+    }
+
+    @Test func cancellingTheTaskAbortsTheTransfer() async throws {
+        try mock.admin("faults", ["type": "latency", "delay_ms": 5000, "endpoint": "*"])
+        let started = ContinuousClock.now
+        let task = Task { try await transport.send(HTTPRequest(url: "\(mock.url)/common/v2.0/.well-known/openid-configuration")) }
+        try await Task.sleep(for: .milliseconds(200))
+        task.cancel()
+        await #expect(throws: HTTPError.cancelled) { _ = try await task.value }
+        #expect(ContinuousClock.now - started < .seconds(4))
+        try mock.admin("faults/clear")
+    }
+}
+
+@Suite struct FormEncodingTests {
+    @Test func escapesReservedCharacters() {
+        #expect(FormEncoding.escape("a b&c=d/é~") == "a%20b%26c%3Dd%2F%C3%A9~")
+    }
+
+    @Test func decodesWhatItEncodes() {
+        let fields = [("code", "0.A+b/c=="), ("state", "s p")]
+        let decoded = FormEncoding.decode(Substring(FormEncoding.query(fields)))
+        #expect(decoded.map(\.0) == ["code", "state"])
+        #expect(decoded.map(\.1) == ["0.A+b/c==", "s p"])
+    }
+}
