@@ -1,0 +1,47 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension POSIXFile {
+    /// Replaces `path` with `bytes` atomically: a temporary file (mode 0600) in the same
+    /// directory is written, fsync'ed and renamed over `path`, then the directory is
+    /// fsync'ed. Readers see the old or the new contents, never a mix; on failure the
+    /// temporary file is removed and `path` is unchanged.
+    ///
+    /// - Returns: the identity of the new file.
+    static func replaceAtomically(_ path: String, with bytes: [UInt8]) throws(TokenCacheError) -> FileIdentity {
+        try makeDirectory(forFile: path)
+        let directory = directoryName(path)
+        let base = path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path
+        let prefix = directory.isEmpty ? "" : (directory == "/" ? "/" : directory + "/")
+        let temporary = "\(prefix).\(base).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw .writeFailed(temporary, "open: \(lastError)") }
+        var failure: String?
+        if fchmod(fd, 0o600) != 0 { failure = "fchmod: \(lastError)" }
+        else if !writeAll(fd, bytes) { failure = "write: \(lastError)" }
+        else if fsync(fd) != 0 { failure = "fsync: \(lastError)" }
+        if close(fd) != 0, failure == nil { failure = "close: \(lastError)" }
+        if failure == nil, rename(temporary, path) != 0 { failure = "rename: \(lastError)" }
+        if let failure {
+            unlink(temporary)
+            throw .writeFailed(path, failure)
+        }
+        syncDirectory(directory.isEmpty ? "." : directory)
+        guard let identity = try? identity(of: path) else {
+            throw .writeFailed(path, "the file vanished after rename")
+        }
+        return identity
+    }
+
+    /// Makes a rename in `directory` durable (best effort: some file systems refuse).
+    private static func syncDirectory(_ directory: String) {
+        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        _ = fsync(fd)
+        close(fd)
+    }
+}

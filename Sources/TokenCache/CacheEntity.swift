@@ -1,0 +1,30 @@
+import JSON
+
+/// An entry of one section of the cache document.
+protocol CacheEntity: Sendable, Hashable {
+    /// The top-level section holding this kind of entry.
+    static var section: String { get }
+    /// The entry read from its JSON object, or `nil` when a required member is missing
+    /// (such entries are kept in the document as they are, but never returned).
+    init?(json: JSONObject)
+    /// The JSON object written for this entry.
+    var json: JSONObject { get }
+    /// The key MSAL for Python would file this entry under.
+    var cacheKey: String { get }
+    /// The (lower-cased) home account ID the section indexes this entry by, if any.
+    var indexKey: String? { get }
+}
+
+extension String {
+    /// Equality ignoring ASCII/Unicode case, used for IDs, hosts and tenants.
+    func equalsIgnoringCase(_ other: String) -> Bool {
+        self == other || lowercased() == other.lowercased()
+    }
+}
+
+extension Sequence where Element == String {
+    /// Whether one of these strings equals `value` ignoring case.
+    func containsIgnoringCase(_ value: String) -> Bool {
+        contains { $0.equalsIgnoringCase(value) }
+    }
+}

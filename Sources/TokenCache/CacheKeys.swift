@@ -1,0 +1,93 @@
+/// The cache keys of MSAL's cross-SDK schema, exactly as MSAL for Python 1.x makes them
+/// (`TokenCache.key_makers` in `msal/token_cache.py`):
+///
+/// | entity | key |
+/// |---|---|
+/// | access token | `{home_account_id}-{environment}-accesstoken-{client_id}-{realm}-{target}` |
+/// | refresh token | `{home_account_id}-{environment}-refreshtoken-{client_id}--{target}` |
+/// | ID token | `{home_account_id}-{environment}-idtoken-{client_id}-{realm}-` |
+/// | account | `{home_account_id}-{environment}-{realm}` |
+/// | app metadata | `appmetadata-{environment}-{client_id}` (not lower-cased) |
+///
+/// All but the app metadata key are lower-cased. `target` is the space-separated scopes as
+/// stored (see ``ScopeSet/target``). Lookups never depend on a key's format: entries written
+/// by another SDK under another key are found by their fields and removed by their own key.
+public enum CacheKeys {
+    /// The top-level sections of the document.
+    public enum Section {
+        public static let accessToken = "AccessToken"
+        public static let refreshToken = "RefreshToken"
+        public static let idToken = "IdToken"
+        public static let account = "Account"
+        public static let appMetadata = "AppMetadata"
+        /// The sidecar's own state (MSAL for Python keeps unknown top-level keys).
+        public static let sidecar = "AuthSidecar"
+    }
+
+    public static func accessToken(
+        homeAccountId: String, environment: String, clientId: String, realm: String, target: String
+    ) -> String {
+        [homeAccountId, environment, "AccessToken", clientId, realm, target]
+            .joined(separator: "-").lowercased()
+    }
+
+    public static func refreshToken(
+        homeAccountId: String, environment: String, clientId: String, target: String?
+    ) -> String {
+        [homeAccountId, environment, "RefreshToken", clientId, "", target ?? ""]
+            .joined(separator: "-").lowercased()
+    }
+
+    public static func idToken(
+        homeAccountId: String, environment: String, clientId: String, realm: String
+    ) -> String {
+        [homeAccountId, environment, "IdToken", clientId, realm, ""]
+            .joined(separator: "-").lowercased()
+    }
+
+    public static func account(homeAccountId: String, environment: String, realm: String) -> String {
+        [homeAccountId, environment, realm].joined(separator: "-").lowercased()
+    }
+
+    public static func appMetadata(environment: String, clientId: String) -> String {
+        "appmetadata-\(environment)-\(clientId)"
+    }
+}
+
+/// A set of OAuth scopes compared case-insensitively, as MSAL compares them.
+public struct ScopeSet: Sendable, Hashable {
+    /// The scopes as given (duplicates, ignoring case, removed; empty strings dropped).
+    public let scopes: [String]
+    private let folded: Set<String>
+
+    /// Scopes from a list.
+    public init<S: Sequence>(_ scopes: S) where S.Element == String {
+        var seen = Set<String>()
+        var kept: [String] = []
+        for scope in scopes where !scope.isEmpty && seen.insert(scope.lowercased()).inserted {
+            kept.append(scope)
+        }
+        self.scopes = kept
+        self.folded = seen
+    }
+
+    /// Scopes from a stored `target` (space-separated).
+    public init(target: String) {
+        self.init(target.split(separator: " ").map(String.init))
+    }
+
+    /// The `target` MSAL for Python stores: the scopes sorted by code point and joined by
+    /// spaces, case kept (`"Mail.Read User.Read"`).
+    public var target: String {
+        scopes.sorted { $0.unicodeScalars.lexicographicallyPrecedes($1.unicodeScalars) }
+            .joined(separator: " ")
+    }
+
+    public var isEmpty: Bool { scopes.isEmpty }
+
+    /// Whether every scope of `other` is in this set (ignoring case).
+    public func isSuperset(of other: ScopeSet) -> Bool { folded.isSuperset(of: other.folded) }
+
+    /// Whether the two sets share a scope (ignoring case).
+    public func intersects(_ other: ScopeSet) -> Bool { !folded.isDisjoint(with: other.folded) }
+}

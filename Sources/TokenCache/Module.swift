@@ -1,1 +1,0 @@
-// The TokenCache module; see ARCHITECTURE.md.

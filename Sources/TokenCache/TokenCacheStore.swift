@@ -1,0 +1,50 @@
+import Synchronization
+
+/// Where the cache document lives: the persistence seam under ``TokenCache``.
+///
+/// A store runs each access as a transaction: exclusive (across processes, for a file),
+/// on the latest document, and persisting the document before the next transaction when
+/// the body changed it (its ``CacheDocument/revision`` moved). A body that throws changes
+/// nothing.
+public protocol TokenCacheStore: Sendable {
+    /// Runs `body` on the current document, exclusively; persists the result if changed.
+    ///
+    /// - Throws: ``TokenCacheError`` when the stored document cannot be read or written,
+    ///   or whatever `body` throws.
+    func transaction<T: Sendable>(_ body: (inout CacheDocument) throws -> T) throws -> T
+
+    /// Advances when the stored document was changed by someone other than this store
+    /// (another process). Checking it is cheap when nothing changed.
+    func changeToken() throws -> CacheChangeToken
+}
+
+/// An opaque value that differs after the cache was changed by another process.
+public struct CacheChangeToken: Sendable, Hashable, CustomStringConvertible {
+    let generation: UInt64
+    public var description: String { "generation \(generation)" }
+}
+
+/// A store in memory, for `cache: {"persistence": "memory"}` and for tests: nothing is
+/// written anywhere, and nobody else can change it.
+public final class MemoryTokenCacheStore: TokenCacheStore {
+    private let document: Mutex<CacheDocument>
+
+    /// An empty store, or one holding `document`.
+    public init(_ document: CacheDocument = CacheDocument()) {
+        self.document = Mutex(document)
+    }
+
+    public func transaction<T: Sendable>(_ body: (inout CacheDocument) throws -> T) throws -> T {
+        try document.withLock { current in
+            var working = current
+            let result = try body(&working)
+            if working.revision != current.revision { current = working }
+            return result
+        }
+    }
+
+    public func changeToken() throws -> CacheChangeToken { CacheChangeToken(generation: 0) }
+
+    /// The serialized document (for tests and diagnostics).
+    public func serialized() -> [UInt8] { document.withLock { $0.serialized() } }
+}
