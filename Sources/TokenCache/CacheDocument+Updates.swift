@@ -1,0 +1,137 @@
+import JSON
+
+/// Changes to a document; each marks it changed (``CacheDocument/touch()``) when it did
+/// change something.
+extension CacheDocument {
+    /// Writes a token response as MSAL does: account, ID token, refresh token (rotated),
+    /// app metadata, and the access token after removing the account's access tokens for the
+    /// same environment, realm and client whose scopes intersect the new ones.
+    mutating func save(_ record: TokenResponseRecord) {
+        let scopes = ScopeSet(record.scopes)
+        let home = record.homeAccountId
+        if let secret = record.accessToken {
+            for (key, old) in accessTokens.entries(homeAccountId: home)
+            where old.environment.equalsIgnoringCase(record.environment)
+                && old.realm.equalsIgnoringCase(record.realm)
+                && old.clientId.equalsIgnoringCase(record.clientId)
+                && old.keyId == record.keyId && !old.hasExtendedCacheKey
+                && old.scopes.intersects(scopes) {
+                accessTokens.remove(key: key)
+            }
+            accessTokens.upsert(CachedAccessToken(
+                homeAccountId: home, environment: record.environment, clientId: record.clientId,
+                realm: record.realm, target: scopes.target, secret: secret, cachedAt: record.cachedAt,
+                expiresOn: record.expiresOn, extendedExpiresOn: record.extendedExpiresOn,
+                refreshOn: record.refreshOn, tokenType: record.tokenType, keyId: record.keyId))
+        }
+        if record.createsAccount {
+            var account = CachedAccount(
+                homeAccountId: home, environment: record.environment, realm: record.realm,
+                localAccountId: record.localAccountId, username: record.username, name: record.name,
+                authorityType: record.authorityType, clientInfo: record.clientInfo,
+                accountSource: record.accountSource)
+            if let old = accounts.entity(forKey: account.cacheKey) {  // keep what others wrote
+                account.additionalFields = old.additionalFields
+                account.name = account.name ?? old.name
+                account.clientInfo = account.clientInfo ?? old.clientInfo
+                account.accountSource = account.accountSource ?? old.accountSource
+            }
+            accounts.upsert(account)
+        }
+        if let secret = record.idToken {
+            let idToken = CachedIdToken(
+                homeAccountId: home, environment: record.environment, realm: record.realm,
+                clientId: record.clientId, secret: secret)
+            removeIdTokens(homeAccountId: home, environments: [record.environment], clientId: record.clientId,
+                           realm: record.realm)
+            idTokens.upsert(idToken)
+        }
+        if let secret = record.refreshToken {  // rotation: the client's previous RTs go
+            for (key, old) in refreshTokens.entries(homeAccountId: home)
+            where old.environment.equalsIgnoringCase(record.environment)
+                && old.clientId.equalsIgnoringCase(record.clientId) {
+                refreshTokens.remove(key: key)
+            }
+            refreshTokens.upsert(CachedRefreshToken(
+                homeAccountId: home, environment: record.environment, clientId: record.clientId,
+                secret: secret, familyId: record.familyId, target: scopes.target,
+                lastModificationTime: record.cachedAt))
+        }
+        var metadata = AppMetadata(clientId: record.clientId, environment: record.environment,
+                                   familyId: record.familyId)
+        if let old = appMetadata.entity(forKey: metadata.cacheKey) {
+            metadata.additionalFields = old.additionalFields
+        }
+        appMetadata.upsert(metadata)
+        touch()
+    }
+
+    /// Removes the account's access tokens, ID tokens and refresh tokens of `clientId` (and
+    /// the family refresh tokens when the client is a family member, or `familyId` is
+    /// given), its account entities, and clears it as the client's current account.
+    ///
+    /// - Returns: how many entries were removed.
+    mutating func removeAccount(homeAccountId home: String, environments: [String], clientId: String,
+                                familyId: String?) -> Int {
+        let family = familyId ?? appMetadata(environments: environments, clientId: clientId)?.familyId
+        var removed = 0
+        func mine(_ environment: String, _ client: String) -> Bool {
+            environments.containsIgnoringCase(environment) && client.equalsIgnoringCase(clientId)
+        }
+        for (key, token) in accessTokens.entries(homeAccountId: home) where mine(token.environment, token.clientId) {
+            accessTokens.remove(key: key)
+            removed += 1
+        }
+        for (key, token) in refreshTokens.entries(homeAccountId: home)
+        where mine(token.environment, token.clientId)
+            || (environments.containsIgnoringCase(token.environment)
+                && family.map { !$0.isEmpty && token.familyId == $0 } == true) {
+            refreshTokens.remove(key: key)
+            removed += 1
+        }
+        removed += removeIdTokens(homeAccountId: home, environments: environments, clientId: clientId, realm: nil)
+        for (key, account) in accounts.entries(homeAccountId: home)
+        where environments.containsIgnoringCase(account.environment) {
+            accounts.remove(key: key)
+            removed += 1
+        }
+        if let current = currentAccountId(clientId: clientId), current.equalsIgnoringCase(home) {
+            setCurrentAccountId(nil, clientId: clientId)
+        }
+        if removed > 0 { touch() }
+        return removed
+    }
+
+    /// Removes refresh tokens with this secret (a revoked or rejected one).
+    mutating func removeRefreshToken(_ token: CachedRefreshToken) -> Bool {
+        let matches = refreshTokens.entries(homeAccountId: token.homeAccountId)
+            .filter { $0.entity.secret == token.secret && $0.entity.clientId.equalsIgnoringCase(token.clientId) }
+        for (key, _) in matches { refreshTokens.remove(key: key) }
+        if !matches.isEmpty { touch() }
+        return !matches.isEmpty
+    }
+
+    /// Marks `homeAccountId` as the client's current account (`nil`: none).
+    mutating func setCurrentAccountId(_ homeAccountId: String?, clientId: String) {
+        guard currentAccountId(clientId: clientId) != homeAccountId else { return }
+        var state = sidecarState
+        var current = state["current_account"]?.objectValue ?? JSONObject()
+        current[clientId] = homeAccountId.map { .string($0) }
+        state["current_account"] = .object(current)
+        sidecarState = state
+        touch()
+    }
+
+    @discardableResult
+    private mutating func removeIdTokens(homeAccountId: String, environments: [String], clientId: String,
+                                         realm: String?) -> Int {
+        var removed = 0
+        for (key, token) in idTokens.entries(homeAccountId: homeAccountId)
+        where environments.containsIgnoringCase(token.environment) && token.clientId.equalsIgnoringCase(clientId)
+            && realm.map(token.realm.equalsIgnoringCase) ?? true {
+            idTokens.remove(key: key)
+            removed += 1
+        }
+        return removed
+    }
+}

@@ -1,0 +1,45 @@
+extension TokenCache {
+    /// Writes a token response in one atomic update: the account (unless
+    /// ``TokenResponseRecord/createsAccount`` is false), the ID token, the app metadata, the
+    /// refresh token (replacing the client's previous ones for the account: rotation) and the
+    /// access token, after removing the account's access tokens for the same environment,
+    /// realm and client whose scopes intersect the new ones (as MSAL.NET, MSAL for
+    /// iOS/macOS and MSAL.js do; MSAL for Python only overwrites the same scopes).
+    public func save(_ record: TokenResponseRecord) throws {
+        try store.transaction { $0.save(record) }
+    }
+
+    /// Signs the account out of `clientId`: removes its access tokens, ID tokens and refresh
+    /// tokens for the client, the family refresh tokens when the client is a family member
+    /// (per its app metadata, or `familyId`), and the account entities (as MSAL for Python's
+    /// `remove_account`); clears it as the client's current account.
+    ///
+    /// - Returns: how many entries were removed (0: the account was not in the cache).
+    @discardableResult
+    public func removeAccount(homeAccountId: String, environments: [String], clientId: String,
+                              familyId: String? = nil) throws -> Int {
+        try store.transaction {
+            $0.removeAccount(homeAccountId: homeAccountId, environments: environments,
+                             clientId: clientId, familyId: familyId)
+        }
+    }
+
+    /// Removes a refresh token the service rejected as revoked or expired.
+    ///
+    /// - Returns: whether it was in the cache.
+    @discardableResult
+    public func removeRefreshToken(_ token: CachedRefreshToken) throws -> Bool {
+        try store.transaction { $0.removeRefreshToken(token) }
+    }
+
+    /// The home account ID the sidecar marked current for `clientId` (kept in the cache
+    /// document under `AuthSidecar`, so every process sharing the cache agrees).
+    public func currentAccountId(clientId: String) throws -> String? {
+        try store.transaction { $0.currentAccountId(clientId: clientId) }
+    }
+
+    /// Marks the current account of `clientId` (`nil`: none). Writes only if it changed.
+    public func setCurrentAccountId(_ homeAccountId: String?, clientId: String) throws {
+        try store.transaction { $0.setCurrentAccountId(homeAccountId, clientId: clientId) }
+    }
+}
