@@ -1,0 +1,104 @@
+import JSON
+import Testing
+@testable import TokenCache
+
+/// The document format: MSAL for Python's keys and fields, and round trips.
+@Suite struct FormatTests {
+    let fixture: JSONObject
+
+    init() throws {
+        let bytes = try #require(readBytes(Fixture.directory + "/msal_python_cache.json"))
+        fixture = try #require(try JSONValue.parse(bytes).objectValue)
+    }
+
+    @Test func keysAreComputedExactlyAsMSALForPython() throws {
+        // Every entry MSAL for Python wrote must be filed under the key this module computes.
+        let document = try CacheDocument(parsing: readBytes(Fixture.directory + "/msal_python_cache.json") ?? [])
+        func check<E>(_ section: CacheSection<E>, _ name: String) throws {
+            let raw = try #require(fixture[name]?.objectValue)
+            #expect(section.all.count == raw.count, "\(name): every entry parsed")
+            for (key, entity) in section.all { #expect(entity.cacheKey == key, "\(name)") }
+        }
+        try check(document.accessTokens, "AccessToken")
+        try check(document.refreshTokens, "RefreshToken")
+        try check(document.idTokens, "IdToken")
+        try check(document.accounts, "Account")
+        try check(document.appMetadata, "AppMetadata")
+    }
+
+    @Test func keyFormats() {
+        let home = "uid.utid"
+        #expect(CacheKeys.accessToken(homeAccountId: home, environment: "Login.Example", clientId: "C",
+                                      realm: "T", target: "Mail.Read User.Read")
+                == "uid.utid-login.example-accesstoken-c-t-mail.read user.read")
+        #expect(CacheKeys.refreshToken(homeAccountId: home, environment: "e", clientId: "c", target: nil)
+                == "uid.utid-e-refreshtoken-c--")
+        #expect(CacheKeys.idToken(homeAccountId: home, environment: "e", clientId: "c", realm: "t")
+                == "uid.utid-e-idtoken-c-t-")
+        #expect(CacheKeys.account(homeAccountId: home, environment: "e", realm: "T") == "uid.utid-e-t")
+        #expect(CacheKeys.appMetadata(environment: "e", clientId: "C") == "appmetadata-e-C")
+        #expect(ScopeSet(["User.Read", "Mail.Read", "mail.read", "a"]).target == "Mail.Read User.Read a")
+    }
+
+    @Test func saveWritesTheSameEntriesAsMSALForPython() throws {
+        // Alice's response in the fixture, saved by this module: every entry identical.
+        var document = CacheDocument()
+        var record = Fixture.record()
+        let alice = try #require(fixture["IdToken"]?.objectValue?.first { $0.key.hasPrefix("aaaa") }?.value)
+        record.idToken = alice["secret"]?.stringValue
+        document.save(record)
+        let ours = try #require(try JSONValue.parse(document.serialized()).objectValue)
+        for section in ["AccessToken", "RefreshToken", "IdToken", "Account", "AppMetadata"] {
+            let theirs = try #require(fixture[section]?.objectValue)
+            for (key, value) in try #require(ours[section]?.objectValue) {
+                #expect(theirs[key] == value, "\(section) \(key)")
+            }
+        }
+    }
+
+    @Test func roundTripKeepsUnknownSectionsFieldsAndUnparseableEntries() throws {
+        let text = """
+            {"AccessToken":{"k1":{"credential_type":"AccessToken","secret":"s","home_account_id":"h",
+            "environment":"e","client_id":"c","realm":"r","target":"a","cached_at":"1","expires_on":"2",
+            "extended_expires_on":"3","some_future_field":{"x":[1,2]},"home_account_id_null":null}},
+            "Account":{"weird":{"no":"home"},"h-e-r":{"home_account_id":"h","environment":"e",
+            "realm":"r","local_account_id":"l","username":"u","authority_type":"MSSTS","given_name":"G"}},
+            "OtherSdk":{"anything":[true,null,1.5]},"AppMetadata":{}}
+            """
+        let document = try CacheDocument(parsing: Array(text.utf8))
+        #expect(try JSONValue.parse(document.serialized()) == (try JSONValue.parse(text)).mergingEmptySections)
+        var changed = document
+        changed.save(Fixture.record())
+        let after = try #require(try JSONValue.parse(changed.serialized()).objectValue)
+        #expect(after["OtherSdk"] == ["anything": [true, nil, 1.5]])
+        #expect(after["Account"]?["weird"] == ["no": "home"])
+        #expect(after["AccessToken"]?["k1"]?["some_future_field"] == ["x": [1, 2]])
+        #expect(after["Account"]?["h-e-r"]?["given_name"] == "G")
+    }
+
+    @Test func emptyInputIsAnEmptyCacheAndBadShapesAreErrors() throws {
+        #expect(try CacheDocument(parsing: Array(" \n".utf8)).accountList().isEmpty)
+        #expect(throws: CacheDocument.DocumentError.self) { try CacheDocument(parsing: Array("[]".utf8)) }
+        #expect(throws: CacheDocument.DocumentError.self) { try CacheDocument(parsing: Array("{\"Account\":[]}".utf8)) }
+        #expect(throws: CacheDocument.DocumentError.self) { try CacheDocument(parsing: Array("{\"Acc".utf8)) }
+    }
+
+    @Test func timesAreStringsOfUnixSecondsAndIntegersAreAccepted() throws {
+        let text = #"{"AccessToken":{"k":{"secret":"s","environment":"e","client_id":"c","expires_on":1700000100,"cached_at":"1700000000"}}}"#
+        let document = try CacheDocument(parsing: Array(text.utf8))
+        let token = try #require(document.accessTokens.all.first?.entity)
+        #expect(token.expiresOn == 1_700_000_100 && token.cachedAt == 1_700_000_000)
+        #expect(token.json["expires_on"] == "1700000100")
+    }
+}
+
+extension JSONValue {
+    /// The value with the five known sections present (as the serializer writes them).
+    var mergingEmptySections: JSONValue {
+        guard var object = objectValue else { return self }
+        for name in ["AccessToken", "Account", "IdToken", "RefreshToken", "AppMetadata"] where object[name] == nil {
+            object[name] = .object(JSONObject())
+        }
+        return .object(object)
+    }
+}
