@@ -1,0 +1,207 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+@testable import Loopback
+
+@Suite("LoopbackRedirectListener over real sockets")
+struct LoopbackListenerTests {
+    let listener = LoopbackRedirectListener()
+
+    /// Starts waiting in a child task; returns the task.
+    func waiting(_ pending: LoopbackPendingRedirect, state: String = "S1",
+                 timeout: Duration = .seconds(10)) -> Task<AuthorizationResponse, any Error> {
+        Task { try await pending.response(expectedState: state, timeout: timeout) }
+    }
+
+    @Test("an ephemeral port is chosen and reported; bound to 127.0.0.1 only")
+    func ephemeralPortOnLoopbackOnly() async throws {
+        let pending = try listener.startListening(redirectURI: "http://localhost")
+        #expect(pending.port > 0)
+        #expect(pending.redirectURI == "http://localhost:\(pending.port)")
+        // 0100007F is 127.0.0.1 in /proc/net/tcp; nothing on 0.0.0.0 or ::.
+        #expect(TestSockets.listeningAddresses(port: pending.port) == ["0100007F:" + hex(pending.port)])
+        let reply = try await TestHTTPClient.send(port: pending.port, target: "/favicon.ico")
+        #expect(reply.status == 404)
+        await pending.close()
+        #expect(TestSockets.listeningAddresses(port: pending.port).isEmpty)
+    }
+
+    @Test("a configured port and path are kept")
+    func fixedPortAndPath() async throws {
+        let port = TestSockets.freePort()
+        let pending = try listener.startListening(redirectURI: "http://127.0.0.1:\(port)/auth/cb")
+        #expect(pending.port == port && pending.redirectURI == "http://127.0.0.1:\(port)/auth/cb")
+        let task = waiting(pending)
+        #expect(try await TestHTTPClient.send(port: port, target: "/?code=c&state=S1").status == 404)
+        #expect(try await TestHTTPClient.send(port: port, target: "/auth/cb/x?code=c&state=S1").status == 404)
+        let ok = try await TestHTTPClient.send(port: port, target: "/auth/cb?code=c&state=S1",
+                                               host: "127.0.0.1:\(port)")
+        #expect(ok.status == 200 && ok.body.contains("Sign-in complete"))
+        #expect(try await task.value.code == "c")
+    }
+
+    @Test("a port in use is reported as bindFailed")
+    func portInUse() throws {
+        let pending = try listener.startListening(redirectURI: "http://localhost")
+        #expect(throws: LoopbackError.self) {
+            try listener.startListening(redirectURI: "http://localhost:\(pending.port)")
+        }
+    }
+
+    @Test("wrong or missing state is answered 400 and ignored; the right one is accepted")
+    func stateMismatchIgnored() async throws {
+        let pending = try listener.startListening(redirectURI: "http://localhost")
+        let task = waiting(pending)
+        let wrong = try await TestHTTPClient.send(port: pending.port, target: "/?code=evil&state=S2")
+        #expect(wrong.status == 400 && wrong.body.contains("ignored"))
+        let missing = try await TestHTTPClient.send(port: pending.port, target: "/?code=evil")
+        #expect(missing.status == 400)
+        let repeated = try await TestHTTPClient.send(port: pending.port, target: "/?code=evil&state=S1&state=S1")
+        #expect(repeated.status == 400)
+        let ok = try await TestHTTPClient.send(
+            port: pending.port, target: "/?code=good%2Bcode&state=S1&session_state=x&client_info=eyJ1aWQiOiIxIn0")
+        #expect(ok.status == 200)
+        #expect(ok.head.contains("Cache-Control: no-store") && ok.head.contains("Connection: close"))
+        let response = try await task.value
+        #expect(response.code == "good+code" && response.state == "S1" && response.error == nil)
+        #expect(response.clientInfo == "eyJ1aWQiOiIxIn0" && response.parameters["session_state"] == "x")
+        await expectPortFreed(pending.port)
+    }
+
+    @Test("an error response is returned with its description and subcode; the page escapes it")
+    func errorResponse() async throws {
+        let pending = try listener.startListening(redirectURI: "http://localhost")
+        let task = waiting(pending)
+        let reply = try await TestHTTPClient.send(
+            port: pending.port,
+            target: "/?error=access_denied&error_description=AADSTS65004%3A+%3Cscript%3Ealert(1)%3C%2Fscript%3E&error_subcode=cancel&state=S1")
+        #expect(reply.status == 200)
+        #expect(reply.body.contains("Sign-in failed") && reply.body.contains("access_denied"))
+        #expect(reply.body.contains("&lt;script&gt;") && !reply.body.contains("<script>"))
+        let response = try await task.value
+        #expect(response.error == "access_denied" && response.errorSubcode == "cancel")
+        #expect(response.errorDescription == "AADSTS65004: <script>alert(1)</script>" && response.code == nil)
+    }
+
+    @Test("response_mode=form_post: POST with a form body")
+    func formPost() async throws {
+        let pending = try listener.startListening(redirectURI: "http://localhost/")
+        let task = waiting(pending)
+        let json = try await TestHTTPClient.send(port: pending.port, method: "POST", target: "/",
+                                                 headers: ["Content-Type: application/json"], body: "{}")
+        #expect(json.status == 415)
+        let put = try await TestHTTPClient.send(port: pending.port, method: "PUT", target: "/", body: "x")
+        #expect(put.status == 405 && put.head.contains("Allow: GET, POST"))
+        let reply = try await TestHTTPClient.send(
+            port: pending.port, method: "POST", target: "/",
+            headers: ["Content-Type: application/x-www-form-urlencoded; charset=utf-8"],
+            body: "code=form+code&state=S1&id_token=abc")
+        #expect(reply.status == 200)
+        let response = try await task.value
+        #expect(response.code == "form code" && response.parameters["id_token"] == "abc")
+    }
+
+    @Test("a Host header naming another site (DNS rebinding) is refused")
+    func foreignHost() async throws {
+        let pending = try listener.startListening(redirectURI: "http://localhost")
+        let task = waiting(pending)
+        let reply = try await TestHTTPClient.send(port: pending.port, target: "/?code=c&state=S1",
+                                                  host: "evil.example:\(pending.port)")
+        #expect(reply.status == 421)
+        #expect(try await TestHTTPClient.send(port: pending.port, target: "/?code=c&state=S1").status == 200)
+        #expect(try await task.value.code == "c")
+    }
+
+    @Test("a redirect arriving before response(expectedState:) is held, then decided")
+    func earlyRedirect() async throws {
+        let pending = try listener.startListening(redirectURI: "http://localhost")
+        let early = Task { try await TestHTTPClient.send(port: pending.port, target: "/?code=early&state=S1") }
+        try await Task.sleep(for: .milliseconds(200))
+        let response = try await pending.response(expectedState: "S1", timeout: .seconds(5))
+        #expect(response.code == "early")
+        #expect(try await early.value.status == 200)
+    }
+
+    @Test("malformed and oversized requests are answered, the listener keeps waiting")
+    func malformedRequests() async throws {
+        let pending = try listener.startListening(redirectURI: "http://localhost")
+        let task = waiting(pending)
+        let garbage = try await TestHTTPClient.raw(port: pending.port, "HELLO\r\n\r\n")
+        #expect(garbage.hasPrefix("HTTP/1.1 400"))
+        let big = try await TestHTTPClient.raw(port: pending.port, "POST / HTTP/1.1\r\nContent-Length: 999999\r\n\r\n")
+        #expect(big.hasPrefix("HTTP/1.1 413"))
+        #expect(try await TestHTTPClient.send(port: pending.port, target: "/?state=S1&code=x").status == 200)
+        #expect(try await task.value.code == "x")
+    }
+
+    @Test("timeout: LoopbackError.timedOut, port freed")
+    func timeout() async throws {
+        let pending = try listener.startListening(redirectURI: "http://localhost")
+        let start = ContinuousClock.now
+        await #expect(throws: LoopbackError.timedOut) {
+            try await pending.response(expectedState: "S1", timeout: .milliseconds(300))
+        }
+        #expect(ContinuousClock.now - start < .seconds(3))
+        await expectPortFreed(pending.port)
+    }
+
+    @Test("cancellation: CancellationError promptly, socket closed, the same port binds again")
+    func cancellation() async throws {
+        let port = TestSockets.freePort()
+        let pending = try listener.startListening(redirectURI: "http://localhost:\(port)")
+        let task = waiting(pending, timeout: .seconds(60))
+        try await Task.sleep(for: .milliseconds(100))
+        let start = ContinuousClock.now
+        task.cancel()
+        await #expect(throws: CancellationError.self) { try await task.value }
+        #expect(ContinuousClock.now - start < .seconds(1))
+        #expect(TestSockets.canBind(port: port))
+        // A fixed port can serve a second sign-in right away.
+        let again = try listener.startListening(redirectURI: "http://localhost:\(port)")
+        await again.close()
+    }
+
+    @Test("close() ends a pending wait with .closed; a second wait is refused")
+    func closeWhileWaiting() async throws {
+        let pending = try listener.startListening(redirectURI: "http://localhost")
+        let task = waiting(pending)
+        try await Task.sleep(for: .milliseconds(100))
+        await #expect(throws: LoopbackError.closed) {
+            try await pending.response(expectedState: "S1", timeout: .seconds(1))
+        }
+        await pending.close()
+        await #expect(throws: LoopbackError.closed) { try await task.value }
+        await #expect(throws: LoopbackError.emptyExpectedState) {
+            try await pending.response(expectedState: "", timeout: .seconds(1))
+        }
+        await pending.close()  // idempotent
+    }
+
+    @Test("dropping the pending redirect without close() frees the port")
+    func droppedWithoutClose() async throws {
+        var port: UInt16 = 0
+        do {
+            let pending = try listener.startListening(redirectURI: "http://localhost")
+            port = pending.port
+        }
+        await expectPortFreed(port)
+    }
+
+    private func expectPortFreed(_ port: UInt16) async {
+        for _ in 0..<100 where !TestSockets.listeningAddresses(port: port).isEmpty {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(TestSockets.listeningAddresses(port: port).isEmpty)
+        // Connections the server closed linger in TIME_WAIT, so bind as the listener does
+        // (SO_REUSEADDR): a new sign-in on the same port must work at once.
+        let rebound = try? POSIX.listenOnLoopback(port: port)
+        #expect(rebound != nil)
+        if let rebound { close(rebound.fd) }
+    }
+
+    private func hex(_ port: UInt16) -> String {
+        let digits = String(port, radix: 16, uppercase: true)
+        return String(repeating: "0", count: 4 - digits.count) + digits
+    }
+}

@@ -1,0 +1,159 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+@testable import Loopback
+
+/// A minimal HTTP/1.1 client over a real socket. Non-blocking reads with short sleeps, so
+/// it never holds a cooperative thread while the listener's thread works.
+struct TestHTTPClient {
+    struct Response {
+        var status: Int
+        var head: String
+        var body: String
+    }
+
+    enum Failure: Error { case connect(Int32), send, timeout, malformed }
+
+    /// Sends raw bytes to 127.0.0.1:`port` and reads until the server closes.
+    static func raw(port: UInt16, _ request: String, timeout: Duration = .seconds(5)) async throws -> String {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { throw Failure.connect(errno) }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        guard POSIX.sendAvailable(fd, Array(request.utf8), from: 0) == request.utf8.count else { throw Failure.send }
+        var received: [UInt8] = []
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            switch POSIX.readAvailable(fd, into: &received) {
+            case .some(0): return String(decoding: received, as: UTF8.self)
+            case .some(-1): return String(decoding: received, as: UTF8.self)  // reset after the reply
+            case .some: continue
+            case .none:
+                guard ContinuousClock.now < deadline else { throw Failure.timeout }
+                try await Task.sleep(for: .milliseconds(5))
+            }
+        }
+    }
+
+    /// Sends one request (Host: localhost:port unless `host` is given) and parses the reply.
+    static func send(port: UInt16, method: String = "GET", target: String, host: String? = nil,
+                     headers: [String] = [], body: String = "") async throws -> Response {
+        var request = "\(method) \(target) HTTP/1.1\r\nHost: \(host ?? "localhost:\(port)")\r\n"
+        for header in headers { request += header + "\r\n" }
+        if !body.isEmpty || method == "POST" { request += "Content-Length: \(body.utf8.count)\r\n" }
+        request += "\r\n" + body
+        let text = try await raw(port: port, request)
+        guard let split = text.firstRange(of: "\r\n\r\n") else { throw Failure.malformed }
+        let head = String(text[..<split.lowerBound])
+        let statusLine = head.prefix { $0 != "\r" }.split(separator: " ")
+        guard statusLine.count >= 2, let status = Int(statusLine[1]) else { throw Failure.malformed }
+        return Response(status: status, head: head, body: String(text[split.upperBound...]))
+    }
+}
+
+/// Files and processes for the tests.
+enum TestFiles {
+    /// A new private temporary directory.
+    static func makeDirectory() -> String {
+        var template = Array("/tmp/loopback-tests-XXXXXX".utf8CString)
+        return template.withUnsafeMutableBufferPointer { buffer in
+            guard let base = buffer.baseAddress, mkdtemp(base) != nil else { return "/tmp" }
+            return String(cString: base)
+        }
+    }
+
+    static func write(_ text: String, to path: String, mode: mode_t = 0o644) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode)
+        guard fd >= 0 else { return }
+        _ = POSIX.sendFile(fd, Array(text.utf8))
+        close(fd)
+        chmod(path, mode)
+    }
+
+    static func read(_ path: String) -> String? {
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, 4096) }
+            if count <= 0 { break }
+            bytes += chunk[..<count]
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Waits until `path` exists (a script wrote it), up to `timeout`.
+    static func waitForFile(_ path: String, timeout: Duration = .seconds(5)) async -> String? {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if access(path, F_OK) == 0 {
+                try? await Task.sleep(for: .milliseconds(50))  // let the writer finish
+                return read(path)
+            }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return nil
+    }
+}
+
+extension POSIX {
+    /// Blocking write of all bytes (test files).
+    static func sendFile(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress.map { $0 + offset }, bytes.count - offset) }
+            guard written > 0 else { return false }
+            offset += written
+        }
+        return true
+    }
+}
+
+/// Socket facts for the tests.
+enum TestSockets {
+    /// Binds 127.0.0.1:`port` without SO_REUSEADDR and closes; true when the port was free.
+    static func canBind(port: UInt16) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        return result == 0 && listen(fd, 1) == 0
+    }
+
+    /// A port that was free a moment ago.
+    static func freePort() -> UInt16 {
+        guard let (fd, port) = try? POSIX.listenOnLoopback(port: 0) else { return 0 }
+        close(fd)
+        return port
+    }
+
+    /// The local addresses (hex `ADDR:PORT` as in /proc/net/tcp) listening on `port`,
+    /// from /proc/net/tcp and /proc/net/tcp6.
+    static func listeningAddresses(port: UInt16) -> [String] {
+        let portHex = String(port, radix: 16, uppercase: true)
+        let padded = String(repeating: "0", count: 4 - portHex.count) + portHex
+        var found: [String] = []
+        for file in ["/proc/net/tcp", "/proc/net/tcp6"] {
+            for line in (TestFiles.read(file) ?? "").split(separator: "\n").dropFirst() {
+                let fields = line.split(separator: " ")
+                guard fields.count > 3, fields[1].hasSuffix(":" + padded), fields[3] == "0A" else { continue }
+                found.append(String(fields[1]))
+            }
+        }
+        return found
+    }
+}
