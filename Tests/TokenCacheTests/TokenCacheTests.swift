@@ -1,0 +1,134 @@
+import JSON
+import Testing
+@testable import TokenCache
+
+/// The domain accessor over a memory store: lookups, save, sign-out, current account.
+@Suite struct TokenCacheTests {
+    let cache = TokenCache(store: MemoryTokenCacheStore())
+    let alice = Fixture.home("aaaaaaaa-0000-0000-0000-000000000001")
+    let bob = Fixture.home("bbbbbbbb-0000-0000-0000-000000000002")
+
+    func at(_ home: String, _ scopes: [String], realm: String = Fixture.tenant,
+            environments: [String] = Fixture.aliases) throws -> CachedAccessToken? {
+        try cache.accessToken(homeAccountId: home, environments: environments, realm: realm,
+                              clientId: Fixture.client, scopes: scopes)
+    }
+
+    @Test func accessTokenMatchesASupersetOfTheScopesIgnoringCase() throws {
+        try cache.save(Fixture.record(scopes: ["User.Read", "Mail.Read", "Calendars.Read"]))
+        #expect(try at(alice, ["user.read"])?.secret == "at-alice")
+        #expect(try at(alice, ["MAIL.READ", "user.read"])?.secret == "at-alice")
+        #expect(try at(alice, []) != nil)
+        #expect(try at(alice, ["User.Read", "Files.Read"]) == nil)
+        #expect(try at(alice, ["User.Read"], realm: "other-tenant") == nil)
+        #expect(try at(alice, ["User.Read"], environments: ["login.chinacloudapi.cn"]) == nil)
+        #expect(try at(bob, ["User.Read"]) == nil)
+        #expect(try cache.accessToken(homeAccountId: alice.uppercased(), environments: ["LOGIN.windows.net", Fixture.env],
+                                      realm: Fixture.tenant.uppercased(), clientId: Fixture.client,
+                                      scopes: ["User.Read"]) != nil)
+    }
+
+    @Test func savingRemovesAccessTokensWithIntersectingScopesOnly() throws {
+        try cache.save(Fixture.record(scopes: ["User.Read", "Mail.Read"], secret: "one"))
+        try cache.save(Fixture.record(scopes: ["Files.Read"], secret: "files"))
+        try cache.save(Fixture.record(scopes: ["mail.read", "Calendars.Read"], secret: "two"))
+        #expect(try at(alice, ["User.Read"]) == nil)  // removed: shared Mail.Read
+        #expect(try at(alice, ["Mail.Read"])?.secret == "at-two")
+        #expect(try at(alice, ["Files.Read"])?.secret == "at-files")
+        // Another client's and another account's tokens are untouched.
+        try cache.save(Fixture.record(uid: "bbbbbbbb-0000-0000-0000-000000000002", scopes: ["Mail.Read"], secret: "bob"))
+        #expect(try at(alice, ["Mail.Read"])?.secret == "at-two")
+    }
+
+    @Test func refreshTokenRotationKeepsOnlyTheNewest() throws {
+        try cache.save(Fixture.record(scopes: ["User.Read"], secret: "first"))
+        try cache.save(Fixture.record(scopes: ["Files.Read"], secret: "second", now: Fixture.now + 10))
+        let tokens = try cache.refreshTokens(homeAccountId: alice, environments: Fixture.aliases, clientId: Fixture.client)
+        #expect(tokens.map(\.secret) == ["rt-second"])
+        #expect(tokens.first?.lastModificationTime == Fixture.now + 10)
+    }
+
+    @Test func familyRefreshTokenServesAnotherFamilyClient() throws {
+        let family = "04b07795-8ddb-461a-bbee-02f9e1bf7b46"
+        try cache.save(Fixture.record(client: family, secret: "family", familyId: "1"))
+        let other = "22222222-2222-2222-2222-222222222222"
+        #expect(try cache.refreshToken(homeAccountId: alice, environments: Fixture.aliases, clientId: other) == nil)
+        let frt = try cache.refreshToken(homeAccountId: alice, environments: Fixture.aliases, clientId: other, familyId: "1")
+        #expect(frt?.secret == "rt-family" && frt?.familyId == "1")
+        // The client's own token comes first once it has one.
+        try cache.save(Fixture.record(client: other, secret: "own", familyId: "1"))
+        let both = try cache.refreshTokens(homeAccountId: alice, environments: Fixture.aliases, clientId: other, familyId: "1")
+        #expect(both.map(\.secret) == ["rt-own", "rt-family"])
+        #expect(try cache.appMetadata(environments: Fixture.aliases, clientId: family)?.familyId == "1")
+        // Unknown family status: the silent lookup tries the family token.
+        let lookup = try cache.silentLookup(homeAccountId: alice, environments: Fixture.aliases, realm: Fixture.tenant,
+                                            clientId: "33333333-3333-3333-3333-333333333333", scopes: ["User.Read"])
+        #expect(lookup.refreshTokens.count == 2 && lookup.accessToken == nil && lookup.account?.username == "alice@contoso.com")
+    }
+
+    @Test func accountsIdTokensAndUsernames() throws {
+        try cache.save(Fixture.record())
+        try cache.save(Fixture.record(uid: "bbbbbbbb-0000-0000-0000-000000000002", username: "Bob@Contoso.com", secret: "bob"))
+        try cache.save(Fixture.record(secret: "guest", realm: "guest-tenant"))  // alice as a guest
+        #expect(try cache.accounts().count == 3)
+        #expect(try cache.accounts(username: "bob@contoso.COM").map(\.homeAccountId) == [bob])
+        #expect(try cache.account(homeAccountId: alice, environments: Fixture.aliases)?.realm == Fixture.tenant)
+        #expect(try cache.account(homeAccountId: alice, environments: Fixture.aliases, realm: "guest-tenant") != nil)
+        let idToken = try cache.idToken(homeAccountId: alice, environments: Fixture.aliases, realm: "guest-tenant", clientId: Fixture.client)
+        #expect(idToken?.secret == "idt-guest")
+    }
+
+    @Test func removeAccountLeavesOtherAccountsAndClients() throws {
+        let otherClient = "22222222-2222-2222-2222-222222222222"
+        try cache.save(Fixture.record())
+        try cache.save(Fixture.record(uid: "bbbbbbbb-0000-0000-0000-000000000002", username: "bob@contoso.com", secret: "bob"))
+        try cache.save(Fixture.record(client: otherClient, scopes: ["Files.Read"], secret: "other"))
+        try cache.setCurrentAccountId(alice, clientId: Fixture.client)
+        let removed = try cache.removeAccount(homeAccountId: alice, environments: Fixture.aliases, clientId: Fixture.client)
+        #expect(removed == 4)  // its AT, RT, ID token and account entity for this client
+        #expect(try at(alice, ["User.Read"]) == nil)
+        #expect(try cache.refreshToken(homeAccountId: alice, environments: Fixture.aliases, clientId: Fixture.client) == nil)
+        #expect(try cache.refreshToken(homeAccountId: alice, environments: Fixture.aliases, clientId: otherClient)?.secret == "rt-other")
+        #expect(try at(bob, ["User.Read"])?.secret == "at-bob")
+        #expect(try cache.accounts().map(\.homeAccountId) == [bob])
+        #expect(try cache.currentAccountId(clientId: Fixture.client) == nil)
+        #expect(try cache.removeAccount(homeAccountId: alice, environments: Fixture.aliases, clientId: Fixture.client) == 0)
+    }
+
+    @Test func removeAccountOfAFamilyClientRemovesFamilyRefreshTokens() throws {
+        let family = "04b07795-8ddb-461a-bbee-02f9e1bf7b46"
+        let sibling = "22222222-2222-2222-2222-222222222222"
+        try cache.save(Fixture.record(client: family, secret: "a", familyId: "1"))
+        try cache.save(Fixture.record(client: sibling, secret: "b", familyId: "1"))
+        try cache.removeAccount(homeAccountId: alice, environments: Fixture.aliases, clientId: family)
+        #expect(try cache.refreshTokens(homeAccountId: alice, environments: Fixture.aliases, clientId: sibling, familyId: "1").isEmpty)
+    }
+
+    @Test func silentRefreshDoesNotRecreateASignedOutAccount() throws {
+        var record = Fixture.record()
+        record.createsAccount = false
+        try cache.save(record)
+        #expect(try cache.accounts().isEmpty)
+        #expect(try at(alice, ["User.Read"]) != nil)
+    }
+
+    @Test func removeRefreshTokenAndCurrentAccount() throws {
+        try cache.save(Fixture.record())
+        let rt = try #require(try cache.refreshToken(homeAccountId: alice, environments: Fixture.aliases, clientId: Fixture.client))
+        #expect(try cache.removeRefreshToken(rt))
+        #expect(try !cache.removeRefreshToken(rt))
+        #expect(try cache.currentAccountId(clientId: Fixture.client) == nil)
+        try cache.setCurrentAccountId(bob, clientId: Fixture.client)
+        try cache.setCurrentAccountId(alice, clientId: "another-client")
+        #expect(try cache.currentAccountId(clientId: Fixture.client) == bob)
+        #expect(try cache.currentAccountId(clientId: "another-client") == alice)
+    }
+
+    @Test func expiryHelpers() {
+        let token = CachedAccessToken(homeAccountId: "h", environment: "e", clientId: "c", realm: "r", target: "a",
+                                      secret: "s", cachedAt: 0, expiresOn: 1000, refreshOn: 500)
+        #expect(!token.isExpired(at: 699) && token.isExpired(at: 700) && !token.isExpired(at: 999, margin: 0))
+        #expect(!token.needsRefresh(at: 499) && token.needsRefresh(at: 500))
+        #expect(token.extendedExpiresOn == 1000)
+    }
+}
