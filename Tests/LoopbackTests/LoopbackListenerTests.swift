@@ -20,11 +20,14 @@ struct LoopbackListenerTests {
         #expect(pending.port > 0)
         #expect(pending.redirectURI == "http://localhost:\(pending.port)")
         // 0100007F is 127.0.0.1 in /proc/net/tcp; nothing on 0.0.0.0 or ::.
-        #expect(TestSockets.listeningAddresses(port: pending.port) == ["0100007F:" + hex(pending.port)])
+        let sockets = TestSockets.listeningSockets(port: pending.port)
+        #expect(sockets.map(\.address) == ["0100007F:" + hex(pending.port)])
         let reply = try await TestHTTPClient.send(port: pending.port, target: "/favicon.ico")
         #expect(reply.status == 404)
         await pending.close()
-        #expect(TestSockets.listeningAddresses(port: pending.port).isEmpty)
+        // Our socket (by inode) is gone; a parallel test may already have the port again.
+        let inodes = Set(TestSockets.listeningSockets(port: pending.port).map(\.inode))
+        #expect(sockets.allSatisfy { !inodes.contains($0.inode) })
     }
 
     @Test("a configured port and path are kept")
@@ -52,6 +55,7 @@ struct LoopbackListenerTests {
     @Test("wrong or missing state is answered 400 and ignored; the right one is accepted")
     func stateMismatchIgnored() async throws {
         let pending = try listener.startListening(redirectURI: "http://localhost")
+        let ours = inodes(pending)
         let task = waiting(pending)
         let wrong = try await TestHTTPClient.send(port: pending.port, target: "/?code=evil&state=S2")
         #expect(wrong.status == 400 && wrong.body.contains("ignored"))
@@ -66,7 +70,7 @@ struct LoopbackListenerTests {
         let response = try await task.value
         #expect(response.code == "good+code" && response.state == "S1" && response.error == nil)
         #expect(response.clientInfo == "eyJ1aWQiOiIxIn0" && response.parameters["session_state"] == "x")
-        await expectPortFreed(pending.port)
+        await expectPortFreed(pending.port, inodes: ours)
     }
 
     @Test("an error response is returned with its description and subcode; the page escapes it")
@@ -138,12 +142,13 @@ struct LoopbackListenerTests {
     @Test("timeout: LoopbackError.timedOut, port freed")
     func timeout() async throws {
         let pending = try listener.startListening(redirectURI: "http://localhost")
+        let ours = inodes(pending)
         let start = ContinuousClock.now
         await #expect(throws: LoopbackError.timedOut) {
             try await pending.response(expectedState: "S1", timeout: .milliseconds(300))
         }
         #expect(ContinuousClock.now - start < .seconds(3))
-        await expectPortFreed(pending.port)
+        await expectPortFreed(pending.port, inodes: ours)
     }
 
     @Test("cancellation: CancellationError promptly, socket closed, the same port binds again")
@@ -181,25 +186,34 @@ struct LoopbackListenerTests {
     @Test("dropping the pending redirect without close() frees the port")
     func droppedWithoutClose() async throws {
         var port: UInt16 = 0
+        var ours: Set<String> = []
         do {
             let pending = try listener.startListening(redirectURI: "http://localhost")
-            port = pending.port
+            (port, ours) = (pending.port, inodes(pending))
         }
-        await expectPortFreed(port)
+        // No handshake here (deinit cannot await): give the thread a moment.
+        for _ in 0..<50 where TestSockets.listeningSockets(port: port).contains(where: { ours.contains($0.inode) }) {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        await expectPortFreed(port, inodes: ours)
     }
 
-    private func expectPortFreed(_ port: UInt16) async {
-        // close() returns once the socket is closed, so this should pass at once.
-        for _ in 0..<100 {
-            if TestSockets.listeningAddresses(port: port).isEmpty { break }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        #expect(TestSockets.listeningAddresses(port: port).isEmpty)
+    /// Our listening socket (identified by inode, as a parallel test may get the same
+    /// port next) is gone, and when the port is unused it can be bound again at once.
+    private func expectPortFreed(_ port: UInt16, inodes: Set<String>) async {
+        #expect(!inodes.isEmpty)
+        let now = TestSockets.listeningSockets(port: port)
+        #expect(now.allSatisfy { !inodes.contains($0.inode) })
+        guard now.isEmpty else { return }
         // Connections the server closed linger in TIME_WAIT, so bind as the listener does
         // (SO_REUSEADDR): a new sign-in on the same port must work at once.
         let rebound = try? POSIX.listenOnLoopback(port: port)
         #expect(rebound != nil)
         if let rebound { close(rebound.fd) }
+    }
+
+    private func inodes(_ pending: LoopbackPendingRedirect) -> Set<String> {
+        Set(TestSockets.listeningSockets(port: pending.port).map(\.inode))
     }
 
     private func hex(_ port: UInt16) -> String {

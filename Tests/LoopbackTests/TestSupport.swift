@@ -144,14 +144,19 @@ enum TestSockets {
     /// The local addresses (hex `ADDR:PORT` as in /proc/net/tcp) listening on `port`,
     /// from /proc/net/tcp and /proc/net/tcp6.
     static func listeningAddresses(port: UInt16) -> [String] {
+        listeningSockets(port: port).map(\.address)
+    }
+
+    /// The listening sockets on `port`: local address (hex, as in /proc/net/tcp) and inode.
+    static func listeningSockets(port: UInt16) -> [(address: String, inode: String)] {
         let portHex = String(port, radix: 16, uppercase: true)
         let padded = String(repeating: "0", count: 4 - portHex.count) + portHex
-        var found: [String] = []
+        var found: [(address: String, inode: String)] = []
         for file in ["/proc/net/tcp", "/proc/net/tcp6"] {
             for line in (TestFiles.read(file) ?? "").split(separator: "\n").dropFirst() {
                 let fields = line.split(separator: " ")
-                guard fields.count > 3, fields[1].hasSuffix(":" + padded), fields[3] == "0A" else { continue }
-                found.append(String(fields[1]))
+                guard fields.count > 9, fields[1].hasSuffix(":" + padded), fields[3] == "0A" else { continue }
+                found.append((String(fields[1]), String(fields[9])))
             }
         }
         return found
