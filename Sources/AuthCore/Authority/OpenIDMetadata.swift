@@ -1,0 +1,83 @@
+import HTTP
+import JSON
+
+/// The endpoints of an authority, from its OpenID Connect discovery document.
+public struct OpenIDMetadata: Sendable, Equatable {
+    public let authorizationEndpoint: String
+    public let tokenEndpoint: String
+    /// Advertised, else derived from the token endpoint (AAD serves `.../devicecode` without
+    /// advertising it).
+    public let deviceCodeEndpoint: String
+    public let endSessionEndpoint: String?
+    public let issuer: String?
+
+    /// The cache realm: the first path segment of the token endpoint (as MSAL for Python).
+    public var realm: String? {
+        URLParts(tokenEndpoint)?.path.split(separator: "/").first.map(String.init)
+    }
+
+    init(json: JSONValue) throws(AuthError) {
+        guard let authorize = json["authorization_endpoint"]?.stringValue,
+              let token = json["token_endpoint"]?.stringValue
+        else { throw .malformed("the discovery document lacks authorization_endpoint or token_endpoint") }
+        for endpoint in [authorize, token] + [json["end_session_endpoint"]?.stringValue].compactMap({ $0 }) {
+            guard URLParts(endpoint)?.isSecureOrLoopback == true else {
+                throw AuthError(.insecureAuthority, "the discovery document advertises a non-https endpoint")
+            }
+        }
+        authorizationEndpoint = authorize
+        tokenEndpoint = token
+        deviceCodeEndpoint = json["device_authorization_endpoint"]?.stringValue
+            ?? (token.hasSuffix("/token") ? String(token.dropLast("token".count)) + "devicecode" : token)
+        endSessionEndpoint = json["end_session_endpoint"]?.stringValue
+        issuer = json["issuer"]?.stringValue
+    }
+}
+
+/// Fetches each authority's discovery document once and shares the answer.
+public actor MetadataCache {
+    private let transport: any HTTPTransport
+    private var known: [String: OpenIDMetadata] = [:]
+    private var pending: [String: Task<OpenIDMetadata, any Error>] = [:]
+
+    public init(transport: any HTTPTransport) { self.transport = transport }
+
+    public func metadata(for authority: Authority) async throws -> OpenIDMetadata {
+        if let cached = known[authority.url] { return cached }
+        if let running = pending[authority.url] { return try await running.value }
+        let transport = self.transport
+        let task = Task { () async throws -> OpenIDMetadata in
+            let response = try await ServiceCall.send(HTTPRequest(url: authority.metadataURL), over: transport)
+            guard response.status == 200 else {
+                var error = AuthError(.serverError, "OpenID discovery for \(authority) answered HTTP \(response.status)")
+                error.httpStatus = response.status
+                throw error
+            }
+            guard let json = try? JSONValue.parse(response.body) else { throw AuthError.malformed("the discovery document is not JSON") }
+            return try OpenIDMetadata(json: json)
+        }
+        pending[authority.url] = task
+        defer { pending[authority.url] = nil }
+        let metadata = try await task.value
+        known[authority.url] = metadata
+        return metadata
+    }
+}
+
+/// Sends a request to the identity service, turning transport failures into ``AuthError``.
+enum ServiceCall {
+    static func send(_ request: HTTPRequest, over transport: any HTTPTransport) async throws -> HTTPResponse {
+        do {
+            return try await transport.send(request)
+        } catch {
+            switch error {
+            case .cancelled: throw CancellationError()
+            case .timedOut: throw AuthError(.timeout, "the identity service did not answer in time")
+            case .tls(let detail): throw AuthError(.tlsError, "TLS failed: \(detail)")
+            case .network(let detail): throw AuthError(.networkError, "network failure: \(detail)")
+            case .insecureOrInvalidURL(let detail): throw AuthError(.insecureAuthority, detail)
+            case .libraryUnavailable(let detail): throw AuthError(.internal, detail)
+            }
+        }
+    }
+}

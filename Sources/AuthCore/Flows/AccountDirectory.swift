@@ -1,0 +1,86 @@
+import JSON
+import Synchronization
+import TokenCache
+
+/// The accounts in the cache, as ``Account`` values, and the current account.
+struct AccountDirectory: Sendable {
+    let configuration: ClientConfiguration
+    let cache: TokenCache
+
+    var environments: [String] { EnvironmentAliases.of(configuration.authority.host) }
+
+    /// The accounts of this cloud, one per home account (its home-tenant profile first).
+    func all(username: String? = nil) throws -> [Account] {
+        let cached = try CacheAccess.run {
+            try username.map { try cache.accounts(username: $0) } ?? cache.accounts()
+        }
+        var seen = Set<String>()
+        let ordered = cached.filter { environments.contains($0.environment.lowercased()) }
+            .sorted { isHomeProfile($0) && !isHomeProfile($1) }
+        return try ordered.filter { seen.insert($0.homeAccountId.lowercased()).inserted }.map(account)
+    }
+
+    /// The account a request names; `nil` reference: the current account.
+    func resolve(_ reference: AccountReference?) throws -> Account? {
+        switch reference {
+        case .homeAccountId(let id)?:
+            return try all().first { $0.homeAccountId.lowercased() == id.lowercased() }
+        case .username(let name)?:
+            let matches = try all(username: name)
+            if matches.count > 1 {
+                throw AuthError(.ambiguousAccount, "several accounts have the username \(name); name one by homeAccountId")
+            }
+            return matches.first
+        case nil:
+            return try current()
+        }
+    }
+
+    /// The account marked current; else, when the cache holds exactly one account, that one.
+    func current() throws -> Account? {
+        let accounts = try all()
+        if let id = try CacheAccess.run({ try cache.currentAccountId(clientId: configuration.clientId) }) {
+            return accounts.first { $0.homeAccountId.lowercased() == id.lowercased() }
+        }
+        return accounts.count == 1 ? accounts.first : nil
+    }
+
+    func setCurrent(_ account: Account?) throws {
+        try CacheAccess.run { try cache.setCurrentAccountId(account?.homeAccountId, clientId: configuration.clientId) }
+    }
+
+    private func isHomeProfile(_ account: CachedAccount) -> Bool {
+        account.homeAccountId.split(separator: ".").last.map { String($0).lowercased() } == account.realm.lowercased()
+    }
+
+    /// An ``Account`` with the ID token's claims when one is cached.
+    func account(_ cached: CachedAccount) throws -> Account {
+        let idToken = try CacheAccess.run {
+            try cache.idToken(homeAccountId: cached.homeAccountId, environments: environments,
+                              realm: cached.realm, clientId: configuration.clientId)
+        }
+        let claims = idToken.flatMap { try? IDToken(raw: $0.secret) }?.claims
+        return Account(homeAccountId: cached.homeAccountId, localAccountId: cached.localAccountId,
+                       environment: cached.environment,
+                       tenantId: claims?["tid"]?.stringValue ?? cached.realm, username: cached.username,
+                       name: cached.name ?? claims?["name"]?.stringValue, idTokenClaims: claims)
+    }
+}
+
+/// What `getCurrentAccount` last reported in this process, to tell a change.
+final class CurrentAccountTracker: Sendable {
+    private let last = Mutex<Account?>(nil)
+
+    /// Records `current`; returns the previously known account when it differs.
+    func update(_ current: Account?) -> Account? {
+        last.withLock { last in
+            defer { last = current }
+            return last?.homeAccountId != current?.homeAccountId ? last : nil
+        }
+    }
+
+    /// Notes the account a sign-in made current (without reporting a change).
+    func note(_ account: Account) {
+        last.withLock { $0 = account }
+    }
+}

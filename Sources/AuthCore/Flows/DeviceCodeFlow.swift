@@ -1,0 +1,65 @@
+import HTTP
+import JSON
+
+/// The device authorization grant (RFC 8628): for machines without a browser.
+struct DeviceCodeFlow: Sendable {
+    let configuration: ClientConfiguration
+    let dependencies: AuthDependencies
+    let metadataCache: MetadataCache
+
+    func run(_ request: DeviceCodeRequest, correlationId: String) async throws -> TokenResult {
+        let authority = try request.authority.map { (text: String) throws(AuthError) in try Authority(text) } ?? configuration.authority
+        try AuthorityTrust(knownAuthorities: configuration.knownAuthorities).check(authority)
+        let metadata = try await metadataCache.metadata(for: authority)
+        let scopes = Scopes.deduplicated(request.scopes ?? configuration.defaultScopes)
+        let claims = try Scopes.mergedClaims(request.claims, capabilities: configuration.clientCapabilities)
+        let client = TokenEndpointClient(transport: dependencies.transport, clientId: configuration.clientId)
+
+        var fields = [("scope", Scopes.decorated(scopes).joined(separator: " "))]
+        if let claims { fields.append(("claims", claims)) }
+        let answer = try await client.post(fields, to: metadata.deviceCodeEndpoint, correlationId: correlationId)
+        guard let deviceCode = answer["device_code"]?.stringValue, let userCode = answer["user_code"]?.stringValue,
+              let verificationUri = (answer["verification_uri"] ?? answer["verification_url"])?.stringValue
+        else { throw AuthError.malformed("the device code answer lacks device_code, user_code or verification_uri") }
+        let now = dependencies.clock.now()
+        let expiresOn = now + (TokenResponse.seconds(answer["expires_in"]) ?? 900)
+        var interval = max(TokenResponse.seconds(answer["interval"]) ?? 5, 1)
+        request.onUserCode(DeviceCodeInfo(
+            userCode: userCode, verificationUri: verificationUri,
+            message: answer["message"]?.stringValue ?? "To sign in, open \(verificationUri) and enter the code \(userCode).",
+            expiresOn: expiresOn))
+
+        while true {
+            try await Task.sleep(for: .seconds(interval))
+            do {
+                let tokens = try await client.redeem(DeviceCodeGrant(deviceCode: deviceCode).fields,
+                                                     at: metadata.tokenEndpoint, correlationId: correlationId)
+                return try TokenResponseHandler(configuration: configuration, dependencies: dependencies).handle(
+                    tokens, .init(authority: authority, metadata: metadata, requestedScopes: scopes,
+                                  correlationId: correlationId, grant: "device_code"))
+            } catch var error as AuthError {
+                switch error.oauthError {
+                case "authorization_pending":
+                    if dependencies.clock.now() >= expiresOn { throw Self.expired(error) }
+                case "slow_down":
+                    interval += 5
+                case "expired_token", "code_expired":
+                    throw Self.expired(error)
+                case "authorization_declined", "access_denied":
+                    error.kind = .userCanceled
+                    error.message = "the user declined the device code sign-in"
+                    throw error
+                default:
+                    throw error
+                }
+            }
+        }
+    }
+
+    private static func expired(_ error: AuthError) -> AuthError {
+        var expired = error
+        expired.kind = .timeout
+        expired.message = "the device code expired before the user signed in"
+        return expired
+    }
+}

@@ -1,0 +1,98 @@
+import HTTP
+import Loopback
+
+/// Authorization code + PKCE through a browser and a loopback redirect (RFC 8252).
+struct InteractiveFlow: Sendable {
+    let configuration: ClientConfiguration
+    let dependencies: AuthDependencies
+    let metadataCache: MetadataCache
+
+    func run(_ request: InteractiveRequest, account: Account?, browser: any BrowserLauncher,
+             correlationId: String) async throws -> TokenResult {
+        let authority = try request.authority.map { (text: String) throws(AuthError) in try Authority(text) } ?? configuration.authority
+        try AuthorityTrust(knownAuthorities: configuration.knownAuthorities).check(authority)
+        let metadata = try await metadataCache.metadata(for: authority)
+        let scopes = Scopes.deduplicated(request.scopes ?? configuration.defaultScopes)
+        let claims = try Scopes.mergedClaims(request.claims, capabilities: configuration.clientCapabilities)
+        let pkce = PKCE()
+        let state = PKCE.randomToken()
+        let nonce = PKCE.randomToken()
+
+        let pending: any PendingRedirect
+        do {
+            pending = try await dependencies.listener.start(redirectURI: configuration.redirectURI)
+        } catch {
+            throw AuthError(.invalidConfiguration, "cannot listen for the redirect on \(configuration.redirectURI): \(error)")
+        }
+        let response: AuthorizationResponse
+        do {
+            let url = authorizeURL(metadata: metadata, scopes: scopes, request: request, account: account, claims: claims,
+                                   redirectURI: pending.redirectURI, pkce: pkce, state: state, nonce: nonce)
+            do {
+                try await browser.open(url)
+            } catch let error as BrowserError {
+                throw AuthError(.browserUnavailable, "cannot open a browser: \(error); use flow \"deviceCode\" on a headless machine")
+            }
+            dependencies.logger.info("waiting for the browser sign-in", metadata: ["redirect": "\(pending.redirectURI)"])
+            response = try await pending.response(expectedState: state, timeout: configuration.interactiveTimeout)
+            await pending.close()
+        } catch {
+            await pending.close()
+            if error is CancellationError { throw error }
+            if case LoopbackError.timedOut? = error as? LoopbackError {
+                throw AuthError(.timeout, "the browser sign-in did not finish within \(configuration.interactiveTimeout)")
+            }
+            throw error
+        }
+        if let failure = Self.error(in: response, correlationId: correlationId) { throw failure }
+        guard let code = response.code, !code.isEmpty else { throw AuthError.malformed("the redirect carried no code") }
+        let grant = AuthorizationCodeGrant(code: code, redirectURI: pending.redirectURI, verifier: pkce.verifier,
+                                           scopes: Scopes.decorated(scopes), claims: claims)
+        let client = TokenEndpointClient(transport: dependencies.transport, clientId: configuration.clientId)
+        let tokens = try await client.redeem(grant.fields, at: metadata.tokenEndpoint, correlationId: correlationId)
+        return try TokenResponseHandler(configuration: configuration, dependencies: dependencies).handle(
+            tokens, .init(authority: authority, metadata: metadata, requestedScopes: scopes,
+                          correlationId: correlationId, nonce: nonce, grant: "authorization_code"))
+    }
+
+    func authorizeURL(metadata: OpenIDMetadata, scopes: [String], request: InteractiveRequest, account: Account?,
+                      claims: String?, redirectURI: String, pkce: PKCE, state: String, nonce: String) -> String {
+        var fields: [(String, String)] = [
+            ("client_id", configuration.clientId), ("response_type", "code"), ("redirect_uri", redirectURI),
+            ("response_mode", "query"),
+            ("scope", Scopes.decorated(scopes + request.extraScopesToConsent).joined(separator: " ")),
+            ("state", state), ("nonce", nonce), ("code_challenge", pkce.challenge),
+            ("code_challenge_method", pkce.method), ("client_info", "1"),
+        ]
+        if let prompt = request.prompt.oauthValue { fields.append(("prompt", prompt)) }
+        if let hint = request.loginHint ?? account?.username, !hint.isEmpty { fields.append(("login_hint", hint)) }
+        if let domainHint = request.domainHint { fields.append(("domain_hint", domainHint)) }
+        if let claims { fields.append(("claims", claims)) }
+        let reserved = Set(fields.map(\.0))
+        fields += request.extraQueryParameters.filter { !reserved.contains($0.0) }
+        let separator = metadata.authorizationEndpoint.contains("?") ? "&" : "?"
+        return metadata.authorizationEndpoint + separator + FormEncoding.query(fields)
+    }
+
+    /// The error a redirect reports, if any (B2C's password reset and cancellation distinct).
+    static func error(in response: AuthorizationResponse, correlationId: String) -> AuthError? {
+        guard let code = response.error else { return nil }
+        let description = response.errorDescription ?? ""
+        let kind: AuthError.Kind
+        if description.contains("AADB2C90118") {
+            kind = .passwordResetRequired
+        } else if response.errorSubcode == "cancel" || description.contains("AADB2C90091") || code == "access_denied" {
+            kind = .userCanceled
+        } else if OAuthErrorResponse.interactionErrors.contains(code) {
+            kind = .interactionRequired
+        } else {
+            kind = .serverError
+        }
+        var error = AuthError(kind, description.isEmpty ? code : "\(code): \(description)")
+        error.oauthError = code
+        error.oauthErrorDescription = response.errorDescription
+        error.suberror = response.errorSubcode
+        error.correlationId = correlationId
+        return error
+    }
+}

@@ -1,0 +1,37 @@
+/// The OAuth 2.0 grants the flows redeem at the token endpoint, one type each.
+
+/// `authorization_code` with its PKCE verifier (RFC 6749 4.1.3, RFC 7636).
+struct AuthorizationCodeGrant {
+    let code: String
+    let redirectURI: String
+    let verifier: String
+    let scopes: [String]
+    let claims: String?
+
+    var fields: [(String, String)] {
+        [("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirectURI),
+         ("code_verifier", verifier), ("scope", scopes.joined(separator: " "))]
+            + (claims.map { [("claims", $0)] } ?? [])
+    }
+}
+
+/// `refresh_token` (RFC 6749 6).
+struct RefreshTokenGrant {
+    let refreshToken: String
+    let scopes: [String]
+    let claims: String?
+
+    var fields: [(String, String)] {
+        [("grant_type", "refresh_token"), ("refresh_token", refreshToken), ("scope", scopes.joined(separator: " "))]
+            + (claims.map { [("claims", $0)] } ?? [])
+    }
+}
+
+/// `urn:ietf:params:oauth:grant-type:device_code` (RFC 8628 3.4).
+struct DeviceCodeGrant {
+    let deviceCode: String
+
+    var fields: [(String, String)] {
+        [("grant_type", "urn:ietf:params:oauth:grant-type:device_code"), ("device_code", deviceCode)]
+    }
+}

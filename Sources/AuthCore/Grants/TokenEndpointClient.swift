@@ -1,0 +1,54 @@
+import HTTP
+import JSON
+
+/// Posts a grant to a token endpoint and interprets the answer.
+struct TokenEndpointClient: Sendable {
+    let transport: any HTTPTransport
+    let clientId: String
+
+    /// The headers MSAL sends with every call (correlation, SDK identification).
+    static func headers(correlationId: String) -> [(name: String, value: String)] {
+        [("client-request-id", correlationId), ("return-client-request-id", "true"),
+         ("x-client-SKU", "auth-sidecar"), ("x-client-Ver", "0.1.0"), ("x-client-OS", "linux"),
+         ("Accept", "application/json")]
+    }
+
+    /// Redeems `fields` (plus `client_id` and `client_info=1`) at `endpoint`.
+    /// - Throws: ``AuthError`` for OAuth errors (with the service's details), transport
+    ///   failures and malformed answers; `CancellationError` when cancelled.
+    func redeem(_ fields: [(String, String)], at endpoint: String, correlationId: String) async throws -> TokenResponse {
+        let json = try await post(fields, to: endpoint, correlationId: correlationId)
+        return try TokenResponse(json: json)
+    }
+
+    /// Posts a form and returns the JSON of a 200 answer; an error answer becomes ``AuthError``.
+    func post(_ fields: [(String, String)], to endpoint: String, correlationId: String) async throws -> JSONValue {
+        let request = HTTPRequest.form(
+            url: endpoint, fields: [("client_id", clientId)] + fields + [("client_info", "1")],
+            headers: Self.headers(correlationId: correlationId))
+        var response = try await ServiceCall.send(request, over: transport)
+        if [500, 502, 503, 504].contains(response.status) {  // one retry, as MSAL does
+            try await Task.sleep(for: .seconds(min(Self.retryAfter(response) ?? 1, 5)))
+            response = try await ServiceCall.send(request, over: transport)
+        }
+        let json = try? JSONValue.parse(response.body)
+        if response.status == 200 {
+            guard let json, json.objectValue != nil else { throw AuthError.malformed("the token endpoint's answer is not a JSON object") }
+            return json
+        }
+        if let json, json["error"]?.stringValue != nil {
+            var error = OAuthErrorResponse.authError(json: json, httpStatus: response.status, retryAfter: Self.retryAfter(response))
+            error.correlationId = error.correlationId ?? correlationId
+            throw error
+        }
+        var error = AuthError(.serverError, "the token endpoint answered HTTP \(response.status)")
+        error.httpStatus = response.status
+        error.retryAfter = Self.retryAfter(response)
+        error.correlationId = correlationId
+        throw error
+    }
+
+    static func retryAfter(_ response: HTTPResponse) -> Int? {
+        response.header("Retry-After").flatMap { Int($0.filter { $0 != " " }) }
+    }
+}

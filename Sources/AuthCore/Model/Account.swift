@@ -1,0 +1,33 @@
+import JSON
+
+/// A signed-in account, in the shape MSAL for Node calls `AccountInfo`.
+public struct Account: Sendable, Equatable {
+    /// `{uid}.{utid}` from client_info (for B2C, uid is `{oid}-{policy}`).
+    public var homeAccountId: String
+    /// The object id in the tenant (`oid`, else `sub`).
+    public var localAccountId: String
+    /// The authority host (`login.microsoftonline.com`).
+    public var environment: String
+    public var tenantId: String
+    public var username: String
+    public var name: String?
+    /// The ID token's claims, when one is at hand.
+    public var idTokenClaims: JSONObject?
+
+    public init(homeAccountId: String, localAccountId: String, environment: String, tenantId: String,
+                username: String, name: String? = nil, idTokenClaims: JSONObject? = nil) {
+        self.homeAccountId = homeAccountId
+        self.localAccountId = localAccountId
+        self.environment = environment
+        self.tenantId = tenantId
+        self.username = username
+        self.name = name
+        self.idTokenClaims = idTokenClaims
+    }
+}
+
+/// How a request names an account.
+public enum AccountReference: Sendable, Equatable {
+    case homeAccountId(String)
+    case username(String)
+}

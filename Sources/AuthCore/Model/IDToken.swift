@@ -1,0 +1,48 @@
+import JSON
+
+/// The claims of an ID token (a JWT). The signature is not checked: the token came
+/// straight from the token endpoint over verified TLS, as MSAL's public clients also rely on.
+public struct IDToken: Sendable, Equatable {
+    public let raw: String
+    public let claims: JSONObject
+
+    public init(raw: String) throws(AuthError) {
+        let parts = raw.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3 || parts.count == 2, let payload = Base64URL.decode(parts[1]),
+              let claims = (try? JSONValue.parse(payload))?.objectValue
+        else { throw .malformed("the ID token is not a JWT") }
+        self.raw = raw
+        self.claims = claims
+    }
+
+    public func string(_ claim: String) -> String? { claims[claim]?.stringValue }
+
+    public var objectId: String? { string("oid") ?? string("sub") }
+    public var tenantId: String? { string("tid") }
+    public var nonce: String? { string("nonce") }
+    /// `preferred_username`, else `upn`, else `email` / the first of `emails` (B2C).
+    public var username: String? {
+        string("preferred_username") ?? string("upn") ?? string("email")
+            ?? claims["emails"]?.arrayValue?.first?.stringValue
+    }
+    public var name: String? { string("name") }
+}
+
+/// The `client_info` of a token response: `{uid, utid}` base64url-encoded.
+public struct ClientInfo: Sendable, Equatable {
+    public let uid: String
+    public let utid: String
+    public let raw: String
+
+    public init(raw: String) throws(AuthError) {
+        guard let bytes = Base64URL.decode(raw), let value = try? JSONValue.parse(bytes),
+              let uid = value["uid"]?.stringValue, let utid = value["utid"]?.stringValue
+        else { throw .malformed("client_info is not base64url JSON with uid and utid") }
+        self.uid = uid
+        self.utid = utid
+        self.raw = raw
+    }
+
+    /// `{uid}.{utid}`.
+    public var homeAccountId: String { "\(uid).\(utid)" }
+}

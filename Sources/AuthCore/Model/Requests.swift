@@ -1,0 +1,76 @@
+import JSON
+
+/// How insistently the sign-in page asks the user (MSAL's `MSALPromptType`).
+public enum PromptType: String, Sendable, CaseIterable {
+    case promptIfNecessary, selectAccount, login, consent, create
+
+    /// The OAuth `prompt` value, none for `promptIfNecessary` (SSO decided by cookies).
+    var oauthValue: String? {
+        switch self {
+        case .promptIfNecessary: nil
+        case .selectAccount: "select_account"
+        case .login: "login"
+        case .consent: "consent"
+        case .create: "create"
+        }
+    }
+}
+
+/// An interactive (browser) sign-in.
+public struct InteractiveRequest: Sendable {
+    public var scopes: [String]?
+    public var prompt: PromptType = .promptIfNecessary
+    public var loginHint: String?
+    public var domainHint: String?
+    public var account: AccountReference?
+    /// Another authority for this request (e.g. a B2C edit-profile policy).
+    public var authority: String?
+    public var claims: String?
+    public var extraScopesToConsent: [String] = []
+    public var extraQueryParameters: [(String, String)] = []
+    public init() {}
+}
+
+/// A device code sign-in; `onUserCode` shows the code to the user.
+public struct DeviceCodeRequest: Sendable {
+    public var scopes: [String]?
+    public var authority: String?
+    public var claims: String?
+    public var onUserCode: @Sendable (DeviceCodeInfo) -> Void
+    public init(onUserCode: @escaping @Sendable (DeviceCodeInfo) -> Void) { self.onUserCode = onUserCode }
+}
+
+/// What the user needs to finish a device code sign-in elsewhere.
+public struct DeviceCodeInfo: Sendable, Equatable {
+    public var userCode: String
+    public var verificationUri: String
+    public var message: String
+    /// Unix seconds.
+    public var expiresOn: Int64
+}
+
+/// A silent acquisition: the cache, else the refresh token; never UI.
+public struct SilentRequest: Sendable {
+    public var scopes: [String]?
+    /// Default: the current account.
+    public var account: AccountReference?
+    public var authority: String?
+    public var forceRefresh = false
+    public var claims: String?
+    public init() {}
+}
+
+/// A token and what it is for.
+public struct TokenResult: Sendable {
+    public var accessToken: String
+    public var tokenType: String
+    /// Unix seconds.
+    public var expiresOn: Int64
+    public var scopes: [String]
+    public var account: Account
+    public var idToken: String?
+    public var tenantId: String
+    public var authority: String
+    public var correlationId: String
+    public var fromCache: Bool
+}

@@ -1,0 +1,51 @@
+import JSON
+
+/// Scope handling shared by the flows.
+public enum Scopes {
+    /// The OpenID Connect scopes every request adds (and results leave out).
+    public static let reserved: Set<String> = ["openid", "profile", "offline_access"]
+
+    /// `scopes` plus the reserved ones, without duplicates (ignoring case), in order.
+    public static func decorated(_ scopes: [String]) -> [String] {
+        deduplicated(scopes + ["openid", "profile", "offline_access"])
+    }
+
+    public static func deduplicated(_ scopes: [String]) -> [String] {
+        var seen = Set<String>()
+        return scopes.filter { !$0.isEmpty && seen.insert($0.lowercased()).inserted }
+    }
+
+    /// The requested scopes the service did not grant (reserved ones and case ignored).
+    /// A granted `.default` scope of a resource covers that resource's scopes.
+    public static func declined(requested: [String], granted: [String]) -> [String] {
+        let grantedSet = Set(granted.map { $0.lowercased() })
+        return requested.filter { scope in
+            let lower = scope.lowercased()
+            return !reserved.contains(lower) && !grantedSet.contains(lower) && !lower.hasSuffix("/.default")
+                && !grantedSet.contains(where: { lower.hasPrefix($0.replacingSuffix("/.default", with: "/")) && $0.hasSuffix("/.default") })
+        }
+    }
+
+    /// Merges a request's `claims` JSON with the client capabilities (`xms_cc`), as MSAL does.
+    public static func mergedClaims(_ claims: String?, capabilities: [String]) throws(AuthError) -> String? {
+        var object: JSONObject = [:]
+        if let claims, !claims.isEmpty {
+            guard let parsed = (try? JSONValue.parse(claims))?.objectValue else {
+                throw AuthError(.invalidConfiguration, "claims must be a JSON object")
+            }
+            object = parsed
+        }
+        if !capabilities.isEmpty {
+            var accessToken = object["access_token"]?.objectValue ?? [:]
+            accessToken["xms_cc"] = ["values": JSONValue(capabilities)]
+            object["access_token"] = .object(accessToken)
+        }
+        return object.isEmpty ? nil : JSONValue.object(object).jsonText
+    }
+}
+
+extension String {
+    func replacingSuffix(_ suffix: String, with replacement: String) -> String {
+        hasSuffix(suffix) ? String(dropLast(suffix.count)) + replacement : self
+    }
+}

@@ -1,1 +1,0 @@
-// The AuthCore module; see ARCHITECTURE.md.

@@ -1,0 +1,105 @@
+import Loopback
+import Synchronization
+
+/// The auth core's entry point: what MSAL's `MSALPublicClientApplication` offers, for one
+/// configured client. Safe to call from many tasks at once.
+///
+/// ```swift
+/// let app = PublicClientApplication(configuration: config, dependencies: deps)
+/// let result = try await app.acquireTokenSilently(SilentRequest(), correlationId: id)
+/// ```
+public final class PublicClientApplication: Sendable {
+    public let configuration: ClientConfiguration
+    private let dependencies: AuthDependencies
+    private let metadataCache: MetadataCache
+    private let refreshes = RefreshCoordinator()
+    private let tracker = CurrentAccountTracker()
+    private let interactiveRunning = Mutex(false)
+
+    public init(configuration: ClientConfiguration, dependencies: AuthDependencies) {
+        self.configuration = configuration
+        self.dependencies = dependencies
+        metadataCache = MetadataCache(transport: dependencies.transport)
+    }
+
+    private var directory: AccountDirectory { AccountDirectory(configuration: configuration, cache: dependencies.cache) }
+
+    /// Signs in through the browser (`browser` overrides the system launcher, e.g. to let the
+    /// JSON-RPC client open the URL). One interactive sign-in at a time.
+    public func acquireTokenInteractively(_ request: InteractiveRequest, browser: (any BrowserLauncher)? = nil,
+                                          correlationId: String) async throws -> TokenResult {
+        let started = interactiveRunning.withLock { running in
+            defer { running = true }
+            return !running
+        }
+        guard started else {
+            throw AuthError(.interactiveInProgress, "another interactive sign-in is in progress; finish or cancel it first")
+        }
+        defer { interactiveRunning.withLock { $0 = false } }
+        let account = try request.account.map { reference throws in
+            guard let found = try directory.resolve(reference) else { throw Self.accountNotFound(reference) }
+            return found
+        }
+        let flow = InteractiveFlow(configuration: configuration, dependencies: dependencies, metadataCache: metadataCache)
+        let result = try await flow.run(request, account: account, browser: browser ?? dependencies.browser, correlationId: correlationId)
+        try makeCurrent(result.account)
+        return result
+    }
+
+    /// Signs in with a device code shown to the user (headless machines).
+    public func acquireTokenByDeviceCode(_ request: DeviceCodeRequest, correlationId: String) async throws -> TokenResult {
+        let flow = DeviceCodeFlow(configuration: configuration, dependencies: dependencies, metadataCache: metadataCache)
+        let result = try await flow.run(request, correlationId: correlationId)
+        try makeCurrent(result.account)
+        return result
+    }
+
+    /// A token without UI; `interactionRequired` when only the user can help.
+    public func acquireTokenSilently(_ request: SilentRequest, correlationId: String) async throws -> TokenResult {
+        guard let account = try directory.resolve(request.account) else {
+            if let reference = request.account { throw Self.accountNotFound(reference) }
+            var error = AuthError(.interactionRequired, "no account is signed in; call acquireToken")
+            error.suberror = "no_account"
+            throw error
+        }
+        let flow = SilentFlow(configuration: configuration, dependencies: dependencies, metadataCache: metadataCache,
+                              coordinator: refreshes)
+        return try await flow.run(request, account: account, correlationId: correlationId)
+    }
+
+    /// The accounts in the cache (optionally those with `username`).
+    public func accounts(username: String? = nil) throws -> [Account] {
+        try directory.all(username: username)
+    }
+
+    /// The current account, and the one this process knew before if it changed since
+    /// (another process signed in or out).
+    public func currentAccount() throws -> (current: Account?, previous: Account?) {
+        let current = try directory.current()
+        return (current, tracker.update(current))
+    }
+
+    /// Removes the account's tokens; with `fromBrowser` (always on a shared device) also
+    /// ends the browser session. Returns whether the browser was asked to.
+    @discardableResult
+    public func signOut(_ reference: AccountReference?, fromBrowser: Bool, browser: (any BrowserLauncher)? = nil) async throws -> Bool {
+        guard let account = try directory.resolve(reference) else {
+            if let reference { throw Self.accountNotFound(reference) }
+            throw AuthError(.accountNotFound, "no account is signed in")
+        }
+        let flow = SignOutFlow(configuration: configuration, dependencies: dependencies, metadataCache: metadataCache)
+        return try await flow.run(account, directory: directory, fromBrowser: fromBrowser, browser: browser ?? dependencies.browser)
+    }
+
+    private func makeCurrent(_ account: Account) throws {
+        try directory.setCurrent(account)
+        tracker.note(account)
+    }
+
+    static func accountNotFound(_ reference: AccountReference) -> AuthError {
+        switch reference {
+        case .homeAccountId(let id): AuthError(.accountNotFound, "no cached account has homeAccountId \(id)")
+        case .username(let name): AuthError(.accountNotFound, "no cached account has username \(name)")
+        }
+    }
+}
