@@ -11,7 +11,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
-        .package(url: "https://github.com/swhitty/FlyingFox", from: "0.27.0"),
     ],
     targets: [
         // C libraries, each behind a module map and a shim of typed wrappers.
@@ -33,10 +32,7 @@ let package = Package(
         // MSAL's cross-SDK token cache: entities, keys, file store with lock and atomic writes.
         .target(name: "TokenCache", dependencies: ["JSON", .product(name: "Logging", package: "swift-log")]),
         // The loopback redirect listener and the browser launchers.
-        .target(name: "Loopback", dependencies: [
-            .product(name: "FlyingFox", package: "FlyingFox"),
-            .product(name: "Logging", package: "swift-log"),
-        ]),
+        .target(name: "Loopback", dependencies: [.product(name: "Logging", package: "swift-log")]),
         // The auth domain: authorities, OAuth2 grants, flows, accounts, errors.
         // Knows nothing of JSON-RPC, libcurl or jansson.
         .target(name: "AuthCore", dependencies: [

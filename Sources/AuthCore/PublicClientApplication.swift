@@ -80,15 +80,16 @@ public final class PublicClientApplication: Sendable {
     }
 
     /// Removes the account's tokens; with `fromBrowser` (always on a shared device) also
-    /// ends the browser session. Returns whether the browser was asked to.
+    /// ends the browser session. Returns the account signed out.
     @discardableResult
-    public func signOut(_ reference: AccountReference?, fromBrowser: Bool, browser: (any BrowserLauncher)? = nil) async throws -> Bool {
+    public func signOut(_ reference: AccountReference?, fromBrowser: Bool, browser: (any BrowserLauncher)? = nil) async throws -> Account {
         guard let account = try directory.resolve(reference) else {
             if let reference { throw Self.accountNotFound(reference) }
             throw AuthError(.accountNotFound, "no account is signed in")
         }
         let flow = SignOutFlow(configuration: configuration, dependencies: dependencies, metadataCache: metadataCache)
-        return try await flow.run(account, directory: directory, fromBrowser: fromBrowser, browser: browser ?? dependencies.browser)
+        try await flow.run(account, directory: directory, fromBrowser: fromBrowser, browser: browser ?? dependencies.browser)
+        return account
     }
 
     private func makeCurrent(_ account: Account) throws {

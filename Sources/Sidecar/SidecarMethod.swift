@@ -16,8 +16,9 @@ public enum SidecarMethod: String, CaseIterable, Sendable {
     /// Built and answering; the others answer -32601 with `data.planned`.
     public var isImplemented: Bool {
         switch self {
-        case .initialize, .ping, .getDeviceInformation, .diagnosticsSleep, .diagnosticsEcho: true
-        case .getCurrentAccount, .getAccounts, .acquireToken, .acquireTokenSilent, .signout, .callGraph: false
+        case .initialize, .ping, .getDeviceInformation, .diagnosticsSleep, .diagnosticsEcho,
+             .getCurrentAccount, .getAccounts, .acquireToken, .acquireTokenSilent, .signout: true
+        case .callGraph: false
         }
     }
 

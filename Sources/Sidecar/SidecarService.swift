@@ -23,8 +23,8 @@ public final class SidecarService: RPCService, Sendable {
     public init(options: Options, logger: Logger) throws(RPCError) {
         self.options = options
         self.logger = logger
-        let configuration = options.startup.clientId == nil ? nil : try options.startup.resolved()
-        session = SessionState(configuration: configuration)
+        let configured = options.startup.clientId == nil ? nil : try Self.configure(try options.startup.resolved(), logger: logger)
+        session = SessionState(configured: configured)
     }
 
     public func route(forRequest name: String) -> RPCRoute {
@@ -56,6 +56,11 @@ public final class SidecarService: RPCService, Sendable {
                 try await Task.sleep(for: .milliseconds(milliseconds))
                 return ["sleptMs": .int(Int64(milliseconds))]
             }
+        case .acquireToken: return auth { $0.acquireToken }
+        case .acquireTokenSilent: return auth { $0.acquireTokenSilent }
+        case .getCurrentAccount: return auth { $0.getCurrentAccount }
+        case .getAccounts: return auth { $0.getAccounts }
+        case .signout: return auth { $0.signout }
         case .diagnosticsEcho:
             return .immediate { params in
                 switch params {
@@ -77,6 +82,17 @@ public final class SidecarService: RPCService, Sendable {
         logger.debug("stopping")
     }
 
+    private static func configure(_ configuration: Configuration, logger: Logger) throws(RPCError) -> SessionState.Configured {
+        let app = try ApplicationFactory.make(configuration, logger: logger)
+        return .init(configuration: configuration, methods: AuthMethods(app: app, browserMode: configuration.browser))
+    }
+
+    /// Runs an auth method with the configured application.
+    private func auth(_ handler: @escaping @Sendable (AuthMethods) -> @Sendable (JSONValue?, RequestContext) async throws -> JSONValue) -> RPCRoute {
+        guard let methods = session.methods else { return .failure(.serverNotInitialized) }
+        return .concurrent(handler(methods))
+    }
+
     /// Tolerated `initialize` members that LSP clients (editors) send.
     static let editorInitializeKeys: Set<String> = [
         "processId", "clientInfo", "capabilities", "trace", "locale", "rootUri", "rootPath",
@@ -86,7 +102,7 @@ public final class SidecarService: RPCService, Sendable {
     private func initialize(_ params: JSONValue?) throws -> JSONValue {
         let overrides = try ConfigurationOverrides(params: params, alsoAllowed: Self.editorInitializeKeys)
         let configuration = try overrides.merged(over: options.startup).resolved()
-        try session.initialize(with: configuration)
+        try session.initialize(with: try Self.configure(configuration, logger: logger))
         logger.info("initialized", metadata: ["authority": "\(configuration.authority)"])
         let methods = SidecarMethod.allCases.filter { $0.isImplemented && (!$0.isDiagnostic || options.diagnostics) }
         return [
@@ -107,21 +123,28 @@ public final class SidecarService: RPCService, Sendable {
 /// The configuration once known, and whether `initialize` already ran.
 final class SessionState: Sendable {
     private struct Guarded {
-        var configuration: Configuration?
+        var configured: Configured?
         var initialized = false
+    }
+
+    /// A configuration and the application built from it.
+    struct Configured: Sendable {
+        let configuration: Configuration
+        let methods: AuthMethods
     }
 
     private let state: Mutex<Guarded>
 
-    init(configuration: Configuration?) { state = Mutex(Guarded(configuration: configuration)) }
+    init(configured: Configured?) { state = Mutex(Guarded(configured: configured)) }
 
-    var configuration: Configuration? { state.withLock { $0.configuration } }
+    var configuration: Configuration? { state.withLock { $0.configured?.configuration } }
+    var methods: AuthMethods? { state.withLock { $0.configured?.methods } }
 
-    func initialize(with configuration: Configuration) throws(RPCError) {
+    func initialize(with configured: Configured) throws(RPCError) {
         let first = state.withLock { state in
             guard !state.initialized else { return false }
             state.initialized = true
-            state.configuration = configuration
+            state.configured = configured
             return true
         }
         guard first else {

@@ -8,6 +8,7 @@ struct SignOutFlow: Sendable {
     let metadataCache: MetadataCache
 
     /// - Returns: whether the browser was asked to end the session.
+    @discardableResult
     func run(_ account: Account, directory: AccountDirectory, fromBrowser: Bool, browser: any BrowserLauncher) async throws -> Bool {
         let shared = configuration.sharedDeviceMode
         let victims = shared ? try directory.all() : [account]

@@ -1,0 +1,56 @@
+import AuthCore
+import JSON
+import JSONRPC
+
+/// The one place where auth failures become JSON-RPC errors: MSAL's public codes where
+/// MSAL has one, the project's own -51xxx codes for platform failures (protocol/errors.md).
+enum AuthErrorMapping {
+    static func code(for kind: AuthError.Kind) -> Int {
+        switch kind {
+        case .internal: -50000
+        case .workplaceJoinRequired: -50001
+        case .interactionRequired: -50002
+        case .serverDeclinedScopes: -50003
+        case .serverProtectionPoliciesRequired: -50004
+        case .userCanceled: -50005
+        case .serverError: -50006
+        case .networkError: -51001
+        case .timeout: -51002
+        case .tlsError: -51003
+        case .malformedResponse: -51004
+        case .cacheUnavailable: -51005
+        case .browserUnavailable: -51006
+        case .interactiveInProgress: -51007
+        case .authorityNotTrusted: -51008
+        case .insecureAuthority: -51009
+        case .invalidConfiguration: -51010
+        case .accountNotFound: -51011
+        case .ambiguousAccount: -51012
+        case .passwordResetRequired: -51013
+        }
+    }
+
+    static func rpcError(_ error: AuthError) -> RPCError {
+        var data: JSONObject = [:]
+        if let value = error.oauthError { data["oauthError"] = .string(value) }
+        if let value = error.oauthErrorDescription { data["oauthErrorDescription"] = .string(value) }
+        if let value = error.suberror { data["suberror"] = .string(value) }
+        if let value = error.errorCodes { data["errorCodes"] = .array(value.map { .int(Int64($0)) }) }
+        if let value = error.correlationId { data["correlationId"] = .string(value) }
+        if let value = error.claims { data["claims"] = .string(value) }
+        if let value = error.grantedScopes { data["grantedScopes"] = JSONValue(value) }
+        if let value = error.declinedScopes { data["declinedScopes"] = JSONValue(value) }
+        if let value = error.httpStatus { data["httpStatus"] = .int(Int64(value)) }
+        if let value = error.retryAfter { data["retryAfter"] = .int(Int64(value)) }
+        return RPCError(code: code(for: error.kind), message: error.message, name: error.kind.rawValue, data: data)
+    }
+
+    /// Runs `body`, turning an ``AuthError`` into its ``RPCError``.
+    static func translating<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as AuthError {
+            throw rpcError(error)
+        }
+    }
+}

@@ -1,0 +1,118 @@
+import AuthCore
+import JSON
+import JSONRPC
+import Loopback
+
+/// The handlers of the auth methods: params in, ``PublicClientApplication`` call, JSON out.
+struct AuthMethods: Sendable {
+    let app: PublicClientApplication
+    let browserMode: Configuration.BrowserMode
+
+    static let acquireTokenKeys: Set<String> = [
+        "scopes", "promptType", "loginHint", "domainHint", "account", "authority", "claims",
+        "extraScopesToConsent", "extraQueryParameters", "flow",
+    ]
+
+    func acquireToken(_ params: JSONValue?, _ context: RequestContext) async throws -> JSONValue {
+        let p = try Params(params, allowed: Self.acquireTokenKeys)
+        let flow = try p.optional("flow", oneOf: ["browser", "deviceCode"]) ?? "browser"
+        let correlationId = AuthJSON.correlationId()
+        if flow == "deviceCode" {
+            for key in ["promptType", "loginHint", "domainHint", "account", "extraScopesToConsent", "extraQueryParameters"] where p.members[key] != nil {
+                throw RPCError.invalidParams("'\(key)' does not apply to the device code flow", member: key)
+            }
+            var request = DeviceCodeRequest { info in
+                context.notify("deviceCode", params: [
+                    "requestId": context.id.json, "userCode": .string(info.userCode),
+                    "verificationUri": .string(info.verificationUri), "message": .string(info.message),
+                    "expiresOn": .int(info.expiresOn),
+                ])
+            }
+            request.scopes = try p.optional("scopes")
+            request.authority = try p.optional("authority")
+            request.claims = try p.optional("claims")
+            return try await AuthErrorMapping.translating {
+                AuthJSON.tokenResult(try await app.acquireTokenByDeviceCode(request, correlationId: correlationId))
+            }
+        }
+        var request = InteractiveRequest()
+        request.scopes = try p.optional("scopes")
+        request.prompt = try p.optional("promptType", oneOf: PromptType.allCases.map(\.rawValue)).flatMap(PromptType.init) ?? .promptIfNecessary
+        request.loginHint = try p.optional("loginHint")
+        request.domainHint = try p.optional("domainHint")
+        request.account = try AuthJSON.accountReference(p)
+        request.authority = try p.optional("authority")
+        request.claims = try p.optional("claims")
+        request.extraScopesToConsent = try p.optional("extraScopesToConsent") ?? []
+        request.extraQueryParameters = try Self.stringPairs(p, "extraQueryParameters")
+        let browser: (any BrowserLauncher)? = browserMode == .client ? ClientBrowserLauncher(context: context) : nil
+        return try await AuthErrorMapping.translating {
+            AuthJSON.tokenResult(try await app.acquireTokenInteractively(request, browser: browser, correlationId: correlationId))
+        }
+    }
+
+    func acquireTokenSilent(_ params: JSONValue?, _ context: RequestContext) async throws -> JSONValue {
+        let p = try Params(params, allowed: ["scopes", "account", "authority", "forceRefresh", "claims"])
+        var request = SilentRequest()
+        request.scopes = try p.optional("scopes")
+        request.account = try AuthJSON.accountReference(p)
+        request.authority = try p.optional("authority")
+        request.forceRefresh = try p.optional("forceRefresh") ?? false
+        request.claims = try p.optional("claims")
+        return try await AuthErrorMapping.translating {
+            AuthJSON.tokenResult(try await app.acquireTokenSilently(request, correlationId: AuthJSON.correlationId()))
+        }
+    }
+
+    func getCurrentAccount(_ params: JSONValue?, _ context: RequestContext) async throws -> JSONValue {
+        _ = try Params(params, allowed: [])
+        return try await AuthErrorMapping.translating {
+            let (current, previous) = try app.currentAccount()
+            return ["account": AuthJSON.account(current), "previousAccount": AuthJSON.account(previous)]
+        }
+    }
+
+    func getAccounts(_ params: JSONValue?, _ context: RequestContext) async throws -> JSONValue {
+        let username: String? = try Params(params, allowed: ["username"]).optional("username")
+        return try await AuthErrorMapping.translating {
+            ["accounts": .array(try app.accounts(username: username).map(AuthJSON.account))]
+        }
+    }
+
+    func signout(_ params: JSONValue?, _ context: RequestContext) async throws -> JSONValue {
+        let p = try Params(params, allowed: ["account", "signoutFromBrowser"])
+        let reference = try AuthJSON.accountReference(p)
+        let fromBrowser: Bool = try p.optional("signoutFromBrowser") ?? false
+        let browser: (any BrowserLauncher)? = browserMode == .client ? ClientBrowserLauncher(context: context) : nil
+        return try await AuthErrorMapping.translating {
+            let removed = try await app.signOut(reference, fromBrowser: fromBrowser, browser: browser)
+            return ["signedOut": true, "account": AuthJSON.account(removed)]
+        }
+    }
+
+    /// An object of string values, as ordered pairs.
+    private static func stringPairs(_ p: Params, _ key: String) throws(RPCError) -> [(String, String)] {
+        guard let object: JSONObject = try p.optional(key) else { return [] }
+        var pairs: [(String, String)] = []
+        for (name, value) in object {
+            guard let text = value.stringValue else {
+                throw .invalidParams("'\(key).\(name)' must be a string", member: "\(key).\(name)")
+            }
+            pairs.append((name, text))
+        }
+        return pairs
+    }
+}
+
+/// Opens URLs by asking the JSON-RPC client (`openUrl`), for `browser: "client"`.
+struct ClientBrowserLauncher: BrowserLauncher {
+    let context: RequestContext
+
+    func open(_ url: String) async throws {
+        do {
+            _ = try await context.request("openUrl", params: ["url": .string(url), "requestId": context.id.json])
+        } catch let error as RPCError {
+            throw BrowserError.unavailable("the client could not open the URL: \(error.message)")
+        }
+    }
+}
