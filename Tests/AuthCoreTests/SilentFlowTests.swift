@@ -1,0 +1,144 @@
+import HTTP
+import Logging
+import Synchronization
+import Testing
+import TokenCache
+@testable import AuthCore
+
+/// The silent flow against a scripted token endpoint and an in-memory cache.
+@Suite struct SilentFlowTests {
+    let clock = ManualClock()
+    let cache = TokenCache(store: MemoryTokenCacheStore())
+    static let authority = "https://login.microsoftonline.com/common"
+
+    private func app(_ transport: FakeHTTPTransport) throws -> PublicClientApplication {
+        let configuration = ClientConfiguration(clientId: "client", authority: try Authority(Self.authority))
+        let dependencies = AuthDependencies(transport: transport, cache: cache, clock: clock, browser: UnusedBrowser(),
+                                            listener: UnusedListener(), logger: Logger(label: "test"))
+        return PublicClientApplication(configuration: configuration, dependencies: dependencies)
+    }
+
+    /// A transport: discovery, and the token endpoint answering with `token`.
+    private func transport(delay: Duration = .zero, token: @escaping @Sendable (Int) -> HTTPResponse) -> FakeHTTPTransport {
+        let calls = Mutex(0)
+        return FakeHTTPTransport(delay: delay) { request in
+            if request.url.hasSuffix("openid-configuration") { return Tokens.discovery }
+            let n = calls.withLock { $0 += 1; return $0 }
+            return token(n)
+        }
+    }
+
+    private func seed(expiresIn: Int64 = 3600) throws {
+        try cache.save(TokenResponseRecord(
+            clientId: "client", environment: "login.microsoftonline.com", realm: "common", homeAccountId: "oid-1.tid-1",
+            localAccountId: "oid-1", username: "alice@contoso.com", scopes: ["User.Read"], accessToken: "at-cached",
+            cachedAt: clock.now(), expiresOn: clock.now() + expiresIn, refreshToken: "rt-0",
+            idToken: Tokens.jwt(#"{"oid":"oid-1","tid":"tid-1","preferred_username":"alice@contoso.com"}"#)))
+    }
+
+    @Test func servesAValidCachedTokenWithoutCallingTheTokenEndpoint() async throws {
+        try seed()
+        let http = transport { _ in Tokens.tokenResponse(accessToken: "fresh") }
+        let result = try await app(http).acquireTokenSilently(SilentRequest(), correlationId: "c")
+        #expect(result.accessToken == "at-cached")
+        #expect(result.fromCache)
+        #expect(result.account.username == "alice@contoso.com")
+        #expect(http.requests(to: "/token").isEmpty)
+    }
+
+    @Test func refreshesOnceForManyConcurrentRequestsWhenExpired() async throws {
+        try seed(expiresIn: 200)  // inside the 5-minute margin: expired
+        let http = transport(delay: .milliseconds(100)) { n in Tokens.tokenResponse(accessToken: "fresh-\(n)", refreshToken: "rt-\(n)") }
+        let application = try app(http)
+        let tokens = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<50 { group.addTask { try await application.acquireTokenSilently(SilentRequest(), correlationId: "c").accessToken } }
+            return try await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        #expect(tokens.count == 50)
+        #expect(Set(tokens) == ["fresh-1"])
+        #expect(http.requests(to: "/token").count == 1)
+        let fields = FakeHTTPTransport.fields(http.requests(to: "/token")[0])
+        #expect(fields["grant_type"] == "refresh_token")
+        #expect(fields["refresh_token"] == "rt-0")
+        #expect(fields["scope"] == "user.read openid profile offline_access")  // the default scopes
+        #expect(try cache.refreshToken(homeAccountId: "oid-1.tid-1", environments: ["login.microsoftonline.com"], clientId: "client")?.secret == "rt-1")
+    }
+
+    @Test func forceRefreshBypassesAValidToken() async throws {
+        try seed()
+        let http = transport { _ in Tokens.tokenResponse(accessToken: "forced") }
+        var request = SilentRequest()
+        request.forceRefresh = true
+        let result = try await app(http).acquireTokenSilently(request, correlationId: "c")
+        #expect(result.accessToken == "forced")
+        #expect(!result.fromCache)
+    }
+
+    @Test func reportsInteractionRequiredForARevokedRefreshToken() async throws {
+        try seed(expiresIn: 10)
+        let http = transport { _ in
+            HTTPResponse(status: 400, body: Array(#"{"error":"invalid_grant","error_description":"AADSTS700082: The refresh token has expired","error_codes":[700082],"suberror":"bad_token"}"#.utf8))
+        }
+        do {
+            _ = try await app(http).acquireTokenSilently(SilentRequest(), correlationId: "corr")
+            Issue.record("expected interactionRequired")
+        } catch let error as AuthError {
+            #expect(error.kind == .interactionRequired)
+            #expect(error.oauthError == "invalid_grant")
+            #expect(error.errorCodes == [700082])
+            #expect(error.suberror == "bad_token")
+            #expect(error.correlationId == "corr")
+        }
+    }
+
+    @Test func reportsInteractionRequiredWithoutAnAccount() async throws {
+        let http = transport { _ in Tokens.tokenResponse(accessToken: "x") }
+        await #expect(throws: AuthError.self) { _ = try await app(http).acquireTokenSilently(SilentRequest(), correlationId: "c") }
+        var request = SilentRequest()
+        request.account = .username("nobody@contoso.com")
+        do {
+            _ = try await app(http).acquireTokenSilently(request, correlationId: "c")
+        } catch let error as AuthError {
+            #expect(error.kind == .accountNotFound)
+        }
+    }
+
+    @Test func retriesA503OnceThenReportsServerError() async throws {
+        try seed(expiresIn: 10)
+        let http = transport { _ in HTTPResponse(status: 503, headers: [("Retry-After", "0")], body: Array("busy".utf8)) }
+        do {
+            _ = try await app(http).acquireTokenSilently(SilentRequest(), correlationId: "c")
+            Issue.record("expected serverError")
+        } catch let error as AuthError {
+            #expect(error.kind == .serverError)
+            #expect(error.httpStatus == 503)
+            #expect(http.requests(to: "/token").count == 2)
+        }
+    }
+
+    @Test func mapsTransportFailures() async throws {
+        try seed(expiresIn: 10)
+        let http = FakeHTTPTransport { request throws(HTTPError) in
+            if request.url.hasSuffix("openid-configuration") { return Tokens.discovery }
+            throw .network("connection refused")
+        }
+        do {
+            _ = try await app(http).acquireTokenSilently(SilentRequest(), correlationId: "c")
+        } catch let error as AuthError {
+            #expect(error.kind == .networkError)
+        }
+    }
+
+    @Test func signOutRemovesTheAccountAndClearsTheCurrentOne() async throws {
+        try seed()
+        let http = transport { _ in Tokens.tokenResponse(accessToken: "x") }
+        let application = try app(http)
+        #expect(try application.currentAccount().current?.username == "alice@contoso.com")
+        let removed = try await application.signOut(nil, fromBrowser: false)
+        #expect(removed.homeAccountId == "oid-1.tid-1")
+        let after = try application.currentAccount()
+        #expect(after.current == nil)
+        #expect(after.previous?.homeAccountId == "oid-1.tid-1")
+        #expect(try application.accounts().isEmpty)
+    }
+}
