@@ -40,9 +40,13 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
         ]),
+        // Microsoft Graph calls with automatic token handling.
+        .target(name: "Graph", dependencies: ["AuthCore", "HTTP", "JSON"]),
+        // Test doubles for the auth seams (used by test targets only).
+        .target(name: "AuthTestSupport", dependencies: ["AuthCore", "HTTP", "Loopback", "TokenCache"]),
         // The sidecar's configuration, method table and params checking.
         .target(name: "Sidecar", dependencies: [
-            "JSON", "JSONRPC", "AuthCore", "HTTP", "TokenCache", "Loopback",
+            "JSON", "JSONRPC", "AuthCore", "Graph", "HTTP", "TokenCache", "Loopback",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // The executable: command line, stdout hygiene, signals, wiring.
@@ -61,7 +65,8 @@ let package = Package(
         .testTarget(name: "HTTPTests", dependencies: ["HTTP"]),
         .testTarget(name: "TokenCacheTests", dependencies: ["TokenCache", "JSON"]),
         .testTarget(name: "LoopbackTests", dependencies: ["Loopback"]),
-        .testTarget(name: "AuthCoreTests", dependencies: ["AuthCore", "HTTP", "TokenCache", "Loopback", "JSON"]),
+        .testTarget(name: "GraphTests", dependencies: ["Graph", "AuthCore", "AuthTestSupport", "HTTP", "TokenCache", "JSON"]),
+        .testTarget(name: "AuthCoreTests", dependencies: ["AuthCore", "AuthTestSupport", "HTTP", "TokenCache", "Loopback", "JSON"]),
     ],
     swiftLanguageModes: [.v6]
 )

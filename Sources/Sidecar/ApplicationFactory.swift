@@ -1,4 +1,5 @@
 import AuthCore
+import Graph
 import HTTP
 import JSONRPC
 import Logging
@@ -7,7 +8,7 @@ import TokenCache
 
 /// Builds the auth core's application, with its live dependencies, from the configuration.
 enum ApplicationFactory {
-    static func make(_ configuration: Configuration, logger: Logger) throws(RPCError) -> PublicClientApplication {
+    static func make(_ configuration: Configuration, logger: Logger) throws(RPCError) -> AuthMethods {
         let authority: Authority
         do {
             authority = try Authority(configuration.authority)
@@ -19,8 +20,9 @@ enum ApplicationFactory {
         case .file(let path): FileTokenCacheStore(path: path, logger: logger)
         }
         let caFile = ProcessEnvironment.value("SSL_CERT_FILE") ?? ProcessEnvironment.value("CURL_CA_BUNDLE")
+        let transport = CurlTransport(caFile: caFile, userAgent: "auth-sidecar/\(ServerInfo.version)", logger: logger)
         let dependencies = AuthDependencies(
-            transport: CurlTransport(caFile: caFile, userAgent: "auth-sidecar/\(ServerInfo.version)", logger: logger),
+            transport: transport,
             cache: TokenCache(store: store),
             browser: SystemBrowserLauncher(logger: logger),
             listener: LoopbackRedirectListener(logger: logger),
@@ -29,6 +31,8 @@ enum ApplicationFactory {
             clientId: configuration.clientId, authority: authority, redirectURI: configuration.redirectUri,
             knownAuthorities: configuration.knownAuthorities, defaultScopes: configuration.scopes,
             clientCapabilities: configuration.clientCapabilities, sharedDeviceMode: configuration.sharedDeviceMode)
-        return PublicClientApplication(configuration: client, dependencies: dependencies)
+        let app = PublicClientApplication(configuration: client, dependencies: dependencies)
+        let graph = GraphClient(app: app, transport: transport, endpoint: configuration.graphEndpoint, logger: logger)
+        return AuthMethods(app: app, graph: graph, browserMode: configuration.browser)
     }
 }

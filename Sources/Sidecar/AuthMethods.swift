@@ -1,4 +1,5 @@
 import AuthCore
+import Graph
 import JSON
 import JSONRPC
 import Loopback
@@ -6,6 +7,7 @@ import Loopback
 /// The handlers of the auth methods: params in, ``PublicClientApplication`` call, JSON out.
 struct AuthMethods: Sendable {
     let app: PublicClientApplication
+    let graph: GraphClient
     let browserMode: Configuration.BrowserMode
 
     static let acquireTokenKeys: Set<String> = [
@@ -87,6 +89,41 @@ struct AuthMethods: Sendable {
         return try await AuthErrorMapping.translating {
             let removed = try await app.signOut(reference, fromBrowser: fromBrowser, browser: browser)
             return ["signedOut": true, "account": AuthJSON.account(removed)]
+        }
+    }
+
+    static let callGraphKeys: Set<String> = [
+        "path", "method", "apiVersion", "query", "headers", "body", "account", "scopes", "allPages", "maxPages", "timeoutSeconds",
+    ]
+
+    func callGraph(_ params: JSONValue?, _ context: RequestContext) async throws -> JSONValue {
+        let p = try Params(params, allowed: Self.callGraphKeys)
+        var request = GraphRequest()
+        if let path: String = try p.optional("path") {
+            guard path.hasPrefix("/") else { throw RPCError.invalidParams("'path' must start with /", member: "path") }
+            request.path = path
+        }
+        request.method = try p.optional("method", oneOf: ["GET", "POST", "PUT", "PATCH", "DELETE"]) ?? "GET"
+        request.apiVersion = try p.optional("apiVersion", oneOf: ["v1.0", "beta"]) ?? "v1.0"
+        request.query = try Self.stringPairs(p, "query")
+        request.headers = try Self.stringPairs(p, "headers")
+        if request.headers.contains(where: { $0.0.lowercased() == "authorization" }) {
+            throw RPCError.invalidParams("'headers' may not set Authorization: the sidecar does", member: "headers.Authorization")
+        }
+        request.body = p.members["body"]
+        request.account = try AuthJSON.accountReference(p)
+        request.scopes = try p.optional("scopes")
+        request.allPages = try p.optional("allPages") ?? false
+        if let maxPages: Int = try p.optional("maxPages") {
+            guard (1...100).contains(maxPages) else { throw RPCError.invalidParams("'maxPages' must be 1 to 100", member: "maxPages") }
+            request.maxPages = maxPages
+        }
+        if let seconds: Int = try p.optional("timeoutSeconds") {
+            guard (1...300).contains(seconds) else { throw RPCError.invalidParams("'timeoutSeconds' must be 1 to 300", member: "timeoutSeconds") }
+            request.timeout = .seconds(seconds)
+        }
+        return try await AuthErrorMapping.translating {
+            try await graph.call(request, correlationId: AuthJSON.correlationId()).json
         }
     }
 

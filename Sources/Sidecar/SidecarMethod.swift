@@ -17,8 +17,7 @@ public enum SidecarMethod: String, CaseIterable, Sendable {
     public var isImplemented: Bool {
         switch self {
         case .initialize, .ping, .getDeviceInformation, .diagnosticsSleep, .diagnosticsEcho,
-             .getCurrentAccount, .getAccounts, .acquireToken, .acquireTokenSilent, .signout: true
-        case .callGraph: false
+             .getCurrentAccount, .getAccounts, .acquireToken, .acquireTokenSilent, .signout, .callGraph: true
         }
     }
 

@@ -61,6 +61,7 @@ public final class SidecarService: RPCService, Sendable {
         case .getCurrentAccount: return auth { $0.getCurrentAccount }
         case .getAccounts: return auth { $0.getAccounts }
         case .signout: return auth { $0.signout }
+        case .callGraph: return auth { $0.callGraph }
         case .diagnosticsEcho:
             return .immediate { params in
                 switch params {
@@ -83,8 +84,7 @@ public final class SidecarService: RPCService, Sendable {
     }
 
     private static func configure(_ configuration: Configuration, logger: Logger) throws(RPCError) -> SessionState.Configured {
-        let app = try ApplicationFactory.make(configuration, logger: logger)
-        return .init(configuration: configuration, methods: AuthMethods(app: app, browserMode: configuration.browser))
+        .init(configuration: configuration, methods: try ApplicationFactory.make(configuration, logger: logger))
     }
 
     /// Runs an auth method with the configured application.

@@ -1,4 +1,5 @@
 import Testing
+import AuthTestSupport
 @testable import AuthCore
 
 @Suite struct AuthorityTests {

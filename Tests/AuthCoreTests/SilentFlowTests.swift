@@ -3,6 +3,7 @@ import Logging
 import Synchronization
 import Testing
 import TokenCache
+import AuthTestSupport
 @testable import AuthCore
 
 /// The silent flow against a scripted token endpoint and an in-memory cache.

@@ -80,15 +80,16 @@ import Testing
         #expect(error.code == -32002)
     }
 
-    @Test func answersPlannedMethodsWithMethodNotFound() throws {
-        for method in ["callGraph"] {
-            guard case .failure(let error) = try service(clientId: "a").route(forRequest: method) else {
-                Issue.record("\(method) is routed")
+    @Test func routesEveryMethodOfTheContract() throws {
+        #expect(SidecarMethod.allCases.allSatisfy { $0.isImplemented })
+        for method in ["getCurrentAccount", "getAccounts", "acquireToken", "acquireTokenSilent", "signout", "callGraph"] {
+            guard case .concurrent = try service(clientId: "a").route(forRequest: method) else {
+                Issue.record("\(method) is not routed to a handler")
                 continue
             }
-            #expect(error.code == -32601)
-            #expect(error.data["planned"] == true)
         }
+        guard case .failure(let error) = try service(clientId: "a").route(forRequest: "acquireTokens") else { return }
+        #expect(error.code == -32601)
     }
 
     @Test func hidesDiagnosticsUnlessEnabled() throws {

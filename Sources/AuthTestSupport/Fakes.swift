@@ -1,63 +1,66 @@
+/// Test doubles for the auth core's seams, shared by the test targets.
 import HTTP
 import Loopback
 import Synchronization
-@testable import AuthCore
+import AuthCore
 
 /// An ``HTTPTransport`` answering from a script, recording every request.
-final class FakeHTTPTransport: HTTPTransport {
-    typealias Responder = @Sendable (HTTPRequest) throws(HTTPError) -> HTTPResponse
+public final class FakeHTTPTransport: HTTPTransport {
+    public typealias Responder = @Sendable (HTTPRequest) throws(HTTPError) -> HTTPResponse
     private let responder: Responder
     private let recorded = Mutex<[HTTPRequest]>([])
     private let delay: Duration
 
-    init(delay: Duration = .zero, _ responder: @escaping Responder) {
+    public init(delay: Duration = .zero, _ responder: @escaping Responder) {
         self.responder = responder
         self.delay = delay
     }
 
-    var requests: [HTTPRequest] { recorded.withLock { $0 } }
+    public var requests: [HTTPRequest] { recorded.withLock { $0 } }
 
-    func requests(to suffix: String) -> [HTTPRequest] { requests.filter { $0.url.hasSuffix(suffix) } }
+    public func requests(to suffix: String) -> [HTTPRequest] { requests.filter { $0.url.hasSuffix(suffix) } }
 
-    func send(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponse {
+    public func send(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponse {
         recorded.withLock { $0.append(request) }
         if delay > .zero { try? await Task.sleep(for: delay) }
         return try responder(request)
     }
 
     /// The form fields of a POST.
-    static func fields(_ request: HTTPRequest) -> [String: String] {
+    public static func fields(_ request: HTTPRequest) -> [String: String] {
         Dictionary(FormEncoding.decode(Substring(String(decoding: request.body ?? [], as: UTF8.self))), uniquingKeysWith: { $1 })
     }
 }
 
 /// A clock the test moves.
-final class ManualClock: AuthClock {
+public final class ManualClock: AuthClock {
     private let current: Mutex<Int64>
-    init(_ start: Int64 = 1_700_000_000) { current = Mutex(start) }
-    func now() -> Int64 { current.withLock { $0 } }
-    func advance(_ seconds: Int64) { current.withLock { $0 += seconds } }
+    public init(_ start: Int64 = 1_700_000_000) { current = Mutex(start) }
+    public func now() -> Int64 { current.withLock { $0 } }
+    public func advance(_ seconds: Int64) { current.withLock { $0 += seconds } }
 }
 
 /// A browser that never opens anything (the silent tests must not need one).
-struct UnusedBrowser: BrowserLauncher {
-    func open(_ url: String) async throws { throw BrowserError.unavailable("no browser in this test") }
+public struct UnusedBrowser: BrowserLauncher {
+    public init() {}
+    public func open(_ url: String) async throws { throw BrowserError.unavailable("no browser in this test") }
 }
 
 /// A listener that must not be used.
-struct UnusedListener: RedirectListener {
-    func start(redirectURI: String) async throws -> any PendingRedirect { throw LoopbackError.closed }
+public struct UnusedListener: RedirectListener {
+    public init() {}
+    public func start(redirectURI: String) async throws -> any PendingRedirect { throw LoopbackError.closed }
 }
 
 /// Builds unsigned JWTs and token endpoint answers.
-enum Tokens {
-    static func jwt(_ claims: String) -> String {
+public enum Tokens {
+    public static func jwt(_ claims: String) -> String {
         Base64URL.encode(Array(#"{"alg":"none"}"#.utf8)) + "." + Base64URL.encode(Array(claims.utf8)) + "."
     }
 
-    static let clientInfo = Base64URL.encode(Array(#"{"uid":"oid-1","utid":"tid-1"}"#.utf8))
+    public static let clientInfo = Base64URL.encode(Array(#"{"uid":"oid-1","utid":"tid-1"}"#.utf8))
 
-    static func tokenResponse(accessToken: String, expiresIn: Int = 3600, refreshToken: String = "rt-1",
+    public static func tokenResponse(accessToken: String, expiresIn: Int = 3600, refreshToken: String = "rt-1",
                               scope: String = "User.Read openid profile offline_access") -> HTTPResponse {
         let idToken = jwt(#"{"oid":"oid-1","tid":"tid-1","preferred_username":"alice@contoso.com","name":"Alice","aud":"client"}"#)
         let body = """
@@ -67,7 +70,7 @@ enum Tokens {
         return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: Array(body.utf8))
     }
 
-    static let discovery = HTTPResponse(status: 200, body: Array("""
+    public static let discovery = HTTPResponse(status: 200, body: Array("""
         {"authorization_endpoint":"https://login.microsoftonline.com/common/oauth2/v2.0/authorize",\
         "token_endpoint":"https://login.microsoftonline.com/common/oauth2/v2.0/token",\
         "end_session_endpoint":"https://login.microsoftonline.com/common/oauth2/v2.0/logout",\

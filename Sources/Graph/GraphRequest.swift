@@ -1,0 +1,40 @@
+import AuthCore
+import JSON
+
+/// One Microsoft Graph call, as `callGraph` describes it.
+public struct GraphRequest: Sendable {
+    /// Under `{graphEndpoint}{apiVersion}`, e.g. `/me`, `/users`, `/$batch`.
+    public var path = "/me"
+    public var method = "GET"
+    /// `v1.0` or `beta`.
+    public var apiVersion = "v1.0"
+    public var query: [(String, String)] = []
+    public var headers: [(String, String)] = []
+    /// Sent as `application/json` (a string with an explicit Content-Type goes as is).
+    public var body: JSONValue?
+    public var account: AccountReference?
+    /// Default: the configured scopes.
+    public var scopes: [String]?
+    /// Follow `@odata.nextLink` and merge the pages' `value` arrays.
+    public var allPages = false
+    /// The most pages followed when `allPages` is set.
+    public var maxPages = 20
+    public var timeout: Duration = .seconds(30)
+
+    public init() {}
+}
+
+/// Graph's answer, whatever its status (a 4xx is a result, not an error).
+public struct GraphResponse: Sendable {
+    public var status: Int
+    /// Lower-case names; repeated headers joined with ", ".
+    public var headers: JSONObject
+    /// Parsed JSON when the answer is JSON, else the text, `null` when empty.
+    public var body: JSONValue
+    /// Pages fetched (1 unless `allPages`).
+    public var pages: Int
+
+    public var json: JSONValue {
+        ["status": .int(Int64(status)), "headers": .object(headers), "body": body]
+    }
+}
