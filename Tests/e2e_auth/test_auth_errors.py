@@ -1,0 +1,335 @@
+"""Every auth method's error paths, against the real binary and the mock over HTTPS."""
+from __future__ import annotations
+
+import socket
+import time
+import urllib.parse
+
+import pytest
+
+import sidecar as sc
+from auth_e2e import ALICE, BOB, CLIENT_ID, SCOPES, SIGN_IN, browser_runs
+
+SHORT = 240
+
+
+def free_port() -> int:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def port_is_listening(port: int) -> bool:
+    s = socket.socket()
+    s.settimeout(1)
+    try:
+        s.connect(("127.0.0.1", port))
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+
+
+def signed_in_with_expired_token(p, mock):
+    """Sign in, then leave an access token the sidecar must consider expired in the cache."""
+    r = p.sign_in()
+    mock.admin.config(access_token_lifetime=SHORT)
+    p.silent(forceRefresh=True)
+    mock.admin.config(access_token_lifetime=3600)
+    return r
+
+
+# --------------------------------------------------------------------------
+# Bad params: -32602 naming the member
+
+BAD_PARAMS = [
+    ("acquireToken", {"scopes": "User.Read"}, "scopes"),
+    ("acquireToken", {"scopes": [1]}, "scopes"),
+    ("acquireToken", {"flow": "carrierPigeon"}, "flow"),
+    ("acquireToken", {"promptType": "always"}, "promptType"),
+    ("acquireToken", {"loginHint": 7}, "loginHint"),
+    ("acquireToken", {"account": "alice"}, "account"),
+    ("acquireToken", {"account": {}}, "account"),
+    ("acquireToken", {"account": {"homeAccountId": "x", "bogus": 1}}, "account.bogus"),
+    ("acquireToken", {"extraQueryParameters": {"a": 1}}, "extraQueryParameters.a"),
+    ("acquireToken", {"flow": "deviceCode", "loginHint": ALICE}, "loginHint"),
+    ("acquireToken", {"nope": True}, "nope"),
+    ("acquireTokenSilent", {"forceRefresh": "yes"}, "forceRefresh"),
+    ("acquireTokenSilent", {"scopes": {"a": 1}}, "scopes"),
+    ("acquireTokenSilent", {"account": {"homeAccountId": 5}}, "account.homeAccountId"),
+    ("acquireTokenSilent", {"claims": 1}, "claims"),
+    ("acquireTokenSilent", {"nope": True}, "nope"),
+    ("getAccounts", {"username": 5}, "username"),
+    ("getAccounts", {"nope": 1}, "nope"),
+    ("getCurrentAccount", {"nope": 1}, "nope"),
+    ("signout", {"signoutFromBrowser": "no"}, "signoutFromBrowser"),
+    ("signout", {"account": {"username": ALICE, "x": 1}}, "account.x"),
+    ("signout", {"nope": 1}, "nope"),
+]
+
+
+@pytest.mark.parametrize("method, params, member", BAD_PARAMS,
+                         ids=[f"{m}-{mem}-{i}" for i, (m, _, mem) in enumerate(BAD_PARAMS)])
+def test_bad_params_name_the_member(launch, mock, method, params, member):
+    p = launch()
+    e = p.error(method, params, -32602, name="invalidParams")
+    assert e["data"].get("member") == member, e
+    assert mock.admin.count("token") == 0 and mock.admin.count("authorize") == 0
+    p.ping()
+
+
+@pytest.mark.parametrize("config, member", [
+    ({"cache": {"path": 5}}, "cache.path"),
+    ({"knownAuthorities": "127.0.0.1"}, "knownAuthorities"),
+    ({"authority": "not a url"}, "authority"),
+    ({"scopes": [1]}, "scopes"),
+    ({"bogus": 1}, "bogus"),
+])
+def test_initialize_bad_params_name_the_member(launch, mock, tmp_path, config, member):
+    p = launch(initialize=False)
+    params = p.config_for(str(tmp_path / "c.json"))
+    params.update(config)
+    e = sc.assert_error(p.call("initialize", params), -32602, name="invalidParams")
+    assert e["data"].get("member") == member, e
+
+
+def test_http_authority_to_non_loopback_host_rejected_at_initialize(launch, mock, tmp_path):
+    p = launch(initialize=False)
+    params = p.config_for(str(tmp_path / "c.json"), authority="http://login.example.com/common",
+                          knownAuthorities=["login.example.com"])
+    e = sc.assert_error(p.call("initialize", params), -32602, name="invalidParams")
+    assert e["data"].get("member") == "authority", e
+
+
+# --------------------------------------------------------------------------
+# Accounts
+
+
+def test_silent_without_account_is_interaction_required(launch, mock):
+    p = launch()
+    e = p.error("acquireTokenSilent", {"scopes": SCOPES}, -50002, name="interactionRequired")
+    # protocol/errors.md: "-50002 interactionRequired with suberror: "noAccount""
+    assert e["data"].get("suberror") == "noAccount", e
+    assert mock.admin.count("token") == 0
+
+
+@pytest.mark.parametrize("ref", [{"homeAccountId": "no-such.account"}, {"username": "nobody@contoso.com"}])
+def test_unknown_account_ref(launch, mock, ref):
+    p = launch()
+    p.sign_in()
+    p.error("acquireTokenSilent", {"scopes": SCOPES, "account": ref}, -51011, name="accountNotFound")
+    p.error("signout", {"account": ref}, -51011, name="accountNotFound")
+    p.error("acquireToken", {"scopes": SCOPES, "account": ref}, -51011, name="accountNotFound")
+    assert [a["username"] for a in p.ok("getAccounts")["accounts"]] == [ALICE]
+
+
+# --------------------------------------------------------------------------
+# The service asks for more
+
+
+@pytest.mark.parametrize("control, body, code", [
+    ("mfa", {"required": True, "code": 50076}, 50076),
+    ("conditional_access", {"mode": "interaction"}, 53003),
+])
+def test_mfa_or_conditional_access_required(launch, mock, control, body, code):
+    p = launch()
+    signed_in_with_expired_token(p, mock)
+    mock.admin.call(control, dict(body, username=ALICE))
+    e = p.error("acquireTokenSilent", {"scopes": SCOPES}, -50002, name="interactionRequired")
+    d = e["data"]
+    assert d.get("oauthError") == "interaction_required", e
+    assert d.get("suberror") == "basic_action", e
+    assert d.get("errorCodes") == [code], e
+    assert isinstance(d.get("claims"), str) and d["claims"].startswith("{"), e
+    # The claims challenge satisfied interactively, silent works again.
+    r = p.sign_in(claims=d["claims"])
+    assert r["fromCache"] is False
+    assert p.silent()["fromCache"] is True
+
+
+def test_declined_scopes(launch, mock):
+    mock.admin.config(declined_scopes=["Mail.Read"])
+    p = launch()
+    e = p.error("acquireToken", {"scopes": ["User.Read", "Mail.Read"]}, -50003, timeout=SIGN_IN,
+                name="serverDeclinedScopes")
+    d = e["data"]
+    assert "user.read" in [s.lower() for s in d.get("grantedScopes", [])], e
+    assert [s.lower() for s in d.get("declinedScopes", [])] == ["mail.read"], e
+
+
+# --------------------------------------------------------------------------
+# The user or the client ends the sign-in
+
+
+def test_user_cancels_in_browser(launch, mock, tmp_path):
+    p = launch(browser_action="deny")
+    e = p.error("acquireToken", {"scopes": SCOPES}, -50005, timeout=SIGN_IN, name="userCanceled")
+    assert e["data"].get("oauthError") == "access_denied", e
+    assert mock.admin.count("token") == 0
+    assert p.ok("getAccounts")["accounts"] == []
+
+
+def test_user_cancels_at_the_identity_provider(launch, mock):
+    p = launch()
+    mock.admin.authorize__next(outcome="cancel")
+    p.error("acquireToken", {"scopes": SCOPES}, -50005, timeout=SIGN_IN, name="userCanceled")
+    # the next sign-in is not affected
+    assert p.sign_in()["account"]["username"] == ALICE
+
+
+def redirect_port(tmp_path, timeout=10.0) -> int:
+    """The loopback port of the sign-in the scripted browser was given."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        runs = browser_runs(tmp_path)
+        if runs:
+            query = urllib.parse.parse_qs(urllib.parse.urlsplit(runs[-1]["url"]).query)
+            return urllib.parse.urlsplit(query["redirect_uri"][0]).port
+        time.sleep(0.05)
+    raise AssertionError("the sidecar did not open the browser")
+
+
+def test_cancel_request_during_interactive_sign_in_frees_the_port(launch, mock, tmp_path):
+    p = launch(browser_action="cancel")  # the browser does nothing: the sign-in waits
+    rid = p.submit("acquireToken", {"scopes": SCOPES})
+    port = redirect_port(tmp_path)
+    assert port_is_listening(port)
+    p.expect_silence(0.3)
+    p.send(sc.note("$/cancelRequest", {"id": rid}))
+    sc.assert_error(p.wait_for(rid, 5), -32800, id=rid, name="requestCancelled")
+    deadline = time.monotonic() + 3
+    while port_is_listening(port) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not port_is_listening(port), f"loopback port {port} still listening after the cancel"
+    p.set_browser_action("complete")
+    assert p.sign_in()["account"]["username"] == ALICE
+
+
+def test_second_interactive_request_while_one_runs(launch, mock, tmp_path):
+    p = launch(browser_action="cancel")
+    first = p.submit("acquireToken", {"scopes": SCOPES})
+    redirect_port(tmp_path)
+    p.error("acquireToken", {"scopes": SCOPES}, -51007, name="interactiveInProgress")
+    p.send(sc.note("$/cancelRequest", {"id": first}))
+    sc.assert_error(p.wait_for(first, 5), -32800, name="requestCancelled")
+    p.set_browser_action("complete")
+    assert p.sign_in()["account"]["username"] == ALICE
+
+
+# --------------------------------------------------------------------------
+# Device code
+
+
+def start_device_code(p, mock):
+    mock.admin.config(device_code_interval=1)
+    rid = p.submit("acquireToken", {"scopes": SCOPES, "flow": "deviceCode"})
+    n = p.wait_notification("deviceCode")["params"]
+    assert n["requestId"] == rid and n["userCode"] and n["verificationUri"].endswith("/devicelogin"), n
+    assert isinstance(n["expiresOn"], int) and n["expiresOn"] > time.time(), n
+    assert n["userCode"] in n["message"], n
+    return rid, n
+
+
+def test_device_code_declined(launch, mock):
+    p = launch()
+    rid, n = start_device_code(p, mock)
+    mock.admin.device("decline", n["userCode"])
+    e = sc.assert_error(p.wait_for(rid, 10), -50005, name="userCanceled")
+    assert e["data"].get("oauthError") == "authorization_declined", e
+
+
+def test_device_code_expired(launch, mock):
+    p = launch()
+    rid, n = start_device_code(p, mock)
+    mock.admin.device("expire", n["userCode"])
+    e = sc.assert_error(p.wait_for(rid, 10), -51002, name="timeout")
+    assert e["data"].get("oauthError") == "expired_token", e
+
+
+def test_device_code_cancel_request(launch, mock):
+    p = launch()
+    rid, n = start_device_code(p, mock)
+    p.send(sc.note("$/cancelRequest", {"id": rid}))
+    sc.assert_error(p.wait_for(rid, 5), -32800, name="requestCancelled")
+    p.ping()
+
+
+# --------------------------------------------------------------------------
+# The service or the network fails
+
+
+@pytest.mark.parametrize("status", [500, 503])
+def test_token_endpoint_server_error_on_refresh(launch, mock, status):
+    p = launch()
+    signed_in_with_expired_token(p, mock)
+    mock.admin.fault(endpoint="token", type="status", status=status, retry_after=7 if status == 503 else None,
+                     times=-1)
+    e = p.error("acquireTokenSilent", {"scopes": SCOPES}, -50006, name="serverError", timeout=20)
+    assert e["data"].get("httpStatus") == status, e
+    if status == 503:
+        assert e["data"].get("retryAfter") == 7, e
+
+
+def test_token_endpoint_server_error_on_sign_in(launch, mock):
+    p = launch()
+    mock.admin.fault(endpoint="token:authorization_code", type="status", status=500, times=-1)
+    e = p.error("acquireToken", {"scopes": SCOPES}, -50006, name="serverError", timeout=SIGN_IN)
+    assert e["data"].get("httpStatus") == 500, e
+
+
+def test_malformed_token_response(launch, mock):
+    p = launch()
+    signed_in_with_expired_token(p, mock)
+    mock.admin.fault(endpoint="token", type="malformed", times=-1)  # 200 with invalid JSON
+    p.error("acquireTokenSilent", {"scopes": SCOPES}, -51004, name="malformedResponse", timeout=20)
+
+
+def test_truncated_token_response(launch, mock):
+    # Content-Length larger than the body, then the connection ends: a transport failure
+    # (-51001) or a malformed answer (-51004), never a success or an internal error.
+    p = launch()
+    signed_in_with_expired_token(p, mock)
+    mock.admin.fault(endpoint="token", type="truncated", times=-1)
+    r = p.call("acquireTokenSilent", {"scopes": SCOPES}, 20)
+    sc.check_response(r)
+    assert "error" in r and r["error"]["code"] in (-51001, -51004), r
+
+
+def test_network_down_wrong_port(launch, mock, tmp_path):
+    port = free_port()
+    p = launch(authority=f"https://127.0.0.1:{port}/organizations")
+    p.error("acquireToken", {"scopes": SCOPES, "flow": "deviceCode"}, -51001, name="networkError", timeout=20)
+    p.error("acquireToken", {"scopes": SCOPES}, -51001, name="networkError", timeout=20)
+
+
+def test_network_reset_during_refresh(launch, mock):
+    p = launch()
+    signed_in_with_expired_token(p, mock)
+    mock.admin.fault(endpoint="token", type="reset", times=-1)
+    p.error("acquireTokenSilent", {"scopes": SCOPES}, -51001, name="networkError", timeout=20)
+
+
+def test_untrusted_authority_host(launch, mock):
+    p = launch(knownAuthorities=[])
+    p.error("acquireToken", {"scopes": SCOPES, "flow": "deviceCode"}, -51008, name="authorityNotTrusted")
+    p.error("acquireToken", {"scopes": SCOPES}, -51008, name="authorityNotTrusted")
+    assert mock.admin.count("authorize") == 0 and mock.admin.count("devicecode") == 0
+
+
+def test_untrusted_authority_in_request(launch, mock):
+    p = launch()
+    other = mock.url.replace("127.0.0.1", "localhost") + "/organizations"
+    p.error("acquireToken", {"scopes": SCOPES, "flow": "deviceCode", "authority": other}, -51008,
+            name="authorityNotTrusted")
+    assert mock.admin.count("devicecode") == 0
+
+
+def test_b2c_password_reset(launch, mock):
+    p = launch(authority=mock.url + "/tfp/fabrikamb2c.onmicrosoft.com/B2C_1_susi")
+    mock.admin.authorize__next(outcome="forgot_password")
+    e = p.error("acquireToken", {"scopes": ["https://fabrikamb2c.onmicrosoft.com/api/demo.read"]}, -51013,
+                timeout=SIGN_IN)
+    assert "AADB2C90118" in e["data"].get("oauthErrorDescription", ""), e
