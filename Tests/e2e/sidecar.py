@@ -28,6 +28,20 @@ def binary_path() -> str:
     return os.environ.get("AUTH_SIDECAR_BIN") or DEFAULT_BINARY
 
 
+OPENRPC = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                       "protocol", "openrpc.json")
+
+
+def protocol_requests(status: str) -> list[str]:
+    """Client-to-server requests with this x-status ("implemented" | "planned") in
+    protocol/openrpc.json, the single record of what this build answers."""
+    with open(OPENRPC, encoding="utf-8") as f:
+        methods = json.load(f)["methods"]
+    return [m["name"] for m in methods
+            if m.get("x-status") == status and m.get("x-kind") == "request"
+            and m.get("x-direction") == "clientToServer"]
+
+
 class ProtocolViolation(AssertionError):
     """stdout carried something that is not a well-formed protocol message."""
 

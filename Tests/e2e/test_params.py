@@ -5,8 +5,11 @@ import pytest
 
 import sidecar as sc
 
-PLANNED = ["callGraph"]
-IMPLEMENTED_AUTH = ["getCurrentAccount", "getAccounts", "acquireToken", "acquireTokenSilent", "signout"]
+# What is built and what is planned comes from the protocol's single source of truth,
+# the x-status of each method in protocol/openrpc.json (client-to-server requests).
+PLANNED = sc.protocol_requests("planned")
+IMPLEMENTED_AUTH = [m for m in ["getCurrentAccount", "getAccounts", "acquireToken", "acquireTokenSilent", "signout",
+                                "callGraph"] if m in sc.protocol_requests("implemented")]
 
 
 def member_error(msg, id):
@@ -118,7 +121,7 @@ def test_params_error_keeps_server_alive(spawn, framing):
     sc.assert_result(p.request("getDeviceInformation", {}, 2), id=2)
 
 
-@pytest.mark.parametrize("method", PLANNED)
+@pytest.mark.parametrize("method", PLANNED or [pytest.param("none", marks=pytest.mark.skip("nothing is planned"))])
 def test_planned_methods_not_found(spawn, framing, method):
     p = spawn(framing=framing)
     e = sc.assert_error(p.request(method, {}, 1), -32601, id=1, name="methodNotFound")

@@ -8,7 +8,8 @@ import urllib.parse
 import pytest
 
 import sidecar as sc
-from auth_e2e import ALICE, BOB, CLIENT_ID, SCOPES, SIGN_IN, browser_runs
+from auth_e2e import ALICE, SCOPES, SIGN_IN, Mock, browser_runs
+from mock_idp.testing import AdminClient, start_mock, stop_mock
 
 SHORT = 240
 
@@ -333,3 +334,21 @@ def test_b2c_password_reset(launch, mock):
     e = p.error("acquireToken", {"scopes": ["https://fabrikamb2c.onmicrosoft.com/api/demo.read"]}, -51013,
                 timeout=SIGN_IN)
     assert "AADB2C90118" in e["data"].get("oauthErrorDescription", ""), e
+
+
+def test_identity_platform_goes_away(launch, mock_session, tmp_path):
+    """A mock of its own, stopped after the sign-in: cached tokens are still served, a
+    refresh fails with -51001, and nothing hangs."""
+    url, ca_file, process = start_mock(tmp_path / "own-mock")
+    own = Mock(url, ca_file, process, AdminClient(url, ca_file))
+    try:
+        p = launch(initialize=False, env={"SSL_CERT_FILE": ca_file, "SCRIPTED_BROWSER_CA": ca_file})
+        p.mock = own
+        p.initialize(cache=str(tmp_path / "gone" / "cache.json"))
+        first = p.sign_in()
+    finally:
+        stop_mock(process)
+    r = p.silent()
+    assert r["fromCache"] is True and r["accessToken"] == first["accessToken"]
+    p.error("acquireTokenSilent", {"scopes": SCOPES, "forceRefresh": True}, -51001, name="networkError", timeout=20)
+    p.error("acquireToken", {"scopes": SCOPES, "flow": "deviceCode"}, -51001, name="networkError", timeout=20)
