@@ -30,6 +30,8 @@ public final class FileTokenCacheStore: TokenCacheStore {
         var identity: FileIdentity?
         var loaded = false
         var generation: UInt64 = 0
+        /// How many times the file was read and parsed (for tests).
+        var loads = 0
     }
 
     /// A store for the cache file at `path` (nothing is touched until the first access).
@@ -68,6 +70,9 @@ public final class FileTokenCacheStore: TokenCacheStore {
         }
     }
 
+    /// How many times the file was read and parsed so far.
+    var loadCount: Int { state.withLock { $0.loads } }
+
     /// Re-reads the file if its identity differs from the one last seen (under the lock).
     private func refresh(_ state: inout State) throws(TokenCacheError) {
         let current = try POSIXFile.identity(of: path)
@@ -92,5 +97,6 @@ public final class FileTokenCacheStore: TokenCacheStore {
         state.document = document
         state.identity = identity
         state.loaded = true
+        state.loads += 1
     }
 }

@@ -1,0 +1,155 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Dispatch
+import JSON
+import Testing
+@testable import TokenCache
+
+/// The file store: permissions, atomic replace, locking, corrupt files, change detection.
+@Suite struct FileStoreTests {
+    let alice = Fixture.home("aaaaaaaa-0000-0000-0000-000000000001")
+
+    @Test func createsDirectory0700AndFile0600AndLeavesNothingElse() throws {
+        let temp = TemporaryDirectory()
+        defer { temp.remove() }
+        let path = temp.path + "/a/b/cache.json"
+        let cache = TokenCache(store: FileTokenCacheStore(path: path))
+        #expect(try cache.accounts().isEmpty)
+        try cache.save(Fixture.record())
+        #expect(mode(of: temp.path + "/a") == 0o700)
+        #expect(mode(of: temp.path + "/a/b") == 0o700)
+        #expect(mode(of: path) == 0o600)
+        #expect(temp.entries(of: temp.path + "/a/b") == ["cache.json"])  // no temp file, no lock file
+        // An existing file with looser permissions is replaced by a 0600 one.
+        chmod(path, 0o644)
+        try cache.setCurrentAccountId(alice, clientId: Fixture.client)
+        #expect(mode(of: path) == 0o600)
+        let reread = TokenCache(store: FileTokenCacheStore(path: path))
+        #expect(try reread.currentAccountId(clientId: Fixture.client) == alice)
+        #expect(try reread.accessToken(homeAccountId: alice, environments: [Fixture.env], realm: Fixture.tenant,
+                                       clientId: Fixture.client, scopes: ["User.Read"])?.secret == "at-alice")
+    }
+
+    @Test func corruptFileIsReportedAndLeftUntouched() throws {
+        let temp = TemporaryDirectory()
+        defer { temp.remove() }
+        let path = temp.path + "/cache.json"
+        let garbage = Array(#"{"AccessToken": {"k": "#.utf8)
+        writeBytes(path, garbage)
+        let cache = TokenCache(store: FileTokenCacheStore(path: path))
+        for attempt in 0..<2 {
+            let error = #expect(throws: TokenCacheError.self) {
+                if attempt == 0 { _ = try cache.accounts() } else { try cache.save(Fixture.record()) }
+            }
+            #expect(error?.code == .unreadable && error?.path == path)
+        }
+        #expect(readBytes(path) == garbage)
+        #expect(temp.entries() == ["cache.json"])
+        // Once repaired (here: emptied) by someone, the cache works again.
+        writeBytes(path, [])
+        try cache.save(Fixture.record())
+        #expect(try cache.accounts().count == 1)
+    }
+
+    @Test func reloadsOnlyWhenTheFileChangedAndReportsExternalChanges() throws {
+        let temp = TemporaryDirectory()
+        defer { temp.remove() }
+        let path = temp.path + "/cache.json"
+        let mine = FileTokenCacheStore(path: path)
+        let cache = TokenCache(store: mine)
+        let other = TokenCache(store: FileTokenCacheStore(path: path))  // "another process"
+        try cache.save(Fixture.record())
+        let before = try cache.changeToken()
+        _ = try cache.accounts()
+        try cache.setCurrentAccountId(alice, clientId: Fixture.client)  // our own write
+        #expect(try cache.changeToken() == before)
+        let loads = mine.loadCount
+        for _ in 0..<5 { _ = try cache.accounts() }
+        #expect(mine.loadCount == loads, "unchanged file: the parsed document is reused")
+
+        try other.removeAccount(homeAccountId: alice, environments: [Fixture.env], clientId: Fixture.client)
+        #expect(try cache.changeToken() != before)
+        #expect(try cache.accounts().isEmpty)
+        #expect(try cache.currentAccountId(clientId: Fixture.client) == nil)
+        #expect(mine.loadCount == loads + 1)
+
+        // An in-place rewrite by a foreign writer (same inode) is seen too.
+        let changed = try cache.changeToken()
+        var bytes = try #require(readBytes(path))
+        bytes.append(0x20)
+        writeBytes(path, bytes)
+        #expect(try cache.changeToken() != changed)
+        // The file deleted: an empty cache.
+        unlink(path)
+        #expect(try cache.accounts().isEmpty)
+    }
+
+    @Test func lockTimesOutWithAClearErrorWhileAnotherProcessHoldsIt() throws {
+        let temp = TemporaryDirectory()
+        defer { temp.remove() }
+        let path = temp.path + "/cache.json"
+        // A live process (our own pid) holding the lock file the msal-extensions way.
+        writeBytes(path + ".lockfile", Array("\(getpid()) holder".utf8))
+        let store = FileTokenCacheStore(path: path, lockTimeout: .milliseconds(300))
+        let error = #expect(throws: TokenCacheError.self) { _ = try TokenCache(store: store).accounts() }
+        #expect(error?.code == .lockTimeout && error?.path == path + ".lockfile")
+        // A lock file left by a dead process is removed.
+        writeBytes(path + ".lockfile", Array("999999999 crashed".utf8))
+        #expect(try TokenCache(store: store).accounts().isEmpty)
+        #expect(temp.entries() == [])
+    }
+
+    @Test func concurrentThreadsLoseNoUpdate() throws {
+        let temp = TemporaryDirectory()
+        defer { temp.remove() }
+        let path = temp.path + "/cache.json"
+        let threads = 8, saves = 25
+        DispatchQueue.concurrentPerform(iterations: threads) { thread in
+            let cache = TokenCache(store: FileTokenCacheStore(path: path))  // one store each: flock contention
+            for index in 0..<saves {
+                try? cache.save(Fixture.record(uid: "t\(thread)-\(index)", secret: "s\(thread)-\(index)"))
+            }
+        }
+        let cache = TokenCache(store: FileTokenCacheStore(path: path))
+        #expect(try cache.accounts().count == threads * saves)
+        #expect(temp.entries() == ["cache.json"])
+    }
+
+    @Test func concurrentProcessesLoseNoUpdate() throws {
+        let temp = TemporaryDirectory()
+        defer { temp.remove() }
+        guard runShell("python3 -c 'import fcntl'").status == 0 else {
+            if isCI { Issue.record("python3 is required in CI") }
+            return
+        }
+        let path = temp.path + "/cache.json"
+        let worker = Fixture.directory + "/lock_worker.py"
+        let processes = 4, perProcess = 40, threads = 4, saves = 20
+        let group = DispatchGroup()
+        let status = LockedBox<Int32>(0)
+        DispatchQueue.global().async(group: group) {
+            status.set(runShell("python3 '\(worker)' '\(path)' --processes \(processes) \(perProcess)").status)
+        }
+        DispatchQueue.concurrentPerform(iterations: threads) { thread in
+            let cache = TokenCache(store: FileTokenCacheStore(path: path))
+            for index in 0..<saves {
+                try? cache.save(Fixture.record(uid: "swift\(thread)-\(index)", secret: "s"))
+            }
+        }
+        group.wait()
+        #expect(status.get() == 0)
+        let accounts = try TokenCache(store: FileTokenCacheStore(path: path)).accounts()
+        #expect(accounts.count == processes * perProcess + threads * saves)
+        #expect(temp.entries() == ["cache.json"])
+    }
+}
+
+/// A value shared between threads of a test.
+final class LockedBox<Value: Sendable>: @unchecked Sendable {
+    private var value: Value
+    private let lock = DispatchSemaphore(value: 1)
+    init(_ value: Value) { self.value = value }
+    func set(_ newValue: Value) { lock.wait(); value = newValue; lock.signal() }
+    func get() -> Value { lock.wait(); defer { lock.signal() }; return value }
+}
