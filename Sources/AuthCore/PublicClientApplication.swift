@@ -11,7 +11,7 @@ import Synchronization
 public final class PublicClientApplication: Sendable {
     public let configuration: ClientConfiguration
     private let dependencies: AuthDependencies
-    private let metadataCache: MetadataCache
+    private let resolver: AuthorityResolver
     private let refreshes = RefreshCoordinator()
     private let tracker = CurrentAccountTracker()
     private let interactiveRunning = Mutex(false)
@@ -19,10 +19,15 @@ public final class PublicClientApplication: Sendable {
     public init(configuration: ClientConfiguration, dependencies: AuthDependencies) {
         self.configuration = configuration
         self.dependencies = dependencies
-        metadataCache = MetadataCache(transport: dependencies.transport)
+        resolver = AuthorityResolver(
+            transport: dependencies.transport,
+            trust: AuthorityTrust(knownAuthorities: configuration.knownAuthorities, instanceDiscovery: configuration.instanceDiscovery))
     }
 
-    private var directory: AccountDirectory { AccountDirectory(configuration: configuration, cache: dependencies.cache) }
+    private func directory() async -> AccountDirectory {
+        AccountDirectory(configuration: configuration, cache: dependencies.cache,
+                         environments: await resolver.aliases(of: configuration.authority.host))
+    }
 
     /// Signs in through the browser (`browser` overrides the system launcher, e.g. to let the
     /// JSON-RPC client open the URL). One interactive sign-in at a time.
@@ -36,46 +41,47 @@ public final class PublicClientApplication: Sendable {
             throw AuthError(.interactiveInProgress, "another interactive sign-in is in progress; finish or cancel it first")
         }
         defer { interactiveRunning.withLock { $0 = false } }
+        let directory = await directory()
         let account = try request.account.map { reference throws in
             guard let found = try directory.resolve(reference) else { throw Self.accountNotFound(reference) }
             return found
         }
-        let flow = InteractiveFlow(configuration: configuration, dependencies: dependencies, metadataCache: metadataCache)
+        let flow = InteractiveFlow(configuration: configuration, dependencies: dependencies, resolver: resolver)
         let result = try await flow.run(request, account: account, browser: browser ?? dependencies.browser, correlationId: correlationId)
-        try makeCurrent(result.account)
+        try await makeCurrent(result.account)
         return result
     }
 
     /// Signs in with a device code shown to the user (headless machines).
     public func acquireTokenByDeviceCode(_ request: DeviceCodeRequest, correlationId: String) async throws -> TokenResult {
-        let flow = DeviceCodeFlow(configuration: configuration, dependencies: dependencies, metadataCache: metadataCache)
+        let flow = DeviceCodeFlow(configuration: configuration, dependencies: dependencies, resolver: resolver)
         let result = try await flow.run(request, correlationId: correlationId)
-        try makeCurrent(result.account)
+        try await makeCurrent(result.account)
         return result
     }
 
     /// A token without UI; `interactionRequired` when only the user can help.
     public func acquireTokenSilently(_ request: SilentRequest, correlationId: String) async throws -> TokenResult {
-        guard let account = try directory.resolve(request.account) else {
+        guard let account = try await directory().resolve(request.account) else {
             if let reference = request.account { throw Self.accountNotFound(reference) }
             var error = AuthError(.interactionRequired, "no account is signed in; call acquireToken")
             error.suberror = "no_account"
             throw error
         }
-        let flow = SilentFlow(configuration: configuration, dependencies: dependencies, metadataCache: metadataCache,
+        let flow = SilentFlow(configuration: configuration, dependencies: dependencies, resolver: resolver,
                               coordinator: refreshes)
         return try await flow.run(request, account: account, correlationId: correlationId)
     }
 
     /// The accounts in the cache (optionally those with `username`).
-    public func accounts(username: String? = nil) throws -> [Account] {
-        try directory.all(username: username)
+    public func accounts(username: String? = nil) async throws -> [Account] {
+        try await directory().all(username: username)
     }
 
     /// The current account, and the one this process knew before if it changed since
     /// (another process signed in or out).
-    public func currentAccount() throws -> (current: Account?, previous: Account?) {
-        let current = try directory.current()
+    public func currentAccount() async throws -> (current: Account?, previous: Account?) {
+        let current = try await directory().current()
         return (current, tracker.update(current))
     }
 
@@ -83,17 +89,18 @@ public final class PublicClientApplication: Sendable {
     /// ends the browser session. Returns the account signed out.
     @discardableResult
     public func signOut(_ reference: AccountReference?, fromBrowser: Bool, browser: (any BrowserLauncher)? = nil) async throws -> Account {
+        let directory = await directory()
         guard let account = try directory.resolve(reference) else {
             if let reference { throw Self.accountNotFound(reference) }
             throw AuthError(.accountNotFound, "no account is signed in")
         }
-        let flow = SignOutFlow(configuration: configuration, dependencies: dependencies, metadataCache: metadataCache)
+        let flow = SignOutFlow(configuration: configuration, dependencies: dependencies, resolver: resolver)
         try await flow.run(account, directory: directory, fromBrowser: fromBrowser, browser: browser ?? dependencies.browser)
         return account
     }
 
-    private func makeCurrent(_ account: Account) throws {
-        try directory.setCurrent(account)
+    private func makeCurrent(_ account: Account) async throws {
+        try await directory().setCurrent(account)
         tracker.note(account)
     }
 

@@ -70,6 +70,20 @@ public enum Tokens {
         return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: Array(body.utf8))
     }
 
+    /// Instance discovery for Microsoft's public cloud.
+    public static let instanceDiscovery = HTTPResponse(status: 200, body: Array("""
+        {"tenant_discovery_endpoint":"https://login.microsoftonline.com/common/v2.0/.well-known/openid-configuration",\
+        "metadata":[{"preferred_network":"login.microsoftonline.com","preferred_cache":"login.windows.net",\
+        "aliases":["login.microsoftonline.com","login.windows.net","login.microsoft.com","sts.windows.net"]}]}
+        """.utf8))
+
+    /// Discovery documents (instance or OIDC) for `request`, `nil` for anything else.
+    public static func discoveryAnswer(for request: HTTPRequest) -> HTTPResponse? {
+        if request.url.contains("/common/discovery/instance") { return instanceDiscovery }
+        if request.url.hasSuffix("openid-configuration") { return discovery }
+        return nil
+    }
+
     public static let discovery = HTTPResponse(status: 200, body: Array("""
         {"authorization_endpoint":"https://login.microsoftonline.com/common/oauth2/v2.0/authorize",\
         "token_endpoint":"https://login.microsoftonline.com/common/oauth2/v2.0/token",\

@@ -10,8 +10,11 @@ import TokenCache
 enum ApplicationFactory {
     static func make(_ configuration: Configuration, logger: Logger) throws(RPCError) -> AuthMethods {
         let authority: Authority
-        do {
-            authority = try Authority(configuration.authority)
+        do throws(AuthError) {
+            authority = try Authority(configuration.authority, declared: configuration.authorityType.flatMap(Authority.Kind.init))
+            if let declared = configuration.authorityType, declared != authority.kind.rawValue {
+                throw AuthError(.invalidConfiguration, "the URL is a \(authority.kind.rawValue) authority, not \(declared)")
+            }
         } catch {
             throw .invalidParams("authority: \(error.message)", member: "authority")
         }
@@ -27,10 +30,11 @@ enum ApplicationFactory {
             browser: SystemBrowserLauncher(logger: logger),
             listener: LoopbackRedirectListener(logger: logger),
             logger: logger)
-        let client = ClientConfiguration(
+        var client = ClientConfiguration(
             clientId: configuration.clientId, authority: authority, redirectURI: configuration.redirectUri,
             knownAuthorities: configuration.knownAuthorities, defaultScopes: configuration.scopes,
             clientCapabilities: configuration.clientCapabilities, sharedDeviceMode: configuration.sharedDeviceMode)
+        client.instanceDiscovery = configuration.instanceDiscovery
         let app = PublicClientApplication(configuration: client, dependencies: dependencies)
         let graph = GraphClient(app: app, transport: transport, endpoint: configuration.graphEndpoint, logger: logger)
         return AuthMethods(app: app, graph: graph, browserMode: configuration.browser)

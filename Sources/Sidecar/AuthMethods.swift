@@ -69,7 +69,7 @@ struct AuthMethods: Sendable {
     func getCurrentAccount(_ params: JSONValue?, _ context: RequestContext) async throws -> JSONValue {
         _ = try Params(params, allowed: [])
         return try await AuthErrorMapping.translating {
-            let (current, previous) = try app.currentAccount()
+            let (current, previous) = try await app.currentAccount()
             return ["account": AuthJSON.account(current), "previousAccount": AuthJSON.account(previous)]
         }
     }
@@ -77,7 +77,7 @@ struct AuthMethods: Sendable {
     func getAccounts(_ params: JSONValue?, _ context: RequestContext) async throws -> JSONValue {
         let username: String? = try Params(params, allowed: ["username"]).optional("username")
         return try await AuthErrorMapping.translating {
-            ["accounts": .array(try app.accounts(username: username).map(AuthJSON.account))]
+            ["accounts": .array(try await app.accounts(username: username).map(AuthJSON.account))]
         }
     }
 

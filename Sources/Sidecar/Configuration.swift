@@ -27,6 +27,10 @@ public struct Configuration: Sendable, Equatable {
     public var sharedDeviceMode = false
     public var clientCapabilities: [String] = []
     public var browser = BrowserMode.system
+    /// `aad`, `b2c`, `ciam` or `oidc`; `nil`: detected from the authority URL.
+    public var authorityType: String?
+    /// Validate AAD hosts and find their aliases with instance discovery.
+    public var instanceDiscovery = true
 
     public init(clientId: String, cache: CacheSetting = .file(path: Configuration.defaultCachePath())) {
         self.clientId = clientId
@@ -52,6 +56,7 @@ public struct Configuration: Sendable, Equatable {
             "graphEndpoint": .string(graphEndpoint), "cache": cacheJSON,
             "sharedDeviceMode": .bool(sharedDeviceMode), "clientCapabilities": JSONValue(clientCapabilities),
             "browser": .string(browser.rawValue),
+            "authorityType": JSONValue(authorityType), "instanceDiscovery": .bool(instanceDiscovery),
         ]
     }
 }

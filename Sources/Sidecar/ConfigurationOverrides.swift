@@ -14,13 +14,15 @@ public struct ConfigurationOverrides: Sendable, Equatable {
     public var sharedDeviceMode: Bool?
     public var clientCapabilities: [String]?
     public var browser: Configuration.BrowserMode?
+    public var authorityType: String?
+    public var instanceDiscovery: Bool?
 
     public init() {}
 
     /// The contract's configuration keys.
     public static let keys: Set<String> = [
         "clientId", "authority", "redirectUri", "knownAuthorities", "scopes", "graphEndpoint",
-        "cache", "sharedDeviceMode", "clientCapabilities", "browser",
+        "cache", "sharedDeviceMode", "clientCapabilities", "browser", "authorityType", "instanceDiscovery",
     ]
 
     /// Reads the configuration keys from `params` (other members must be in `alsoAllowed`).
@@ -35,6 +37,8 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         sharedDeviceMode = try p.optional("sharedDeviceMode")
         clientCapabilities = try p.optional("clientCapabilities")
         browser = try p.optional("browser", oneOf: ["system", "client"]).flatMap(Configuration.BrowserMode.init)
+        authorityType = try p.optional("authorityType", oneOf: ["aad", "b2c", "ciam", "oidc"])
+        instanceDiscovery = try p.optional("instanceDiscovery")
         if let cacheParams = try p.nested("cache", allowed: ["path", "persistence"]) {
             let persistence = try cacheParams.optional("persistence", oneOf: ["file", "memory"])
             let path: String? = try cacheParams.optional("path")
@@ -60,6 +64,8 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         result.sharedDeviceMode = sharedDeviceMode ?? base.sharedDeviceMode
         result.clientCapabilities = clientCapabilities ?? base.clientCapabilities
         result.browser = browser ?? base.browser
+        result.authorityType = authorityType ?? base.authorityType
+        result.instanceDiscovery = instanceDiscovery ?? base.instanceDiscovery
         return result
     }
 
@@ -78,6 +84,8 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         if let sharedDeviceMode { config.sharedDeviceMode = sharedDeviceMode }
         if let clientCapabilities { config.clientCapabilities = clientCapabilities }
         if let browser { config.browser = browser }
+        config.authorityType = authorityType
+        if let instanceDiscovery { config.instanceDiscovery = instanceDiscovery }
         try ConfigurationValidator.validate(config)
         return config
     }

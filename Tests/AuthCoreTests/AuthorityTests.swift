@@ -1,3 +1,4 @@
+import HTTP
 import Testing
 import AuthTestSupport
 @testable import AuthCore
@@ -27,14 +28,14 @@ import AuthTestSupport
         #expect(throws: AuthError.self) { try Authority("login.microsoftonline.com/common") }
     }
 
-    @Test func trustsWellKnownAndListedHostsOnly() throws {
+    @Test func decidesTrustByKindAndList() throws {
         let trust = AuthorityTrust(knownAuthorities: ["contoso.b2clogin.com", "https://127.0.0.1:9443"])
-        try trust.check(try Authority("https://login.microsoftonline.com/common"))
-        try trust.check(try Authority("https://contoso.b2clogin.com/tfp/t/B2C_1_x"))
-        try trust.check(try Authority("https://127.0.0.1:9443/common"))
-        try trust.check(try Authority("https://contoso.ciamlogin.com/"))
-        #expect(throws: AuthError.self) { try trust.check(try Authority("https://evil.example.com/common")) }
-        #expect(throws: AuthError.self) { try trust.check(try Authority("https://other.b2clogin.com/tfp/t/B2C_1_x")) }
+        #expect(try trust.decide(try Authority("https://login.microsoftonline.com/common")) == .discover(validates: false))
+        #expect(try trust.decide(try Authority("https://evil.example.com/common")) == .discover(validates: true))
+        #expect(try trust.decide(try Authority("https://contoso.b2clogin.com/tfp/t/B2C_1_x")) == .trusted)
+        #expect(try trust.decide(try Authority("https://127.0.0.1:9443/common")) == .trusted)
+        #expect(try trust.decide(try Authority("https://contoso.ciamlogin.com/")) == .trusted)
+        #expect(throws: AuthError.self) { try trust.decide(try Authority("https://other.b2clogin.com/tfp/t/B2C_1_x")) }
     }
 }
 
@@ -90,5 +91,62 @@ import AuthTestSupport
         #expect(error.errorCodes == [700082])
         #expect(error.claims == "{}")
         #expect(error.retryAfter == 3)
+    }
+}
+
+@Suite struct AuthorityResolverTests {
+    private static func discovery(_ body: String, status: Int = 200) -> HTTPResponse {
+        HTTPResponse(status: status, body: Array(body.utf8))
+    }
+
+    @Test func registersTheAliasesInstanceDiscoveryReturns() async throws {
+        let http = FakeHTTPTransport { request in
+            if request.url.contains("/discovery/instance") {
+                return Self.discovery(#"{"metadata":[{"aliases":["login.microsoftonline.com","login.windows.net","login.sovereign.example"]}]}"#)
+            }
+            return Tokens.discovery
+        }
+        let resolver = AuthorityResolver(transport: http, trust: AuthorityTrust(knownAuthorities: []))
+        let resolved = try await resolver.resolve(try Authority("https://login.microsoftonline.com/common"))
+        #expect(resolved.environments == ["login.microsoftonline.com", "login.windows.net", "login.sovereign.example"])
+        #expect(await resolver.aliases(of: "login.sovereign.example").contains("login.microsoftonline.com"))
+        #expect(http.requests(to: "openid-configuration").count == 1)
+        _ = try await resolver.resolve(try Authority("https://login.microsoftonline.com/common"))
+        #expect(http.requests.filter { $0.url.contains("/discovery/instance") }.count == 1)
+    }
+
+    @Test func refusesAnInstanceDiscoveryDoesNotKnow() async throws {
+        let http = FakeHTTPTransport { request in
+            request.url.contains("/discovery/instance")
+                ? Self.discovery(#"{"error":"invalid_instance","error_description":"AADSTS50049"}"#, status: 400) : Tokens.discovery
+        }
+        let resolver = AuthorityResolver(transport: http, trust: AuthorityTrust(knownAuthorities: []))
+        do {
+            _ = try await resolver.resolve(try Authority("https://login.evil.example/common"))
+            Issue.record("an unknown host was trusted")
+        } catch let error as AuthError {
+            #expect(error.kind == .authorityNotTrusted)
+        }
+        #expect(http.requests.first?.url.hasPrefix("https://login.microsoftonline.com/common/discovery/instance?") == true)
+    }
+
+    @Test func skipsDiscoveryForListedHostsAndWhenTurnedOff() async throws {
+        let http = FakeHTTPTransport { _ in Tokens.discovery }
+        _ = try await AuthorityResolver(transport: http, trust: AuthorityTrust(knownAuthorities: ["login.contoso.example"]))
+            .resolve(try Authority("https://login.contoso.example/common"))
+        _ = try await AuthorityResolver(transport: http, trust: AuthorityTrust(knownAuthorities: [], instanceDiscovery: false))
+            .resolve(try Authority("https://login.other.example/common"))
+        #expect(!http.requests.contains { $0.url.contains("/discovery/instance") })
+    }
+
+    @Test func discoversAGenericOIDCProviderAtTheIssuer() async throws {
+        let http = FakeHTTPTransport { _ in
+            HTTPResponse(status: 200, body: Array(#"{"authorization_endpoint":"https://id.example.com/auth","token_endpoint":"https://id.example.com/token","issuer":"https://id.example.com/realms/main"}"#.utf8))
+        }
+        let authority = try Authority("https://id.example.com/realms/main/", declared: .oidc)
+        #expect(authority.url == "https://id.example.com/realms/main")
+        let resolved = try await AuthorityResolver(transport: http, trust: AuthorityTrust(knownAuthorities: [])).resolve(authority)
+        #expect(http.requests.first?.url == "https://id.example.com/realms/main/.well-known/openid-configuration")
+        #expect(resolved.metadata.deviceCodeEndpoint == nil)
     }
 }

@@ -23,7 +23,7 @@ import AuthTestSupport
     private func transport(delay: Duration = .zero, token: @escaping @Sendable (Int) -> HTTPResponse) -> FakeHTTPTransport {
         let calls = Mutex(0)
         return FakeHTTPTransport(delay: delay) { request in
-            if request.url.hasSuffix("openid-configuration") { return Tokens.discovery }
+            if let answer = Tokens.discoveryAnswer(for: request) { return answer }
             let n = calls.withLock { $0 += 1; return $0 }
             return token(n)
         }
@@ -120,7 +120,7 @@ import AuthTestSupport
     @Test func mapsTransportFailures() async throws {
         try seed(expiresIn: 10)
         let http = FakeHTTPTransport { request throws(HTTPError) in
-            if request.url.hasSuffix("openid-configuration") { return Tokens.discovery }
+            if let answer = Tokens.discoveryAnswer(for: request) { return answer }
             throw .network("connection refused")
         }
         do {
@@ -134,12 +134,12 @@ import AuthTestSupport
         try seed()
         let http = transport { _ in Tokens.tokenResponse(accessToken: "x") }
         let application = try app(http)
-        #expect(try application.currentAccount().current?.username == "alice@contoso.com")
+        #expect(try await application.currentAccount().current?.username == "alice@contoso.com")
         let removed = try await application.signOut(nil, fromBrowser: false)
         #expect(removed.homeAccountId == "oid-1.tid-1")
-        let after = try application.currentAccount()
+        let after = try await application.currentAccount()
         #expect(after.current == nil)
         #expect(after.previous?.homeAccountId == "oid-1.tid-1")
-        #expect(try application.accounts().isEmpty)
+        #expect(try await application.accounts().isEmpty)
     }
 }

@@ -25,7 +25,7 @@ import TokenCache
     private func client(graph: @escaping @Sendable (HTTPRequest, Int) -> HTTPResponse) throws -> (GraphClient, FakeHTTPTransport) {
         let calls = Mutex(0)
         let http = FakeHTTPTransport { request in
-            if request.url.hasSuffix("openid-configuration") { return Tokens.discovery }
+            if let answer = Tokens.discoveryAnswer(for: request) { return answer }
             if request.url.hasSuffix("/token") { return Tokens.tokenResponse(accessToken: "at-claims") }
             return graph(request, calls.withLock { $0 += 1; return $0 })
         }

@@ -8,8 +8,9 @@ import HTTP
 /// | `https://login.microsoftonline.com/{common|organizations|consumers|tenant}` | ``Kind/aad`` |
 /// | `https://{host}/tfp/{tenant}/{policy}`, `https://{host}/{tenant}/{policy}` (b2clogin.com, or a `b2c_` policy) | ``Kind/b2c`` |
 /// | `https://{tenant}.ciamlogin.com/[{tenant}]` | ``Kind/ciam`` (no path: `{tenant}.onmicrosoft.com`) |
+/// | any issuer URL, declared `oidc` | ``Kind/oidc``: discovery at `{issuer}/.well-known/openid-configuration` |
 public struct Authority: Sendable, Equatable, CustomStringConvertible {
-    public enum Kind: String, Sendable { case aad, b2c, ciam }
+    public enum Kind: String, Sendable, CaseIterable { case aad, b2c, ciam, oidc }
 
     public let kind: Kind
     /// `https://host[:port]`.
@@ -25,7 +26,8 @@ public struct Authority: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String { url }
 
-    public init(_ text: String) throws(AuthError) {
+    /// Parses an authority; `declared` forces a kind (only ``Kind/oidc`` changes the parsing).
+    public init(_ text: String, declared: Kind? = nil) throws(AuthError) {
         guard let parts = URLParts(text) else {
             throw AuthError(.invalidConfiguration, "the authority '\(text)' is not an absolute https URL")
         }
@@ -35,7 +37,12 @@ public struct Authority: Sendable, Equatable, CustomStringConvertible {
         let segments = parts.path.prefix { $0 != "?" && $0 != "#" }.split(separator: "/").map(String.init)
         origin = parts.origin
         host = parts.host
-        if host.hasSuffix(".ciamlogin.com") {
+        if declared == .oidc {
+            kind = .oidc
+            tenant = segments.first ?? host
+            policy = nil
+            url = ([origin] + segments).joined(separator: "/")
+        } else if host.hasSuffix(".ciamlogin.com") {
             kind = .ciam
             tenant = segments.first ?? "\(host.dropLast(".ciamlogin.com".count)).onmicrosoft.com"
             policy = nil
@@ -61,7 +68,9 @@ public struct Authority: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The OpenID Connect discovery document.
-    public var metadataURL: String { "\(url)/v2.0/.well-known/openid-configuration" }
+    public var metadataURL: String {
+        kind == .oidc ? "\(url)/.well-known/openid-configuration" : "\(url)/v2.0/.well-known/openid-configuration"
+    }
 
     /// `common`, `organizations` or `consumers`: not one tenant.
     public var isMultiTenant: Bool {
@@ -70,12 +79,12 @@ public struct Authority: Sendable, Equatable, CustomStringConvertible {
 
     /// The same authority for another tenant (`common` -> a tenant id).
     public func with(tenant newTenant: String) -> Authority {
-        guard kind == .aad, let other = try? Authority("\(origin)/\(newTenant)") else { return self }
+        guard kind == .aad, let other = try? Authority("\(origin)/\(newTenant)", declared: nil) else { return self }
         return other
     }
 }
 
-/// Decides whether an authority's host may be used without instance discovery.
+/// Decides whether an authority may be used, and whether instance discovery validates it.
 public struct AuthorityTrust: Sendable {
     /// Microsoft's public and sovereign cloud sign-in hosts.
     public static let wellKnownHosts: Set<String> = [
@@ -86,24 +95,34 @@ public struct AuthorityTrust: Sendable {
 
     /// `knownAuthorities` from the configuration: hosts or URLs.
     public let knownHosts: Set<String>
+    /// `instanceDiscovery` from the configuration: validate and find aliases of AAD hosts.
+    public let instanceDiscovery: Bool
 
-    public init(knownAuthorities: [String]) {
+    public init(knownAuthorities: [String], instanceDiscovery: Bool = true) {
         knownHosts = Set(knownAuthorities.map { entry in
             (URLParts(entry)?.host ?? entry.split(separator: "/").first.map(String.init) ?? entry)
                 .split(separator: ":").first.map { String($0).lowercased() } ?? entry.lowercased()
         })
+        self.instanceDiscovery = instanceDiscovery
     }
 
-    /// B2C and custom hosts must be listed; AAD's well-known hosts and CIAM are trusted.
-    public func check(_ authority: Authority) throws(AuthError) {
-        if knownHosts.contains(authority.host) { return }
+    /// What to do before using `authority`.
+    public enum Decision: Equatable, Sendable {
+        /// Use it as it is (listed, B2C/CIAM/OIDC, or discovery off).
+        case trusted
+        /// Ask instance discovery (aliases; validation of a host not known to be Microsoft's).
+        case discover(validates: Bool)
+    }
+
+    public func decide(_ authority: Authority) throws(AuthError) -> Decision {
+        if knownHosts.contains(authority.host) { return .trusted }
         switch authority.kind {
-        case .aad where Self.wellKnownHosts.contains(authority.host): return
-        case .ciam: return
+        case .ciam, .oidc: return .trusted
         case .b2c:
             throw AuthError(.authorityNotTrusted, "the B2C host \(authority.host) must be listed in knownAuthorities")
         case .aad:
-            throw AuthError(.authorityNotTrusted, "the authority host \(authority.host) is not a known Microsoft host; list it in knownAuthorities to trust it")
+            guard instanceDiscovery else { return .trusted }
+            return .discover(validates: !Self.wellKnownHosts.contains(authority.host))
         }
     }
 }

@@ -7,7 +7,7 @@ public struct OpenIDMetadata: Sendable, Equatable {
     public let tokenEndpoint: String
     /// Advertised, else derived from the token endpoint (AAD serves `.../devicecode` without
     /// advertising it).
-    public let deviceCodeEndpoint: String
+    public let deviceCodeEndpoint: String?
     public let endSessionEndpoint: String?
     public let issuer: String?
 
@@ -16,7 +16,7 @@ public struct OpenIDMetadata: Sendable, Equatable {
         URLParts(tokenEndpoint)?.path.split(separator: "/").first.map(String.init)
     }
 
-    init(json: JSONValue) throws(AuthError) {
+    init(json: JSONValue, kind: Authority.Kind) throws(AuthError) {
         guard let authorize = json["authorization_endpoint"]?.stringValue,
               let token = json["token_endpoint"]?.stringValue
         else { throw .malformed("the discovery document lacks authorization_endpoint or token_endpoint") }
@@ -27,8 +27,8 @@ public struct OpenIDMetadata: Sendable, Equatable {
         }
         authorizationEndpoint = authorize
         tokenEndpoint = token
-        deviceCodeEndpoint = json["device_authorization_endpoint"]?.stringValue
-            ?? (token.hasSuffix("/token") ? String(token.dropLast("token".count)) + "devicecode" : token)
+        let derived = kind != .oidc && token.hasSuffix("/token") ? String(token.dropLast("token".count)) + "devicecode" : nil
+        deviceCodeEndpoint = json["device_authorization_endpoint"]?.stringValue ?? derived
         endSessionEndpoint = json["end_session_endpoint"]?.stringValue
         issuer = json["issuer"]?.stringValue
     }
@@ -54,7 +54,7 @@ public actor MetadataCache {
                 throw error
             }
             guard let json = try? JSONValue.parse(response.body) else { throw AuthError.malformed("the discovery document is not JSON") }
-            return try OpenIDMetadata(json: json)
+            return try OpenIDMetadata(json: json, kind: authority.kind)
         }
         pending[authority.url] = task
         defer { pending[authority.url] = nil }

@@ -6,8 +6,8 @@ import TokenCache
 struct AccountDirectory: Sendable {
     let configuration: ClientConfiguration
     let cache: TokenCache
-
-    var environments: [String] { EnvironmentAliases.of(configuration.authority.host) }
+    /// The configured authority's host and its aliases.
+    let environments: [String]
 
     /// The accounts of this cloud, one per home account (its home-tenant profile first).
     func all(username: String? = nil) throws -> [Account] {

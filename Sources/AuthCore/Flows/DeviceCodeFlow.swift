@@ -5,19 +5,22 @@ import JSON
 struct DeviceCodeFlow: Sendable {
     let configuration: ClientConfiguration
     let dependencies: AuthDependencies
-    let metadataCache: MetadataCache
+    let resolver: AuthorityResolver
 
     func run(_ request: DeviceCodeRequest, correlationId: String) async throws -> TokenResult {
-        let authority = try request.authority.map { (text: String) throws(AuthError) in try Authority(text) } ?? configuration.authority
-        try AuthorityTrust(knownAuthorities: configuration.knownAuthorities).check(authority)
-        let metadata = try await metadataCache.metadata(for: authority)
+        let resolved = try await resolver.resolve(try configuration.authority(for: request.authority))
+        let authority = resolved.authority
+        let metadata = resolved.metadata
         let scopes = Scopes.deduplicated(request.scopes ?? configuration.defaultScopes)
         let claims = try Scopes.mergedClaims(request.claims, capabilities: configuration.clientCapabilities)
         let client = TokenEndpointClient(transport: dependencies.transport, clientId: configuration.clientId)
 
         var fields = [("scope", Scopes.decorated(scopes).joined(separator: " "))]
         if let claims { fields.append(("claims", claims)) }
-        let answer = try await client.post(fields, to: metadata.deviceCodeEndpoint, correlationId: correlationId)
+        guard let endpoint = metadata.deviceCodeEndpoint else {
+            throw AuthError(.invalidConfiguration, "the provider offers no device authorization endpoint; use the browser flow")
+        }
+        let answer = try await client.post(fields, to: endpoint, correlationId: correlationId)
         guard let deviceCode = answer["device_code"]?.stringValue, let userCode = answer["user_code"]?.stringValue,
               let verificationUri = (answer["verification_uri"] ?? answer["verification_url"])?.stringValue
         else { throw AuthError.malformed("the device code answer lacks device_code, user_code or verification_uri") }

@@ -5,13 +5,13 @@ import Loopback
 struct InteractiveFlow: Sendable {
     let configuration: ClientConfiguration
     let dependencies: AuthDependencies
-    let metadataCache: MetadataCache
+    let resolver: AuthorityResolver
 
     func run(_ request: InteractiveRequest, account: Account?, browser: any BrowserLauncher,
              correlationId: String) async throws -> TokenResult {
-        let authority = try request.authority.map { (text: String) throws(AuthError) in try Authority(text) } ?? configuration.authority
-        try AuthorityTrust(knownAuthorities: configuration.knownAuthorities).check(authority)
-        let metadata = try await metadataCache.metadata(for: authority)
+        let resolved = try await resolver.resolve(try configuration.authority(for: request.authority))
+        let authority = resolved.authority
+        let metadata = resolved.metadata
         let scopes = Scopes.deduplicated(request.scopes ?? configuration.defaultScopes)
         let claims = try Scopes.mergedClaims(request.claims, capabilities: configuration.clientCapabilities)
         let pkce = PKCE()

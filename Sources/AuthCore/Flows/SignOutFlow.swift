@@ -5,7 +5,7 @@ import Loopback
 struct SignOutFlow: Sendable {
     let configuration: ClientConfiguration
     let dependencies: AuthDependencies
-    let metadataCache: MetadataCache
+    let resolver: AuthorityResolver
 
     /// - Returns: whether the browser was asked to end the session.
     @discardableResult
@@ -14,9 +14,10 @@ struct SignOutFlow: Sendable {
         let victims = shared ? try directory.all() : [account]
         let wasCurrent = try directory.current()?.homeAccountId == account.homeAccountId
         for victim in victims {
+            let environments = await resolver.aliases(of: victim.environment)
             try CacheAccess.run {
                 _ = try dependencies.cache.removeAccount(homeAccountId: victim.homeAccountId,
-                                                         environments: EnvironmentAliases.of(victim.environment),
+                                                         environments: environments,
                                                          clientId: configuration.clientId)
             }
         }
@@ -28,7 +29,7 @@ struct SignOutFlow: Sendable {
     /// Opens the end-session endpoint; a failure is logged, not thrown (the tokens are gone).
     private func endBrowserSession(hint: String, browser: any BrowserLauncher) async -> Bool {
         do {
-            let metadata = try await metadataCache.metadata(for: configuration.authority)
+            let metadata = try await resolver.resolve(configuration.authority).metadata
             guard let endpoint = metadata.endSessionEndpoint else { return false }
             let separator = endpoint.contains("?") ? "&" : "?"
             try await browser.open(endpoint + separator + FormEncoding.query([("logout_hint", hint)]))

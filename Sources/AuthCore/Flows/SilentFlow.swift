@@ -5,16 +5,16 @@ import TokenCache
 struct SilentFlow: Sendable {
     let configuration: ClientConfiguration
     let dependencies: AuthDependencies
-    let metadataCache: MetadataCache
+    let resolver: AuthorityResolver
     let coordinator: RefreshCoordinator
 
     func run(_ request: SilentRequest, account: Account, correlationId: String) async throws -> TokenResult {
-        let authority = try request.authority.map { (text: String) throws(AuthError) in try Authority(text) } ?? configuration.authority
-        try AuthorityTrust(knownAuthorities: configuration.knownAuthorities).check(authority)
-        let metadata = try await metadataCache.metadata(for: authority)
+        let resolved = try await resolver.resolve(try configuration.authority(for: request.authority))
+        let authority = resolved.authority
+        let metadata = resolved.metadata
         let scopes = Scopes.deduplicated(request.scopes ?? configuration.defaultScopes)
         let useCache = !request.forceRefresh && request.claims == nil
-        let lookup = Lookup(authority: authority, realm: metadata.realm ?? authority.tenant, scopes: scopes, account: account)
+        let lookup = Lookup(authority: authority, realm: resolved.realm, environments: resolved.environments, scopes: scopes, account: account)
         if useCache, let cached = try cachedToken(lookup, correlationId: correlationId), !cached.needsRefresh {
             return cached.result
         }
@@ -38,13 +38,14 @@ struct SilentFlow: Sendable {
     struct Lookup {
         let authority: Authority
         let realm: String
+        let environments: [String]
         let scopes: [String]
         let account: Account
     }
 
     private func cachedToken(_ lookup: Lookup, correlationId: String) throws -> (result: TokenResult, needsRefresh: Bool)? {
         let now = dependencies.clock.now()
-        let environments = EnvironmentAliases.of(lookup.authority.host)
+        let environments = lookup.environments
         let token = try CacheAccess.run {
             try dependencies.cache.accessToken(homeAccountId: lookup.account.homeAccountId, environments: environments,
                                                realm: lookup.realm, clientId: configuration.clientId, scopes: lookup.scopes)
@@ -63,7 +64,7 @@ struct SilentFlow: Sendable {
     }
 
     private func refresh(_ lookup: Lookup, metadata: OpenIDMetadata, claims: String?, correlationId: String) async throws -> TokenResult {
-        let environments = EnvironmentAliases.of(lookup.authority.host)
+        let environments = lookup.environments
         let family = try CacheAccess.run {
             try dependencies.cache.appMetadata(environments: environments, clientId: configuration.clientId)?.familyId
         }

@@ -16,6 +16,8 @@ public struct ClientConfiguration: Sendable {
     public var defaultScopes: [String]
     public var clientCapabilities: [String]
     public var sharedDeviceMode: Bool
+    /// Validate AAD hosts and find their aliases with instance discovery.
+    public var instanceDiscovery = true
     /// How long an interactive sign-in may wait for the browser.
     public var interactiveTimeout: Duration = .seconds(600)
 
@@ -29,6 +31,15 @@ public struct ClientConfiguration: Sendable {
         self.defaultScopes = defaultScopes
         self.clientCapabilities = clientCapabilities
         self.sharedDeviceMode = sharedDeviceMode
+    }
+}
+
+extension ClientConfiguration {
+    /// A request's authority (`nil`: the configured one), parsed as the configured kind
+    /// when that is a generic OIDC provider.
+    public func authority(for text: String?) throws(AuthError) -> Authority {
+        guard let text else { return authority }
+        return try Authority(text, declared: authority.kind == .oidc ? .oidc : nil)
     }
 }
 
@@ -67,6 +78,7 @@ public struct AuthDependencies: Sendable {
 }
 
 /// The sign-in host names of one cloud: a token cached under one is found under the others.
+/// Built in for Microsoft's clouds; ``AuthorityResolver`` adds what instance discovery says.
 public enum EnvironmentAliases {
     static let clouds: [[String]] = [
         ["login.microsoftonline.com", "login.windows.net", "login.microsoft.com", "sts.windows.net"],
@@ -75,6 +87,7 @@ public enum EnvironmentAliases {
     ]
 
     public static func of(_ host: String) -> [String] {
-        clouds.first { $0.contains(host) } ?? [host]
+        let lower = host.lowercased()
+        return clouds.first { $0.contains(lower) } ?? [lower]
     }
 }

@@ -1,0 +1,84 @@
+import HTTP
+import JSON
+
+/// An authority ready for use: trusted, with its endpoints and the host names its tokens
+/// may be cached under.
+public struct ResolvedAuthority: Sendable {
+    public let authority: Authority
+    public let metadata: OpenIDMetadata
+    /// The authority's host and its aliases (instance discovery), lower-cased.
+    public let environments: [String]
+    /// The cache realm for tokens from this authority.
+    public var realm: String { metadata.realm ?? authority.tenant }
+}
+
+/// Trust, instance discovery and OIDC discovery, each answer cached per authority.
+///
+/// Instance discovery (AAD only, unless `knownAuthorities` lists the host or it is turned
+/// off) asks `https://{host}/common/discovery/instance` for a Microsoft or loopback host, and
+/// Microsoft's public cloud for any other host, which validates it: an unknown instance is
+/// `authorityNotTrusted`.
+public actor AuthorityResolver {
+    private let transport: any HTTPTransport
+    private let trust: AuthorityTrust
+    private let metadataCache: MetadataCache
+    private var aliases: [String: [String]] = [:]
+
+    public init(transport: any HTTPTransport, trust: AuthorityTrust) {
+        self.transport = transport
+        self.trust = trust
+        metadataCache = MetadataCache(transport: transport)
+    }
+
+    public func resolve(_ authority: Authority) async throws -> ResolvedAuthority {
+        let environments: [String]
+        switch try trust.decide(authority) {
+        case .trusted:
+            environments = EnvironmentAliases.of(authority.host)
+        case .discover(let validates):
+            environments = try await discoveredAliases(authority, validates: validates)
+        }
+        let metadata = try await metadataCache.metadata(for: authority)
+        return ResolvedAuthority(authority: authority, metadata: metadata, environments: environments)
+    }
+
+    private func discoveredAliases(_ authority: Authority, validates: Bool) async throws -> [String] {
+        if let known = aliases[authority.host] { return known }
+        let askItself = !validates || URLParts(authority.origin)?.isLoopback == true
+        let service = askItself ? authority.origin : "https://login.microsoftonline.com"
+        let url = "\(service)/common/discovery/instance?" + FormEncoding.query([
+            ("api-version", "1.1"), ("authorization_endpoint", "\(authority.url)/oauth2/v2.0/authorize"),
+        ])
+        let found: [String]
+        do {
+            let response = try await ServiceCall.send(HTTPRequest(url: url), over: transport)
+            let json = try? JSONValue.parse(response.body)
+            if response.status == 400, json?["error"]?.stringValue == "invalid_instance" {
+                throw AuthError(.authorityNotTrusted, "instance discovery does not know \(authority.host); list it in knownAuthorities or set instanceDiscovery to false")
+            }
+            guard response.status == 200, let metadata = json?["metadata"]?.arrayValue else {
+                throw AuthError(.serverError, "instance discovery answered HTTP \(response.status)")
+            }
+            found = Self.aliases(of: authority.host, in: metadata)
+        } catch let error as AuthError where !validates && error.kind != .authorityNotTrusted {
+            found = EnvironmentAliases.of(authority.host)  // a Microsoft host: fall back to the built-in aliases
+        }
+        for host in found { aliases[host] = found }
+        return found
+    }
+
+    /// The aliases of `host` known so far (discovered, else built in).
+    public func aliases(of host: String) -> [String] {
+        aliases[host.lowercased()] ?? EnvironmentAliases.of(host)
+    }
+
+    /// The aliases of the metadata entry naming `host` (ports dropped), `host` first.
+    static func aliases(of host: String, in metadata: [JSONValue]) -> [String] {
+        for entry in metadata {
+            let names = (entry["aliases"]?.arrayValue ?? []).compactMap { $0.stringValue }
+                .map { $0.split(separator: ":").first.map { String($0).lowercased() } ?? $0.lowercased() }
+            if names.contains(host) { return [host] + names.filter { $0 != host } }
+        }
+        return [host]
+    }
+}
