@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Neovim client test: nvim --headless drives the plugin's commands against the real
+# auth-sidecar binary and the mock identity platform. Bounded: 60 s.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+source "$here/../../shell/test/mock.sh"
+
+command -v nvim >/dev/null || { echo "neovim-test: nvim not installed" >&2; exit 1; }
+[[ -x "$AUTH_SIDECAR_BIN" ]] || { echo "neovim-test: no binary at $AUTH_SIDECAR_BIN" >&2; exit 1; }
+
+tmp="$(mktemp -d)"
+trap 'stop_mock; rm -rf "$tmp"' EXIT
+start_mock "$tmp"
+mock_admin /_admin/config '{"device_code_interval": 1}' >/dev/null
+
+export TEST_TMP="$tmp" XDG_CACHE_HOME="$tmp/xdg-cache" XDG_STATE_HOME="$tmp/xdg-state" \
+  XDG_DATA_HOME="$tmp/xdg-data" XDG_CONFIG_HOME="$tmp/xdg-config" HOME="$tmp/home" \
+  AUTH_SIDECAR_POLICY_FILE="$tmp/no-policy.json" \
+  SCRIPTED_BROWSER="$REPO_ROOT/Tests/mock_idp/scripted_browser.py"
+mkdir -p "$HOME"
+
+rc=0
+timeout -k 5 60 nvim --headless -u NONE -i NONE -n \
+  --cmd "set rtp^=$here/.." -c "luafile $here/driver.lua" </dev/null || rc=$?
+if [[ $rc -eq 124 ]]; then echo "neovim-test: TIMEOUT after 60 s" >&2; fi
+if [[ $rc -ne 0 ]]; then echo "neovim-test: FAILED (exit $rc)" >&2; fi
+exit $rc

@@ -1,0 +1,195 @@
+"""What the synchronous and the asyncio clients share: finding the binary, configuration
+keys, params of each method, decoding replies, the stderr tail."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import threading
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from .errors import SidecarExitedError, SidecarNotFoundError, error_from_object
+from .types import (Account, CurrentAccount, DeviceInformation, GraphResponse, ServerInfo, SignoutResult,
+                    TokenResult, account_ref)
+
+ENV_BINARY = "AUTH_SIDECAR_BIN"
+BINARY_NAME = "auth-sidecar"
+CANCEL_GRACE = 3.0       # seconds to wait for the server's -32800 after $/cancelRequest
+STDERR_TAIL_BYTES = 8192
+MAX_LINE = 64 * 1024 * 1024
+
+CONFIG_KEYS = {"clientId", "authority", "redirectUri", "knownAuthorities", "scopes", "graphEndpoint", "cache",
+               "sharedDeviceMode", "clientCapabilities", "browser"}
+
+class _Unset:
+    def __repr__(self) -> str:
+        return "UNSET"
+
+UNSET: Any = _Unset()
+
+def find_binary(binary: Optional[str] = None) -> str:
+    """The binary: the argument, else $AUTH_SIDECAR_BIN, else `auth-sidecar` on PATH."""
+    if binary is not None:
+        source, candidate = "the binary argument", os.fspath(binary)
+    elif os.environ.get(ENV_BINARY):
+        source, candidate = "$" + ENV_BINARY, os.environ[ENV_BINARY]
+    else:
+        found = shutil.which(BINARY_NAME)
+        if not found:
+            raise SidecarNotFoundError(
+                "auth-sidecar binary not found: pass binary=..., set $%s, or put %r on PATH"
+                % (ENV_BINARY, BINARY_NAME))
+        return found
+    if os.sep not in candidate and not os.path.exists(candidate):
+        found = shutil.which(candidate)
+        if found:
+            return found
+    if not os.path.isfile(candidate):
+        raise SidecarNotFoundError("auth-sidecar binary not found at %r (from %s)" % (candidate, source))
+    if not os.access(candidate, os.X_OK):
+        raise SidecarNotFoundError("auth-sidecar binary %r (from %s) is not executable" % (candidate, source))
+    return candidate
+
+def camel(name: str) -> str:
+    """client_id -> clientId (camelCase names pass unchanged)."""
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+def config_params(config: Dict[str, Any]) -> Dict[str, Any]:
+    """Keyword arguments (snake_case or camelCase) -> initialize params.
+
+    ``cache``: a path (str / PathLike) -> ``{"path": ...}``; ``"memory"`` -> ``{"persistence": "memory"}``;
+    a dict is passed as is. None values are left out.
+    """
+    params: Dict[str, Any] = {}
+    for key, value in config.items():
+        if value is None:
+            continue
+        key = camel(key)
+        if key == "cache" and not isinstance(value, dict):
+            value = {"persistence": "memory"} if value == "memory" else {"path": os.fspath(value)}
+        elif key in ("scopes", "knownAuthorities", "clientCapabilities") and isinstance(value, str):
+            value = [value]
+        params[key] = value
+    return params
+
+def drop_unset(**members: Any) -> Dict[str, Any]:
+    return {camel(k): v for k, v in members.items() if v is not None and v is not UNSET}
+
+def scope_list(scopes: Any) -> Optional[List[str]]:
+    if scopes is None:
+        return None
+    if isinstance(scopes, str):
+        return scopes.split()
+    return list(scopes)
+
+# ---- per-method params and result decoders ---------------------------------------------
+
+Decoder = Callable[[Any], Any]
+
+def acquire_token_params(scopes=None, prompt_type=None, login_hint=None, domain_hint=None, account=None,
+                         authority=None, claims=None, extra_scopes_to_consent=None,
+                         extra_query_parameters=None, flow=None) -> Dict[str, Any]:
+    return drop_unset(scopes=scope_list(scopes), prompt_type=prompt_type, login_hint=login_hint,
+                      domain_hint=domain_hint, account=account_ref(account), authority=authority, claims=claims,
+                      extra_scopes_to_consent=scope_list(extra_scopes_to_consent),
+                      extra_query_parameters=extra_query_parameters, flow=flow)
+
+def acquire_token_silent_params(scopes=None, account=None, authority=None, force_refresh=None,
+                                claims=None) -> Dict[str, Any]:
+    return drop_unset(scopes=scope_list(scopes), account=account_ref(account), authority=authority,
+                      force_refresh=force_refresh, claims=claims)
+
+def signout_params(account=None, signout_from_browser=None) -> Dict[str, Any]:
+    return drop_unset(account=account_ref(account), signout_from_browser=signout_from_browser)
+
+def call_graph_params(path=None, method=None, api_version=None, query=None, headers=None, body=UNSET,
+                      account=None, scopes=None, all_pages=None, max_pages=None,
+                      timeout_seconds=None) -> Dict[str, Any]:
+    params = drop_unset(path=path, method=method.upper() if isinstance(method, str) else method,
+                        api_version=api_version, query=query, headers=headers, account=account_ref(account),
+                        scopes=scope_list(scopes), all_pages=all_pages, max_pages=max_pages,
+                        timeout_seconds=timeout_seconds)
+    if body is not UNSET:
+        params["body"] = body  # None is sent as JSON null
+    return params
+
+def decode_accounts(result: Any) -> List[Account]:
+    return [Account.from_json(a) for a in result.get("accounts", [])]
+
+DECODERS: Dict[str, Decoder] = {
+    "initialize": ServerInfo.from_json,
+    "getDeviceInformation": DeviceInformation.from_json,
+    "getCurrentAccount": CurrentAccount.from_json,
+    "getAccounts": decode_accounts,
+    "acquireToken": TokenResult.from_json,
+    "acquireTokenSilent": TokenResult.from_json,
+    "signout": SignoutResult.from_json,
+    "callGraph": GraphResponse.from_json,
+}
+
+def request_message(rid: Any, method: str, params: Any) -> bytes:
+    msg: Dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
+    if params is not None:
+        msg["params"] = params
+    return encode(msg)
+
+def notification_message(method: str, params: Any = None) -> bytes:
+    msg: Dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+    if params is not None:
+        msg["params"] = params
+    return encode(msg)
+
+def encode(msg: Any) -> bytes:
+    # ensure_ascii keeps every message one line whatever the strings hold
+    return json.dumps(msg, separators=(",", ":")).encode("ascii") + b"\n"
+
+def classify(msg: Any) -> str:
+    """'response' | 'request' | 'notification' | 'invalid'."""
+    if not isinstance(msg, dict):
+        return "invalid"
+    if "method" in msg:
+        return "request" if "id" in msg else "notification"
+    if "id" in msg and ("result" in msg or "error" in msg):
+        return "response"
+    return "invalid"
+
+def outcome(reply: Dict[str, Any]) -> Tuple[bool, Any]:
+    """(True, result) or (False, exception)."""
+    if "error" in reply:
+        return False, error_from_object(reply["error"])
+    return True, reply.get("result")
+
+class StderrTail:
+    """The last STDERR_TAIL_BYTES of the process's stderr; optionally copied to a stream."""
+
+    def __init__(self, echo=None):
+        self._buf = bytearray()
+        self._lock = threading.Lock()
+        self.echo = echo
+
+    def feed(self, chunk: bytes) -> None:
+        with self._lock:
+            self._buf += chunk
+            if len(self._buf) > STDERR_TAIL_BYTES:
+                del self._buf[:len(self._buf) - STDERR_TAIL_BYTES]
+        if self.echo is not None:
+            try:
+                self.echo.write(chunk.decode("utf-8", "replace"))
+                self.echo.flush()
+            except Exception:  # noqa: BLE001 - never let logging break the client
+                pass
+
+    def text(self) -> str:
+        with self._lock:
+            return bytes(self._buf).decode("utf-8", "replace")
+
+def describe_exit(returncode: Optional[int]) -> str:
+    if returncode is None:
+        return "closed its output (still running)"
+    if returncode < 0:
+        return "was killed by signal %d" % -returncode
+    return "exited with code %d" % returncode
+
+def exited_error(what: str, returncode: Optional[int], tail: str) -> SidecarExitedError:
+    return SidecarExitedError("auth-sidecar %s %s" % (describe_exit(returncode), what), tail, returncode)

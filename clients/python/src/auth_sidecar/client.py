@@ -1,0 +1,442 @@
+"""The synchronous client: one auth-sidecar process, driven from any number of threads."""
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import subprocess
+import threading
+import time
+from typing import Any, Callable, Dict, List, Optional, Union
+
+from . import _common as c
+from .errors import (BrowserUnavailableError, RequestCancelledError, RequestTimeoutError, SidecarError,
+                     SidecarExitedError)
+from .types import (Account, AccountLike, CurrentAccount, DeviceCode, DeviceInformation, GraphResponse,
+                    ServerInfo, SignoutResult, TokenResult)
+
+__all__ = ["SidecarClient", "CancelToken"]
+
+DeviceCodeCallback = Callable[[DeviceCode], Any]
+OpenUrlCallback = Callable[[str], Any]
+
+
+class CancelToken:
+    """Cancels the requests it is passed to (``cancel=token``), from any thread.
+
+    ``token.cancel()`` sends ``$/cancelRequest`` for each of them; the calls then raise
+    :class:`RequestCancelledError`. A token cancelled before the call cancels it at once.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._cancelled = False
+        self._hooks: List[Callable[[], None]] = []
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancelled
+
+    def cancel(self) -> None:
+        with self._lock:
+            if self._cancelled:
+                return
+            self._cancelled = True
+            hooks, self._hooks = self._hooks, []
+        for hook in hooks:
+            hook()
+
+    def _register(self, hook: Callable[[], None]) -> Callable[[], None]:
+        with self._lock:
+            if not self._cancelled:
+                self._hooks.append(hook)
+                return lambda: self._unregister(hook)
+        hook()
+        return lambda: None
+
+    def _unregister(self, hook: Callable[[], None]) -> None:
+        with self._lock:
+            if hook in self._hooks:
+                self._hooks.remove(hook)
+
+
+class _Pending:
+    __slots__ = ("wake", "reply", "cancel_requested", "on_device_code")
+
+    def __init__(self, on_device_code: Optional[DeviceCodeCallback]):
+        self.wake = threading.Event()
+        self.reply: Optional[Dict[str, Any]] = None
+        self.cancel_requested = False
+        self.on_device_code = on_device_code
+
+
+class SidecarClient:
+    """Spawns auth-sidecar and talks JSON-RPC to it over its stdin/stdout.
+
+    ``SidecarClient(binary=None, *, args=(), env=None, **config)``: ``binary`` or
+    ``$AUTH_SIDECAR_BIN`` or ``auth-sidecar`` on PATH. Configuration keys are keyword
+    arguments, snake_case or camelCase (``client_id``, ``authority``, ``known_authorities``,
+    ``cache`` (a path, ``"memory"`` or a dict), ``graph_endpoint``, ``browser``, ...);
+    ``initialize`` is sent at start when any is given (or ``initialize=True``).
+
+    ``on_device_code(DeviceCode)`` is called for each ``deviceCode`` notification (unless the
+    acquire_token call has its own); ``on_open_url(url)`` answers the server's ``openUrl``
+    requests (giving it makes ``browser`` default to ``"client"``): return normally to
+    report success, return False or raise to refuse. Callbacks run on their own threads.
+
+    ``timeout`` (seconds, default None = none) applies to every call that gives none; a
+    call that times out is cancelled with ``$/cancelRequest`` and raises
+    :class:`RequestTimeoutError`. Use as a context manager, or call :meth:`close`.
+    """
+
+    def __init__(self, binary: Optional[str] = None, *, args=(), env: Optional[Dict[str, str]] = None,
+                 cwd: Optional[str] = None, initialize: Optional[bool] = None,
+                 on_device_code: Optional[DeviceCodeCallback] = None,
+                 on_open_url: Optional[OpenUrlCallback] = None,
+                 on_notification: Optional[Callable[[str, Any], Any]] = None,
+                 timeout: Optional[float] = None, start_timeout: float = 15.0, shutdown_timeout: float = 5.0,
+                 stderr=None, **config: Any):
+        self.binary = c.find_binary(binary)
+        self.on_device_code = on_device_code
+        self.on_open_url = on_open_url
+        self.on_notification = on_notification
+        self.timeout = timeout
+        self.shutdown_timeout = shutdown_timeout
+        self.server_info: Optional[ServerInfo] = None
+        self._ids = itertools.count(1)
+        self._pending: Dict[Any, _Pending] = {}
+        self._lock = threading.Lock()
+        self._write_lock = threading.Lock()
+        self._dead: Optional[SidecarExitedError] = None
+        self._closed = False
+        self._tail = c.StderrTail(stderr)
+        if on_open_url is not None and "browser" not in config:
+            config["browser"] = "client"
+        try:
+            self._proc = subprocess.Popen([self.binary, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                          stderr=subprocess.PIPE, env=env, cwd=cwd)
+        except OSError as err:
+            raise c.SidecarNotFoundError("cannot start auth-sidecar %r: %s" % (self.binary, err)) from err
+        self._reader = threading.Thread(target=self._read_stdout, name="auth-sidecar-stdout", daemon=True)
+        self._stderr_reader = threading.Thread(target=self._read_stderr, name="auth-sidecar-stderr", daemon=True)
+        self._stderr_reader.start()
+        self._reader.start()
+        if initialize or (initialize is None and config):
+            try:
+                self.initialize(timeout=start_timeout, **config)
+            except BaseException:
+                self.close(graceful=False)
+                raise
+
+    # ---- lifecycle -----------------------------------------------------------------------
+
+    @property
+    def pid(self) -> int:
+        return self._proc.pid
+
+    @property
+    def returncode(self) -> Optional[int]:
+        return self._proc.poll()
+
+    @property
+    def stderr_tail(self) -> str:
+        return self._tail.text()
+
+    def __enter__(self) -> "SidecarClient":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self.close()
+
+    def initialize(self, *, timeout: Optional[float] = None, **config: Any) -> ServerInfo:
+        """Send ``initialize`` with these configuration keys (done by the constructor when given)."""
+        self.server_info = self._call("initialize", c.config_params(config), timeout, None, c.DECODERS["initialize"])
+        return self.server_info
+
+    def close(self, graceful: bool = True) -> Optional[int]:
+        """Cancel what is in flight, ``shutdown`` + ``exit``, wait; kill after
+        ``shutdown_timeout``. Idempotent. Returns the exit code."""
+        if self._closed:
+            return self._proc.returncode
+        self._closed = True
+        if graceful and self._dead is None and self._proc.poll() is None:
+            with self._lock:
+                ids = list(self._pending)
+            for rid in ids:
+                self._try_send(c.notification_message("$/cancelRequest", {"id": rid}))
+            try:
+                self._call("shutdown", None, self.shutdown_timeout, None, None)
+                self._try_send(c.notification_message("exit"))
+            except SidecarError:
+                pass
+        try:
+            self._proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            self._proc.wait(self.shutdown_timeout if graceful else 0.5)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
+        self._reader.join(5)
+        self._stderr_reader.join(5)
+        for stream in (self._proc.stdout, self._proc.stderr):
+            try:
+                stream.close()
+            except OSError:
+                pass
+        return self._proc.returncode
+
+    def kill(self) -> None:
+        """Kill the process at once (pending calls raise SidecarExitedError)."""
+        self._proc.kill()
+
+    # ---- raw JSON-RPC --------------------------------------------------------------------
+
+    def call(self, method: str, params: Any = None, *, timeout: Optional[float] = None,
+             cancel: Optional[CancelToken] = None) -> Any:
+        """Send any request; return its ``result`` as parsed JSON, or raise its error."""
+        return self._call(method, params, timeout, cancel, None)
+
+    def notify(self, method: str, params: Any = None) -> None:
+        """Send a notification."""
+        self._send(c.notification_message(method, params))
+
+    # ---- methods -------------------------------------------------------------------------
+
+    def ping(self, *, timeout: Optional[float] = None) -> Dict[str, Any]:
+        return self._call("ping", {}, timeout, None, None)
+
+    def get_device_information(self, *, timeout: Optional[float] = None) -> DeviceInformation:
+        return self._call("getDeviceInformation", {}, timeout, None, c.DECODERS["getDeviceInformation"])
+
+    def get_current_account(self, *, timeout: Optional[float] = None) -> CurrentAccount:
+        return self._call("getCurrentAccount", {}, timeout, None, c.DECODERS["getCurrentAccount"])
+
+    def get_accounts(self, username: Optional[str] = None, *, timeout: Optional[float] = None) -> List[Account]:
+        return self._call("getAccounts", c.drop_unset(username=username), timeout, None, c.DECODERS["getAccounts"])
+
+    def acquire_token(self, scopes=None, *, prompt_type: Optional[str] = None, login_hint: Optional[str] = None,
+                      domain_hint: Optional[str] = None, account: Optional[AccountLike] = None,
+                      authority: Optional[str] = None, claims: Optional[str] = None,
+                      extra_scopes_to_consent=None, extra_query_parameters: Optional[Dict[str, str]] = None,
+                      flow: Optional[str] = None, on_device_code: Optional[DeviceCodeCallback] = None,
+                      timeout: Optional[float] = None, cancel: Optional[CancelToken] = None) -> TokenResult:
+        """Interactive sign-in: ``flow="browser"`` (default) or ``"deviceCode"`` (then
+        ``on_device_code``, or the client's, gets the code to show)."""
+        params = c.acquire_token_params(scopes, prompt_type, login_hint, domain_hint, account, authority, claims,
+                                        extra_scopes_to_consent, extra_query_parameters, flow)
+        return self._call("acquireToken", params, timeout, cancel, c.DECODERS["acquireToken"], on_device_code)
+
+    def acquire_token_silent(self, scopes=None, *, account: Optional[AccountLike] = None,
+                             authority: Optional[str] = None, force_refresh: Optional[bool] = None,
+                             claims: Optional[str] = None, timeout: Optional[float] = None,
+                             cancel: Optional[CancelToken] = None) -> TokenResult:
+        """A token from the cache or by refresh; raises InteractionRequiredError when the user is needed."""
+        params = c.acquire_token_silent_params(scopes, account, authority, force_refresh, claims)
+        return self._call("acquireTokenSilent", params, timeout, cancel, c.DECODERS["acquireTokenSilent"])
+
+    def signout(self, account: Optional[AccountLike] = None, *, signout_from_browser: Optional[bool] = None,
+                timeout: Optional[float] = None) -> SignoutResult:
+        return self._call("signout", c.signout_params(account, signout_from_browser), timeout, None,
+                          c.DECODERS["signout"])
+
+    def call_graph(self, path: Optional[str] = None, *, method: Optional[str] = None,
+                   api_version: Optional[str] = None, query: Optional[Dict[str, str]] = None,
+                   headers: Optional[Dict[str, str]] = None, body: Any = c.UNSET,
+                   account: Optional[AccountLike] = None, scopes=None, all_pages: Optional[bool] = None,
+                   max_pages: Optional[int] = None, timeout_seconds: Optional[int] = None,
+                   timeout: Optional[float] = None, cancel: Optional[CancelToken] = None) -> GraphResponse:
+        """A Microsoft Graph call with the account's token (``path`` default ``/me``)."""
+        params = c.call_graph_params(path, method, api_version, query, headers, body, account, scopes,
+                                     all_pages, max_pages, timeout_seconds)
+        return self._call("callGraph", params, timeout, cancel, c.DECODERS["callGraph"])
+
+    # ---- engine --------------------------------------------------------------------------
+
+    def _call(self, method: str, params: Any, timeout: Optional[float], cancel: Optional[CancelToken],
+              decode: Optional[c.Decoder], on_device_code: Optional[DeviceCodeCallback] = None) -> Any:
+        if timeout is None:
+            timeout = self.timeout
+        rid = next(self._ids)
+        pending = _Pending(on_device_code)
+        with self._lock:
+            if self._dead is not None:
+                raise self._dead_error("before %s was sent" % method)
+            self._pending[rid] = pending
+        unregister = lambda: None  # noqa: E731
+        try:
+            self._send(c.request_message(rid, method, params))
+
+            def on_cancel() -> None:
+                pending.cancel_requested = True
+                pending.wake.set()
+
+            if cancel is not None:
+                unregister = cancel._register(on_cancel)
+            deadline = None if timeout is None else time.monotonic() + timeout
+            cancelled_why: Optional[str] = None
+            grace_deadline = 0.0
+            while True:
+                if cancelled_why is not None:
+                    wait: Optional[float] = grace_deadline - time.monotonic()
+                elif deadline is not None:
+                    wait = deadline - time.monotonic()
+                else:
+                    wait = None
+                if wait is None or wait > 0:
+                    pending.wake.wait(wait)
+                pending.wake.clear()
+                if pending.reply is not None:
+                    break
+                if self._dead is not None:
+                    raise self._dead_error("while %s was pending" % method)
+                now = time.monotonic()
+                if cancelled_why is None:
+                    if pending.cancel_requested:
+                        cancelled_why = "cancel"
+                    elif deadline is not None and now >= deadline:
+                        cancelled_why = "timeout"
+                    if cancelled_why is not None:
+                        self._try_send(c.notification_message("$/cancelRequest", {"id": rid}))
+                        grace_deadline = now + c.CANCEL_GRACE
+                elif now >= grace_deadline:
+                    break
+        finally:
+            unregister()
+            with self._lock:
+                self._pending.pop(rid, None)
+        if cancelled_why is not None:
+            return self._raise_cancelled(method, cancelled_why, timeout, pending.reply)
+        ok, value = c.outcome(pending.reply)
+        if not ok:
+            raise value
+        return decode(value) if decode is not None else value
+
+    @staticmethod
+    def _raise_cancelled(method: str, why: str, timeout: Optional[float], reply: Optional[Dict[str, Any]]):
+        error = reply.get("error") if reply else None
+        data = error.get("data") if isinstance(error, dict) and error.get("code") == -32800 else None
+        if why == "timeout":
+            raise RequestTimeoutError("%s timed out after %ss and was cancelled" % (method, timeout),
+                                      data=data or {"name": "requestCancelled"}, raw=error if data else None)
+        raise RequestCancelledError(error["message"] if data else "%s was cancelled" % method,
+                                    data=data or {"name": "requestCancelled"}, raw=error if data else None)
+
+    def _send(self, data: bytes) -> None:
+        with self._write_lock:
+            if self._dead is not None:
+                raise self._dead_error("before a message could be sent")
+            try:
+                self._proc.stdin.write(data)
+                self._proc.stdin.flush()
+                return
+            except (OSError, ValueError):
+                pass
+        # the pipe is broken: let the reader see EOF so the error names the exit code and stderr
+        self._reader.join(3)
+        raise self._dead_error("(its stdin is closed)")
+
+    def _try_send(self, data: bytes) -> None:
+        try:
+            self._send(data)
+        except SidecarError:
+            pass
+
+    def _dead_error(self, what: str) -> SidecarExitedError:
+        if self._dead is not None:
+            return c.exited_error(what, self._dead.returncode, self._dead.stderr_tail)
+        return c.exited_error(what, self._proc.poll(), self._tail.text())
+
+    def _read_stderr(self) -> None:
+        stream = self._proc.stderr
+        try:
+            while True:
+                chunk = stream.read1(65536) if hasattr(stream, "read1") else stream.read(65536)
+                if not chunk:
+                    break
+                self._tail.feed(chunk)
+        except (OSError, ValueError):
+            pass
+
+    def _read_stdout(self) -> None:
+        stream = self._proc.stdout
+        try:
+            for line in stream:
+                line = line.strip()
+                if not line:
+                    continue
+                try:
+                    msg = json.loads(line)
+                except ValueError:
+                    continue  # stdout must carry only protocol messages; ignore junk
+                for m in (msg if isinstance(msg, list) else [msg]):
+                    self._dispatch(m)
+        except (OSError, ValueError):
+            pass
+        # EOF: the process is gone (or going). Collect its exit code and stderr for the error.
+        try:
+            self._proc.wait(2)
+        except subprocess.TimeoutExpired:
+            pass
+        self._stderr_reader.join(1)
+        error = c.exited_error("", self._proc.poll(), self._tail.text())
+        with self._lock:
+            self._dead = error
+            pending = list(self._pending.values())
+        for p in pending:
+            p.wake.set()
+
+    def _dispatch(self, msg: Any) -> None:
+        kind = c.classify(msg)
+        if kind == "response":
+            with self._lock:
+                pending = self._pending.get(msg.get("id"))
+            if pending is not None:
+                pending.reply = msg
+                pending.wake.set()
+        elif kind == "notification":
+            self._on_notification(msg["method"], msg.get("params"))
+        elif kind == "request":
+            threading.Thread(target=self._answer_server_request, args=(msg,), daemon=True).start()
+
+    def _on_notification(self, method: str, params: Any) -> None:
+        callback: Optional[Callable[..., Any]] = None
+        args: tuple = ()
+        if method == "deviceCode" and isinstance(params, dict):
+            with self._lock:
+                pending = self._pending.get(params.get("requestId"))
+            callback = (pending.on_device_code if pending and pending.on_device_code else self.on_device_code)
+            args = (DeviceCode.from_json(params),)
+        if callback is None and self.on_notification is not None:
+            callback, args = self.on_notification, (method, params)
+        if callback is not None:
+            threading.Thread(target=_run_quietly, args=(callback, args), daemon=True).start()
+
+    def _answer_server_request(self, msg: Dict[str, Any]) -> None:
+        rid, method, params = msg.get("id"), msg.get("method"), msg.get("params") or {}
+        if method == "openUrl":
+            if self.on_open_url is None:
+                reply = {"error": _client_error(BrowserUnavailableError, "the client has no on_open_url handler")}
+            else:
+                try:
+                    ok = self.on_open_url(params.get("url"))
+                    reply = ({"result": {}} if ok is not False else
+                             {"error": _client_error(BrowserUnavailableError, "the client could not open the URL")})
+                except Exception as err:  # noqa: BLE001 - reported to the server
+                    reply = {"error": _client_error(BrowserUnavailableError, "on_open_url failed: %s" % err)}
+        else:
+            reply = {"error": {"code": -32601, "message": "Method not found", "data": {"name": "methodNotFound"}}}
+        self._try_send(c.encode(dict({"jsonrpc": "2.0", "id": rid}, **reply)))
+
+
+def _client_error(cls, message: str) -> Dict[str, Any]:
+    return {"code": cls.code, "message": message, "data": {"name": cls.error_name}}
+
+
+def _run_quietly(callback: Callable[..., Any], args: tuple) -> None:
+    try:
+        callback(*args)
+    except Exception:  # noqa: BLE001 - a failing callback must not kill the reader
+        import traceback
+        traceback.print_exc()

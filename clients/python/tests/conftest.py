@@ -1,0 +1,112 @@
+"""Fixtures: the real auth-sidecar binary and the project's mock identity platform.
+
+The binary: $AUTH_SIDECAR_BIN, else <repo>/.build/release/auth-sidecar. When it is missing
+the tests are skipped, unless $CI is set (then they fail). One mock per session, reset
+before each test that uses it.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[2]
+MOCK_DIR = REPO / "Tests" / "mock_idp"
+SCRIPTED_BROWSER = MOCK_DIR / "scripted_browser.py"
+CLIENT_ID = "00001111-aaaa-2222-bbbb-3333cccc4444"
+ZERO = "00000000-0000-0000-0000-000000000000"
+ALICE = "alice@contoso.com"
+BOB = "bob@contoso.com"
+TEST_TIME_LIMIT = 40
+
+sys.path.insert(0, str(MOCK_DIR))
+sys.path.insert(0, str(REPO / "clients" / "python" / "src"))
+
+
+def binary_path() -> str:
+    return os.environ.get("AUTH_SIDECAR_BIN") or str(REPO / ".build" / "release" / "auth-sidecar")
+
+
+@pytest.fixture(scope="session")
+def sidecar_bin() -> str:
+    path = binary_path()
+    if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+        reason = "auth-sidecar binary not found at %s (set AUTH_SIDECAR_BIN)" % path
+        if os.environ.get("CI"):
+            pytest.fail(reason, pytrace=False)
+        pytest.skip(reason)
+    return path
+
+
+@pytest.fixture(autouse=True)
+def _time_limit():
+    """Backstop: every client call in the tests has its own timeout too."""
+    if not hasattr(signal, "SIGALRM"):
+        yield
+        return
+
+    def on_alarm(signum, frame):
+        raise TimeoutError("test exceeded %ss" % TEST_TIME_LIMIT)
+
+    old = signal.signal(signal.SIGALRM, on_alarm)
+    signal.alarm(TEST_TIME_LIMIT)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+@pytest.fixture
+def base_env(tmp_path) -> dict:
+    """A clean environment for the sidecar: its own HOME / cache dir, no machine policy."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SCRIPTED_BROWSER_")}
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    env.update(HOME=str(home), XDG_CACHE_HOME=str(tmp_path / "xdg-cache"),
+               AUTH_SIDECAR_POLICY_FILE=str(tmp_path / "no-such-policy.json"))
+    return env
+
+
+class Mock:
+    def __init__(self, url, ca_file, process, admin):
+        self.url, self.ca_file, self.process, self.admin = url, ca_file, process, admin
+
+
+@pytest.fixture(scope="session")
+def mock_session(tmp_path_factory, sidecar_bin):
+    from mock_idp.testing import AdminClient, start_mock, stop_mock
+    url, ca_file, process = start_mock(tmp_path_factory.mktemp("mock-idp"))
+    yield Mock(url, ca_file, process, AdminClient(url, ca_file))
+    stop_mock(process)
+
+
+@pytest.fixture
+def mock(mock_session):
+    mock_session.admin.reset()
+    return mock_session
+
+
+@pytest.fixture
+def auth_env(base_env, mock, tmp_path):
+    """env(action="complete") -> the environment for a sidecar signing in against the mock
+    through the scripted browser (SCRIPTED_BROWSER_ACTION = action)."""
+    def make(action: str = "complete", **extra) -> dict:
+        env = dict(base_env)
+        env.update(SSL_CERT_FILE=mock.ca_file, BROWSER=str(SCRIPTED_BROWSER), SCRIPTED_BROWSER_CA=mock.ca_file,
+                   SCRIPTED_BROWSER_COOKIES=str(tmp_path / "cookies.txt"),
+                   SCRIPTED_BROWSER_LOG=str(tmp_path / "browser.log"), SCRIPTED_BROWSER_ACTION=action)
+        env.update(extra)
+        return env
+    return make
+
+
+@pytest.fixture
+def auth_config(mock, tmp_path) -> dict:
+    """initialize keys for the mock: client id, <mock>/common, the cache in tmp_path."""
+    return dict(client_id=CLIENT_ID, authority=mock.url + "/common", known_authorities=["127.0.0.1"],
+                graph_endpoint=mock.url + "/", cache=str(tmp_path / "cache.json"))
