@@ -13,21 +13,3 @@ enum ClaimsChallenge {
         return String(decoding: bytes, as: UTF8.self)
     }
 }
-
-/// Transport failures of a Graph call as the auth layer's platform errors.
-enum GraphTransportErrors {
-    static func send(_ request: HTTPRequest, over transport: any HTTPTransport) async throws -> HTTPResponse {
-        do {
-            return try await transport.send(request)
-        } catch {
-            switch error {
-            case .cancelled: throw CancellationError()
-            case .timedOut: throw AuthError(.timeout, "Microsoft Graph did not answer within the timeout")
-            case .tls(let detail): throw AuthError(.tlsError, "TLS to Microsoft Graph failed: \(detail)")
-            case .network(let detail): throw AuthError(.networkError, "network failure calling Microsoft Graph: \(detail)")
-            case .insecureOrInvalidURL(let detail): throw AuthError(.invalidConfiguration, detail)
-            case .libraryUnavailable(let detail): throw AuthError(.internal, detail)
-            }
-        }
-    }
-}

@@ -98,7 +98,7 @@ public struct GraphClient: Sendable {
         let http = HTTPRequest(method: followingPage ? "GET" : request.method, url: url, headers: headers, body: body, timeout: request.timeout)
         var attempt = 0
         while true {
-            let response = try await GraphTransportErrors.send(http, over: transport)
+            let response = try await ServiceCall.send(http, over: transport, service: "Microsoft Graph")
             guard [429, 503, 504].contains(response.status), attempt < maxRetries else { return response }
             let wait = Duration.seconds(Int(response.header("Retry-After") ?? "") ?? 1)
             guard wait <= maxRetryWait else { return response }
