@@ -17,8 +17,10 @@ let package = Package(
         .systemLibrary(
             name: "CJansson", pkgConfig: "jansson",
             providers: [.apt(["libjansson-dev"])]),
+        // No pkgConfig here: it would add -lcurl, and libcurl is loaded with dlopen on first
+        // use (start-up cost, see ARCHITECTURE.md); its headers are on the default path.
         .systemLibrary(
-            name: "CCurl", pkgConfig: "libcurl",
+            name: "CCurl",
             providers: [.apt(["libcurl4-openssl-dev"])]),
 
         // JSON values; the only module that touches jansson.
