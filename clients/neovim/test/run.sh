@@ -10,18 +10,24 @@ command -v nvim >/dev/null || { echo "neovim-test: nvim not installed" >&2; exit
 
 tmp="$(mktemp -d)"
 trap 'stop_mock; rm -rf "$tmp"' EXIT
+snapshot_binary "$tmp"
 start_mock "$tmp"
 mock_admin /_admin/config '{"device_code_interval": 1}' >/dev/null
 
 export TEST_TMP="$tmp" XDG_CACHE_HOME="$tmp/xdg-cache" XDG_STATE_HOME="$tmp/xdg-state" \
   XDG_DATA_HOME="$tmp/xdg-data" XDG_CONFIG_HOME="$tmp/xdg-config" HOME="$tmp/home" \
   AUTH_SIDECAR_POLICY_FILE="$tmp/no-policy.json" \
-  SCRIPTED_BROWSER="$REPO_ROOT/Tests/mock_idp/scripted_browser.py"
+  SCRIPTED_BROWSER="$REPO_ROOT/Tests/mock_idp/scripted_browser.py" \
+  SCRIPTED_BROWSER_LOG="$tmp/browser.log"
 mkdir -p "$HOME"
 
 rc=0
 timeout -k 5 60 nvim --headless -u NONE -i NONE -n \
   --cmd "set rtp^=$here/.." -c "luafile $here/driver.lua" </dev/null || rc=$?
 if [[ $rc -eq 124 ]]; then echo "neovim-test: TIMEOUT after 60 s" >&2; fi
-if [[ $rc -ne 0 ]]; then echo "neovim-test: FAILED (exit $rc)" >&2; fi
+if [[ $rc -ne 0 ]]; then
+  echo "neovim-test: FAILED (exit $rc)" >&2
+  echo "--- scripted browser log:" >&2; cat "$tmp/browser.log" >&2 2>/dev/null || true
+  echo "--- mock log (tail):" >&2; tail -n 20 "$tmp/mock.log" >&2 || true
+fi
 exit $rc

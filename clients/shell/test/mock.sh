@@ -54,6 +54,13 @@ mock_admin() {
   fi
 }
 
+# snapshot_binary DIR: run a private copy of the binary, so a rebuild of
+# $AUTH_SIDECAR_BIN while the tests run ("text file busy") cannot break them.
+snapshot_binary() {
+  cp "$AUTH_SIDECAR_BIN" "$1/auth-sidecar" && AUTH_SIDECAR_BIN="$1/auth-sidecar"
+  export AUTH_SIDECAR_BIN
+}
+
 stop_mock() {
   exec 9>&- 2>/dev/null || true
   if [[ -n "${MOCK_PID:-}" ]]; then

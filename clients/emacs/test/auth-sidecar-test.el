@@ -1,0 +1,207 @@
+;;; auth-sidecar-test.el --- ERT tests for auth-sidecar.el -*- lexical-binding: t; -*-
+
+;; Run by test/run.sh, which starts the mock identity platform and exports MOCK_URL,
+;; MOCK_CA, MOCK_CLIENT_ID, TEST_TMP, AUTH_SIDECAR_BIN, SCRIPTED_BROWSER.  The tests
+;; run in name order (ERT sorts them) and share one signed-in session: 01 signs in,
+;; later ones use it.
+
+;;; Code:
+
+(require 'ert)
+(require 'cl-lib)
+(require 'auth-sidecar)
+
+(defvar auth-sidecar-test--messages nil "Messages shown, newest first.")
+
+(defun auth-sidecar-test--record (orig fmt &rest args)
+  (when fmt (push (apply #'format-message fmt args) auth-sidecar-test--messages))
+  (apply orig fmt args))
+(advice-add 'message :around #'auth-sidecar-test--record)
+
+(defun auth-sidecar-test--env (name)
+  (or (getenv name) (error "%s is not set (run test/run.sh)" name)))
+
+(defun auth-sidecar-test--configuration (&rest overrides)
+  (let ((url (auth-sidecar-test--env "MOCK_URL"))
+        (conf (list :clientId (auth-sidecar-test--env "MOCK_CLIENT_ID")
+                    :knownAuthorities ["127.0.0.1"]
+                    :cache (list :path (expand-file-name "emacs-cache.json"
+                                                         (auth-sidecar-test--env "TEST_TMP"))))))
+    (setq conf (append (list :authority (concat url "/common") :graphEndpoint (concat url "/")) conf))
+    (cl-loop for (k v) on overrides by #'cddr do (setq conf (plist-put conf k v)))
+    conf))
+
+(defun auth-sidecar-test--setup (&rest overrides)
+  (auth-sidecar-stop)
+  (setq auth-sidecar-program (auth-sidecar-test--env "AUTH_SIDECAR_BIN")
+        auth-sidecar-environment (list (concat "SSL_CERT_FILE=" (auth-sidecar-test--env "MOCK_CA")))
+        auth-sidecar-configuration (apply #'auth-sidecar-test--configuration overrides)))
+
+(defun auth-sidecar-test--wait (what pred &optional seconds)
+  (let ((deadline (+ (float-time) (or seconds 15))))
+    (while (and (not (funcall pred)) (< (float-time) deadline))
+      (accept-process-output nil 0.05))
+    (unless (funcall pred) (ert-fail (format "timed out waiting for %s" what)))))
+
+(defun auth-sidecar-test--message-p (substring)
+  (cl-some (lambda (m) (string-search substring m)) auth-sidecar-test--messages))
+
+(defun auth-sidecar-test--wait-message (substring)
+  (auth-sidecar-test--wait (format "message %S" substring)
+                           (lambda () (auth-sidecar-test--message-p substring))))
+
+(defun auth-sidecar-test--admin (path body)
+  (with-temp-buffer
+    (let ((rc (call-process "curl" nil t nil "-sS" "--fail" "--max-time" "10"
+                            "--cacert" (auth-sidecar-test--env "MOCK_CA")
+                            "-H" "Content-Type: application/json" "-X" "POST"
+                            "-d" (json-serialize body)
+                            (concat (auth-sidecar-test--env "MOCK_URL") path))))
+      (unless (eql rc 0) (ert-fail (format "admin %s: %s" path (buffer-string))))
+      (goto-char (point-min))
+      (json-parse-buffer :object-type 'plist))))
+
+(defmacro auth-sidecar-test--should-fail (code &rest body)
+  "BODY signals `auth-sidecar-error' with JSON-RPC error CODE; return the message."
+  (declare (indent 1))
+  `(let ((err (should-error (progn ,@body) :type 'auth-sidecar-error)))
+     (should (eql (plist-get auth-sidecar-last-error :code) ,code))
+     (error-message-string err)))
+
+(ert-deftest auth-sidecar-test-00-before-sign-in ()
+  (auth-sidecar-test--setup)
+  (should (null (auth-sidecar-account)))
+  (should (auth-sidecar-test--message-p "auth-sidecar: no account signed in"))
+  (let ((msg (auth-sidecar-test--should-fail -50002 (auth-sidecar-token))))
+    (should (string-search "interactionRequired" msg))
+    (should (string-search "auth-sidecar-sign-in" msg))))
+
+(ert-deftest auth-sidecar-test-01-device-code-sign-in ()
+  (auth-sidecar-test--setup)
+  (setq auth-sidecar-test--messages nil)
+  (let (signed-in)
+    (let ((auth-sidecar-sign-in-hook (list (lambda (r) (setq signed-in r)))))
+      (should (null (auth-sidecar-sign-in)))           ; returns at once
+      (auth-sidecar-test--wait "device code" (lambda () auth-sidecar-device-code))
+      (let ((code (plist-get auth-sidecar-device-code :userCode)))
+        (with-current-buffer "*auth-sidecar sign-in*"
+          (should (string-search (concat "Code: " code) (buffer-string)))
+          (should (string-search (concat (getenv "MOCK_URL") "/devicelogin") (buffer-string))))
+        (should (auth-sidecar-test--message-p (concat "enter the code " code)))
+        ;; a second sign-in meanwhile is refused
+        (auth-sidecar-test--should-fail -51007 (auth-sidecar-sign-in))
+        (should (equal (plist-get (auth-sidecar-test--admin
+                                   "/_admin/devicecode" (list :user_code code :action "approve"))
+                                  :status)
+                       "approved")))
+      (auth-sidecar-test--wait "sign-in" (lambda () signed-in)))
+    (should (auth-sidecar-test--message-p "auth-sidecar: signed in as Alice Example <alice@contoso.com>"))
+    (should (string-prefix-p "eyJ" (plist-get signed-in :accessToken)))
+    (should (null (get-buffer "*auth-sidecar sign-in*")))
+    (should (null auth-sidecar-device-code))))
+
+(ert-deftest auth-sidecar-test-02-token ()
+  (setq auth-sidecar-test--messages nil)
+  (let ((token (auth-sidecar-token)))
+    (should (string-match-p "\\`eyJ[[:alnum:]_-]+\\.[[:alnum:]_-]+\\.[[:alnum:]_-]+\\'" token))
+    (let ((m (car auth-sidecar-test--messages)))
+      (should (string-search "token for Alice Example <alice@contoso.com>" m))
+      (should (string-search ", cached" m))
+      (should (string-search (substring token 0 12) m))
+      (should-not (string-search (substring token 0 40) m))))
+  ;; interactively: onto the kill ring
+  (setq kill-ring nil)
+  (let ((token (funcall-interactively #'auth-sidecar-token)))
+    (should (equal (current-kill 0) token))
+    (should (string-search "copied to the kill ring" (car auth-sidecar-test--messages))))
+  ;; scopes and forced refresh
+  (auth-sidecar-token '("User.Read") t)
+  (should-not (string-search ", cached" (car auth-sidecar-test--messages))))
+
+(ert-deftest auth-sidecar-test-03-account ()
+  (let ((account (auth-sidecar-account)))
+    (should (equal (plist-get account :username) "alice@contoso.com"))
+    (should (equal (plist-get account :tenantId) "aaaabbbb-0000-cccc-1111-dddd2222eeee"))
+    (should (string-search "auth-sidecar: signed in as Alice Example <alice@contoso.com>, tenant aaaabbbb"
+                           (car auth-sidecar-test--messages)))))
+
+(ert-deftest auth-sidecar-test-04-graph-me ()
+  (let ((buf (auth-sidecar-graph-me)))
+    (should (equal (buffer-name buf) "*auth-sidecar graph /me*"))
+    (with-current-buffer buf
+      (should buffer-read-only)
+      (should (eql auth-sidecar-graph-status 200))
+      (should (derived-mode-p 'js-mode))
+      (let ((body (json-parse-string (buffer-string) :object-type 'alist :null-object :null)))
+        (should (equal (alist-get 'userPrincipalName body) "alice@contoso.com"))
+        (should (equal (alist-get 'displayName body) "Alice Example"))
+        (should (eq (alist-get 'jobTitle body) :null)))
+      (should (> (count-lines (point-min) (point-max)) 5)))  ; pretty printed
+    (should (string-search "GET /me: HTTP 200" (car auth-sidecar-test--messages)))
+    ;; again: same buffer
+    (should (eq (auth-sidecar-graph-me) buf))))
+
+(ert-deftest auth-sidecar-test-05-sign-out ()
+  (let ((account (auth-sidecar-sign-out)))
+    (should (equal (plist-get account :username) "alice@contoso.com")))
+  (should (string-search "auth-sidecar: signed out Alice Example <alice@contoso.com>"
+                         (car auth-sidecar-test--messages)))
+  (should (null (auth-sidecar-account)))
+  (auth-sidecar-test--should-fail -50002 (auth-sidecar-token)))
+
+(ert-deftest auth-sidecar-test-06-cancel ()
+  (setq auth-sidecar-test--messages nil)
+  (auth-sidecar-sign-in "deviceCode")
+  (auth-sidecar-test--wait "device code" (lambda () auth-sidecar-device-code))
+  (auth-sidecar-cancel)
+  (auth-sidecar-test--wait-message "sign-in failed")
+  (should (string-search "-32800" (car auth-sidecar-test--messages)))
+  (should (eql (plist-get auth-sidecar-last-error :code) -32800))
+  (should (null (get-buffer "*auth-sidecar sign-in*")))
+  ;; a new sign-in can start again
+  (auth-sidecar-sign-in)
+  (auth-sidecar-test--wait "device code" (lambda () auth-sidecar-device-code))
+  (auth-sidecar-cancel)
+  (auth-sidecar-test--wait "second cancel" (lambda () (null auth-sidecar-device-code))))
+
+(ert-deftest auth-sidecar-test-07-browser-system ()
+  (auth-sidecar-test--setup)
+  (setq auth-sidecar-environment
+        (append (list (concat "BROWSER=" (auth-sidecar-test--env "SCRIPTED_BROWSER"))
+                      (concat "SCRIPTED_BROWSER_CA=" (getenv "MOCK_CA")))
+                auth-sidecar-environment))
+  (setq auth-sidecar-test--messages nil)
+  (auth-sidecar-sign-in "browser")
+  (auth-sidecar-test--wait-message "signed in as Alice Example")
+  (auth-sidecar-sign-out))
+
+(ert-deftest auth-sidecar-test-08-browser-client ()
+  (auth-sidecar-test--setup :browser "client")
+  (setq auth-sidecar-test--messages nil)
+  (let* ((opened nil)
+         (auth-sidecar-open-url-function
+          (lambda (url)
+            (setq opened url)
+            (let ((process-environment (cons (concat "SCRIPTED_BROWSER_CA=" (getenv "MOCK_CA"))
+                                             process-environment)))
+              (call-process "python3" nil 0 nil (getenv "SCRIPTED_BROWSER") url)))))
+    (auth-sidecar-sign-in "browser")
+    (auth-sidecar-test--wait-message "signed in as Alice Example")
+    (should (string-search "/common/oauth2/v2.0/authorize?" opened))
+    (should (auth-sidecar-test--message-p "opened the sign-in page"))))
+
+(ert-deftest auth-sidecar-test-09-restart-reads-cache ()
+  (auth-sidecar-stop)
+  (should (null auth-sidecar--connection))
+  (should (equal (plist-get (auth-sidecar-account) :username) "alice@contoso.com")))
+
+(ert-deftest auth-sidecar-test-10-configuration-errors ()
+  (auth-sidecar-test--setup :authority "http://example.com/common")
+  (let ((msg (auth-sidecar-test--should-fail -32602 (auth-sidecar-account))))
+    (should (string-search "invalidParams" msg)))
+  (auth-sidecar-test--setup)
+  (setq auth-sidecar-program (expand-file-name "no-such-binary" (getenv "TEST_TMP")))
+  (auth-sidecar-test--should-fail -32603 (auth-sidecar-account))
+  (auth-sidecar-stop))
+
+;;; auth-sidecar-test.el ends here
