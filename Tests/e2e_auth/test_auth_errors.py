@@ -313,25 +313,33 @@ def test_network_reset_during_refresh(launch, mock):
     p.error("acquireTokenSilent", {"scopes": SCOPES}, -51001, name="networkError", timeout=20)
 
 
+B2C_PATH = "/tfp/fabrikamb2c.onmicrosoft.com/B2C_1_susi"
+B2C_SCOPES = ["https://fabrikamb2c.onmicrosoft.com/api/demo.read"]
+
+
 def test_untrusted_authority_host(launch, mock):
-    p = launch(knownAuthorities=[])
-    p.error("acquireToken", {"scopes": SCOPES, "flow": "deviceCode"}, -51008, name="authorityNotTrusted")
-    p.error("acquireToken", {"scopes": SCOPES}, -51008, name="authorityNotTrusted")
-    assert mock.admin.count("authorize") == 0 and mock.admin.count("devicecode") == 0
+    # A B2C authority is never validated by instance discovery: its host must be listed in
+    # knownAuthorities. (AAD authorities on a loopback host validate themselves through the
+    # mock's instance discovery, so they cannot show this error.)
+    p = launch(authority=mock.url + B2C_PATH, knownAuthorities=[])
+    p.error("acquireToken", {"scopes": B2C_SCOPES}, -51008, name="authorityNotTrusted")
+    p.error("acquireToken", {"scopes": B2C_SCOPES, "flow": "deviceCode"}, -51008, name="authorityNotTrusted")
+    counts = mock.admin.counts()
+    assert counts.get("authorize", 0) == 0 and counts.get("openid-configuration", 0) == 0, counts
+    assert not browser_runs(p.tmp_path), "a browser was opened for an untrusted authority"
 
 
 def test_untrusted_authority_in_request(launch, mock):
-    p = launch()
-    other = mock.url.replace("127.0.0.1", "localhost") + "/organizations"
-    p.error("acquireToken", {"scopes": SCOPES, "flow": "deviceCode", "authority": other}, -51008,
-            name="authorityNotTrusted")
-    assert mock.admin.count("devicecode") == 0
+    p = launch()  # knownAuthorities ["127.0.0.1"]
+    other = mock.url.replace("127.0.0.1", "localhost") + B2C_PATH
+    p.error("acquireToken", {"scopes": B2C_SCOPES, "authority": other}, -51008, name="authorityNotTrusted")
+    assert mock.admin.count("authorize") == 0
 
 
 def test_b2c_password_reset(launch, mock):
-    p = launch(authority=mock.url + "/tfp/fabrikamb2c.onmicrosoft.com/B2C_1_susi")
+    p = launch(authority=mock.url + B2C_PATH)
     mock.admin.authorize__next(outcome="forgot_password")
-    e = p.error("acquireToken", {"scopes": ["https://fabrikamb2c.onmicrosoft.com/api/demo.read"]}, -51013,
+    e = p.error("acquireToken", {"scopes": B2C_SCOPES}, -51013,
                 timeout=SIGN_IN)
     assert "AADB2C90118" in e["data"].get("oauthErrorDescription", ""), e
 

@@ -61,6 +61,11 @@ def test_trace_logs_carry_no_secrets(launch, mock, tmp_path):
     p.ok("getCurrentAccount")
     p.ok("signout", {"account": {"username": BOB}})
     p.error("acquireTokenSilent", {"scopes": SCOPES, "account": {"username": BOB}}, -51011)
+    mock.admin.config(access_token_lifetime=SHORT)
+    p.silent(forceRefresh=True)
+    collect_cache()
+    mock.admin.revoke(username=ALICE)
+    p.error("acquireTokenSilent", {"scopes": SCOPES}, -50002)  # the refresh fails: invalid_grant
     rest, code = p.finish()
     assert code == 0, (code, rest)
 
@@ -72,6 +77,14 @@ def test_trace_logs_carry_no_secrets(launch, mock, tmp_path):
     for needed in ("token request code", "token request code_verifier", "token request refresh_token",
                    "token request device_code", "cache RefreshToken", "idToken (browser)"):
         assert needed in labels, f"the test collected no {needed}: {sorted(labels)}"
+
+    # error.data (and every other reply) never carries a secret either; results are the
+    # only place tokens may appear.
+    for msg in p.received:
+        if isinstance(msg, dict) and "error" in msg:
+            text = json.dumps(msg)
+            for value, label in found.items():
+                assert value not in text, f"{label} in an error reply: {text[:300]}"
 
     log = p.stderr_text()
     assert "acquireToken" in log and len(log.splitlines()) > 10, "trace logging wrote (almost) nothing"
