@@ -11,10 +11,7 @@
 
 CLIENTS_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 REPO_ROOT="$(cd "$CLIENTS_DIR/.." && pwd)"
-: "${AUTH_SIDECAR_BIN:=/work/lead/.build/release/auth-sidecar}"
-if [[ ! -x "$AUTH_SIDECAR_BIN" && -x "$REPO_ROOT/.build/release/auth-sidecar" ]]; then
-  AUTH_SIDECAR_BIN="$REPO_ROOT/.build/release/auth-sidecar"
-fi
+: "${AUTH_SIDECAR_BIN:=$REPO_ROOT/.build/release/auth-sidecar}"
 export AUTH_SIDECAR_BIN
 
 start_mock() {
