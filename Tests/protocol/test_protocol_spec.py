@@ -6,11 +6,16 @@
     params/result schemas (error responses against ErrorObject).
 (c) REPLAY: examples of "implemented" methods are sent to the real binary over NDJSON on
     pipes and the reply is compared per the exchange's `match`; for "planned" methods the
-    binary must answer -32601 with data.planned true.
+    binary must answer -32601 with data.planned true. Exchanges with
+    "needsIdentityService": true (a real sign-in) run against the mock identity platform
+    (Tests/mock_idp, started once per session on first use): --config points the binary at
+    it, $BROWSER is its scripted browser, and server-to-client messages (deviceCode, openUrl)
+    are answered and acted on as the exchange's serverMessages say.
 
-Binary: $AUTH_SIDECAR_BIN, else /work/main/.build/release/auth-sidecar (relative to this
-repository). Replay tests are skipped when the binary is missing, unless $CI is set, in
-which case a missing binary is a failure.
+Binary: $AUTH_SIDECAR_BIN, else .build/release/auth-sidecar (relative to this repository).
+Replay tests are skipped when the binary is missing (mock-backed ones also when the mock
+cannot start, e.g. without `cryptography`), unless $CI is set, in which case that is a failure.
+Every read, process exit, mock start, admin call and browser run is bounded by a timeout.
 """
 
 from __future__ import annotations
@@ -21,8 +26,10 @@ import os
 import queue
 import re
 import subprocess
+import sys
 import tempfile
 import threading
+import urllib.parse
 from pathlib import Path
 
 import pytest
@@ -36,6 +43,12 @@ SCHEMAS = PROTO / "schemas"
 EXAMPLES = PROTO / "examples"
 ZERO = "00000000-0000-0000-0000-000000000000"
 TIMEOUT = 15.0  # seconds for any single reply / process exit
+MOCK_DIR = REPO / "Tests" / "mock_idp"
+MOCK_CLIENT_ID = "00001111-aaaa-2222-bbbb-3333cccc4444"
+SCRIPTED_BROWSER = MOCK_DIR / "scripted_browser.py"
+BROWSER_TIMEOUT = 30.0  # seconds for one run of the scripted browser in the foreground
+# hosts of the identity service that a mock-backed replay points at the mock instead
+SERVICE_HOSTS = ("login.microsoftonline.com", ".b2clogin.com", ".ciamlogin.com")
 
 CONTRACT_METHODS = {
     # name: (x-status, x-kind, x-direction)
@@ -45,14 +58,14 @@ CONTRACT_METHODS = {
     "getDeviceInformation": ("implemented", "request", "clientToServer"),
     "exit": ("implemented", "notification", "clientToServer"),
     "$/cancelRequest": ("implemented", "notification", "clientToServer"),
-    "getCurrentAccount": ("planned", "request", "clientToServer"),
-    "getAccounts": ("planned", "request", "clientToServer"),
-    "acquireToken": ("planned", "request", "clientToServer"),
-    "acquireTokenSilent": ("planned", "request", "clientToServer"),
-    "signout": ("planned", "request", "clientToServer"),
+    "getCurrentAccount": ("implemented", "request", "clientToServer"),
+    "getAccounts": ("implemented", "request", "clientToServer"),
+    "acquireToken": ("implemented", "request", "clientToServer"),
+    "acquireTokenSilent": ("implemented", "request", "clientToServer"),
+    "signout": ("implemented", "request", "clientToServer"),
     "callGraph": ("planned", "request", "clientToServer"),
-    "deviceCode": ("planned", "notification", "serverToClient"),
-    "openUrl": ("planned", "request", "serverToClient"),
+    "deviceCode": ("implemented", "notification", "serverToClient"),
+    "openUrl": ("implemented", "request", "serverToClient"),
 }
 EXAMPLE_FILE = {m: ("cancelRequest" if m == "$/cancelRequest" else m) for m in CONTRACT_METHODS}
 
@@ -324,8 +337,12 @@ def test_example_files_cover_every_method():
 # --------------------------------------------------------------------------- (b) examples
 
 EXCHANGE_KEYS = {"description", "request", "response", "match", "setup", "awaitSetup", "cli",
-                 "serverMessages", "requestValid"}
+                 "serverMessages", "requestValid", "needsIdentityService", "mockControls", "env"}
 MATCH_KEYS = {"schemaOnly", "exact", "unordered", "ignore", "exitCode"}
+SERVER_MESSAGE_KEYS = {"message", "reply", "userAction"}
+# what the user does when a server message reaches the client (mock-backed replays only)
+USER_ACTIONS = {"deviceCode": {"approve", "decline", "expire"},   # POST /_admin/devicecode
+                "openUrl": {"complete", "deny", "cancel"}}        # the scripted browser's action
 
 
 def all_exchanges():
@@ -428,8 +445,25 @@ def test_example_is_schema_valid(fname, index, ex):
         for p in ex["match"].get("unordered", []):
             assert isinstance(get_path(resp, p), list), p
 
+    needs_service = ex.get("needsIdentityService", False)
+    assert isinstance(needs_service, bool)
+    if needs_service:
+        assert "cli" not in ex, "a mock-backed replay configures the process itself (--config)"
+        assert doc["status"] == "implemented", "only implemented examples are replayed against the mock"
+    for control in ex.get("mockControls", []):
+        assert needs_service, "mockControls need needsIdentityService"
+        assert set(control) <= {"control", "body"} and re.match(r"^[a-z_/]+$", control["control"]), control
+        assert isinstance(control.get("body", {}), dict), control
+    env = ex.get("env", {})
+    assert isinstance(env, dict) and all(isinstance(v, str) for v in env.values()), env
+    if ex.get("serverMessages") and doc["status"] == "implemented":
+        assert needs_service, "server messages are replayed only against the mock identity service"
+
     for sm in ex.get("serverMessages", []):
+        assert set(sm) <= SERVER_MESSAGE_KEYS, set(sm) - SERVER_MESSAGE_KEYS
         msg = sm["message"]
+        if "userAction" in sm:
+            assert sm["userAction"] in USER_ACTIONS.get(msg["method"], ()), sm["userAction"]
         m = METHODS[msg["method"]]
         assert m["x-direction"] == "serverToClient"
         kind = "request" if "id" in msg else "notification"
@@ -485,16 +519,86 @@ def sidecar_bin():
     return b
 
 
+class IdentityService:
+    """The project's mock identity platform (Tests/mock_idp), one per test session."""
+
+    def __init__(self, url, ca_file, process, admin):
+        self.url, self.ca_file, self.process, self.admin = url.rstrip("/"), ca_file, process, admin
+
+    def env(self):
+        return {"SSL_CERT_FILE": self.ca_file, "BROWSER": str(SCRIPTED_BROWSER),
+                "SCRIPTED_BROWSER_CA": self.ca_file}
+
+    def config(self):
+        """The configuration keys (a --config file) pointing the sidecar at the mock."""
+        return {"clientId": MOCK_CLIENT_ID, "authority": self.url + "/common",
+                "knownAuthorities": ["127.0.0.1"]}
+
+    def rewrite(self, msg):
+        """An `authority` on an identity-service host in the params stands for the mock."""
+        msg = copy.deepcopy(msg)
+        params = msg.get("params")
+        if isinstance(params, dict) and isinstance(params.get("authority"), str):
+            parts = urllib.parse.urlsplit(params["authority"])
+            host = parts.hostname or ""
+            if any(host == h or (h.startswith(".") and host.endswith(h)) for h in SERVICE_HOSTS):
+                params["authority"] = self.url + parts.path
+        return msg
+
+    def control(self, name, body):
+        return self.admin.call(name, body)
+
+    def run_browser(self, url, action):
+        """The user in the browser the client opened (openUrl): the scripted browser, in
+        the foreground, bounded."""
+        env = dict(os.environ, SCRIPTED_BROWSER_CA=self.ca_file, SCRIPTED_BROWSER_WAIT="1",
+                   SCRIPTED_BROWSER_ACTION=action)
+        try:
+            done = subprocess.run([sys.executable, str(SCRIPTED_BROWSER), url], env=env,
+                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE, timeout=BROWSER_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"the scripted browser did not finish within {BROWSER_TIMEOUT}s")
+        assert done.returncode == 0, f"scripted browser failed: {done.stderr.decode(errors='replace')}"
+
+
+@pytest.fixture(scope="session")
+def identity_service(tmp_path_factory):
+    """Started on first use (only mock-backed examples need it); stopped at session end."""
+    try:
+        if str(MOCK_DIR) not in sys.path:
+            sys.path.insert(0, str(MOCK_DIR))
+        from mock_idp.testing import AdminClient, start_mock, stop_mock
+        url, ca_file, process = start_mock(tmp_path_factory.mktemp("mock-idp"), timeout=TIMEOUT)
+    except Exception as e:  # e.g. the `cryptography` package missing
+        if os.environ.get("CI"):
+            pytest.fail(f"the mock identity service (Tests/mock_idp) did not start: {e!r}")
+        pytest.skip(f"the mock identity service (Tests/mock_idp) did not start: {e!r} "
+                    f"(pip install -r Tests/mock_idp/requirements.txt)")
+    try:
+        yield IdentityService(url, ca_file, process, AdminClient(url, ca_file))
+    finally:
+        stop_mock(process)
+
+
 class Sidecar:
     """The binary on real pipes, NDJSON framing, with timeouts on every read."""
 
-    def __init__(self, binary: Path, args, env_extra=None):
+    def __init__(self, binary: Path, args, env_extra=None, config=None):
+        """`config`: a configuration written to a --config file (its cache in the temp dir)."""
         self.tmp = tempfile.TemporaryDirectory(prefix="auth-sidecar-spec-")
         env = dict(os.environ)
         env["AUTH_SIDECAR_POLICY_FILE"] = os.path.join(self.tmp.name, "no-such-policy.json")
         env["XDG_CACHE_HOME"] = os.path.join(self.tmp.name, "cache")
         env["HOME"] = self.tmp.name
         env.update(env_extra or {})
+        args = list(args)
+        if config is not None:
+            config = dict(config, cache={"path": os.path.join(self.tmp.name, "token-cache.json")})
+            path = os.path.join(self.tmp.name, "config.json")
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(config, f)
+            args += ["--config", path]
         self.proc = subprocess.Popen([str(binary), *args], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
         self.lines: queue.Queue = queue.Queue()
@@ -534,13 +638,17 @@ class Sidecar:
         assert isinstance(msg, dict), f"unexpected reply (not an object): {raw!r}"
         return msg
 
-    def read_until_id(self, want_id, allowed_ids=()):
-        """Read replies until the one with id == want_id; others must be in allowed_ids."""
+    def read_until_id(self, want_id, allowed_ids=(), on_server_message=None):
+        """Read replies until the one with id == want_id; others must be in allowed_ids.
+        Server-to-client messages go to on_server_message (without one they are unexpected)."""
         while True:
             msg = self.read()
             if msg is None:
                 pytest.fail(f"stdout closed before the reply to id {want_id!r} "
                             f"(exit {self.proc.poll()}); stderr:\n{self.stderr}")
+            if "method" in msg and on_server_message is not None:
+                on_server_message(msg)
+                continue
             if msg.get("id", MISSING) == want_id and "method" not in msg:
                 return msg
             assert msg.get("id", MISSING) in allowed_ids, f"unexpected message {msg}"
@@ -621,23 +729,70 @@ def compare(actual, expected, match):
         assert a == e, f"reply differs from the example:\n got      {a}\n expected {e}"
 
 
-def replay_implemented(binary, ex):
+class ServerMessages:
+    """Plays the client's side of the exchange's `serverMessages`: each message the server
+    sends must be the next one listed (same method and kind, schema-valid, same requestId);
+    a request gets the listed `reply` (with the server's id), then the `userAction` is done."""
+
+    def __init__(self, ex, sc, service):
+        self.expected = list(ex.get("serverMessages", []))
+        self.sc, self.service = sc, service
+
+    def __call__(self, msg):
+        assert self.expected, f"unexpected server-to-client message {msg}"
+        want = self.expected.pop(0)
+        wmsg = want["message"]
+        assert msg.get("method") == wmsg["method"], f"expected a {wmsg['method']} message, got {msg}"
+        kind = "request" if "id" in wmsg else "notification"
+        assert ("id" in msg) == (kind == "request"), f"{msg['method']} must be a {kind}: {msg}"
+        validate(msg, envelope(kind))
+        validate(msg["params"], params_ref(msg["method"]))
+        if "requestId" in wmsg["params"]:
+            assert msg["params"].get("requestId") == wmsg["params"]["requestId"], msg
+        if kind == "request":
+            assert isinstance(msg["id"], str) and re.match(r"^sidecar-\d+$", msg["id"]), msg["id"]
+            reply = dict(want["reply"], id=msg["id"])
+            self.sc.send(reply)
+        action = want.get("userAction")
+        if action and msg["method"] == "deviceCode":
+            self.service.control("devicecode", {"user_code": msg["params"]["userCode"], "action": action})
+        elif action and msg["method"] == "openUrl":
+            self.service.run_browser(msg["params"]["url"], action)
+
+    def check_done(self):
+        assert not self.expected, f"server messages not received: {[m['message'] for m in self.expected]}"
+
+
+def replay_implemented(binary, ex, service=None):
     match = ex["match"]
     setup = ex.get("setup", [])
+    request = ex["request"]
     await_setup = ex.get("awaitSetup", True)
     setup_ids = [m["id"] for m in setup if "id" in m]
-    with Sidecar(binary, default_cli(ex)) as sc:
+    env, config, cli = {}, None, default_cli(ex)
+    if ex.get("needsIdentityService"):
+        assert service is not None
+        service.control("reset", {})
+        env, config, cli = service.env(), service.config(), []
+        setup = [service.rewrite(m) for m in setup]
+        request = service.rewrite(request)
+    env.update(ex.get("env", {}))
+    with Sidecar(binary, cli, env, config) as sc:
+        server_messages = ServerMessages(ex, sc, service)
         for m in setup:
             sc.send(m)
             if await_setup and "id" in m:
-                r = sc.read_until_id(m["id"])
+                r = sc.read_until_id(m["id"], on_server_message=server_messages)
                 assert "result" in r, f"setup request failed: {r}"
-        sc.send(ex["request"])
+        for control in ex.get("mockControls", []):
+            service.control(control["control"], control.get("body", {}))
+        sc.send(request)
         resp = ex["response"]
         if resp is not None:
-            got = sc.read_until_id(resp["id"], allowed_ids=setup_ids)
+            got = sc.read_until_id(resp["id"], allowed_ids=setup_ids, on_server_message=server_messages)
             validate_response(got, reply_method(ex, resp["id"]))
             compare(got, resp, match)
+        server_messages.check_done()
         if "exitCode" in match:
             code = sc.wait()
             extra = [m for m in sc.remaining() if m.get("id", MISSING) not in setup_ids]
@@ -649,7 +804,7 @@ def replay_implemented(binary, ex):
             sc.send({"jsonrpc": "2.0", "id": "__sentinel__", "method": "ping"})
             sc.read_until_id("__sentinel__", allowed_ids=setup_ids)
         code = sc.close_and_wait()
-        extra = [m for m in sc.remaining() if m.get("id", MISSING) not in setup_ids]
+        extra = [m for m in sc.remaining() if m.get("id", MISSING) not in setup_ids or "method" in m]
         assert not extra, f"unexpected output after the exchange: {extra}"
         assert code == 0, f"end of input must exit 0, got {code}; stderr:\n{sc.stderr}"
 
@@ -677,9 +832,10 @@ def replay_planned(binary, ex):
 
 
 @pytest.mark.parametrize("fname,index,ex", list(all_exchanges()))
-def test_replay(sidecar_bin, fname, index, ex):
+def test_replay(sidecar_bin, request, fname, index, ex):
     if EXAMPLE_DOCS[fname]["status"] == "implemented":
-        replay_implemented(sidecar_bin, ex)
+        service = request.getfixturevalue("identity_service") if ex.get("needsIdentityService") else None
+        replay_implemented(sidecar_bin, ex, service)
     else:
         replay_planned(sidecar_bin, ex)
 
