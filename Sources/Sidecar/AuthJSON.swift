@@ -1,4 +1,5 @@
 import AuthCore
+import HTTP
 import JSON
 import JSONRPC
 
@@ -33,9 +34,32 @@ enum AuthJSON {
     /// `{homeAccountId}` or `{username}` at `key`, if present.
     static func accountReference(_ params: Params, key: String = "account") throws(RPCError) -> AccountReference? {
         guard let reference = try params.nested(key, allowed: ["homeAccountId", "username"]) else { return nil }
-        if let id: String = try reference.optional("homeAccountId") { return .homeAccountId(id) }
-        if let name: String = try reference.optional("username") { return .username(name) }
-        throw .invalidParams("'\(key)' must have homeAccountId or username", member: key)
+        let id: String? = try reference.optional("homeAccountId")
+        let name: String? = try reference.optional("username")
+        switch (id, name) {
+        case (let id?, nil) where !id.isEmpty: return .homeAccountId(id)
+        case (nil, let name?) where !name.isEmpty: return .username(name)
+        case (.some, .some): throw .invalidParams("'\(key)' must have homeAccountId or username, not both", member: key)
+        default: throw .invalidParams("'\(key)' must have a non-empty homeAccountId or username", member: key)
+        }
+    }
+
+    /// The request's `correlationId` (sent to the service as client-request-id), else a new one.
+    static func correlationId(_ params: Params) throws(RPCError) -> String {
+        guard let given: String = try params.optional("correlationId") else { return correlationId() }
+        guard !given.isEmpty, given.count <= 128, given.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }) else {
+            throw .invalidParams("'correlationId' must be a GUID-like string of letters, digits and dashes", member: "correlationId")
+        }
+        return given
+    }
+
+    /// A per-request `authority`: an absolute https URL (http only for loopback hosts).
+    static func authority(_ params: Params) throws(RPCError) -> String? {
+        guard let text: String = try params.optional("authority") else { return nil }
+        guard let url = URLParts(text), url.isSecureOrLoopback else {
+            throw .invalidParams("'authority' must be an https URL (http only for loopback hosts)", member: "authority")
+        }
+        return text
     }
 
     /// A fresh correlation id (a random UUID, version 4).

@@ -12,13 +12,13 @@ struct AuthMethods: Sendable {
 
     static let acquireTokenKeys: Set<String> = [
         "scopes", "promptType", "loginHint", "domainHint", "account", "authority", "claims",
-        "extraScopesToConsent", "extraQueryParameters", "flow",
+        "extraScopesToConsent", "extraQueryParameters", "flow", "correlationId",
     ]
 
     func acquireToken(_ params: JSONValue?, _ context: RequestContext) async throws -> JSONValue {
         let p = try Params(params, allowed: Self.acquireTokenKeys)
         let flow = try p.optional("flow", oneOf: ["browser", "deviceCode"]) ?? "browser"
-        let correlationId = AuthJSON.correlationId()
+        let correlationId = try AuthJSON.correlationId(p)
         if flow == "deviceCode" {
             for key in ["promptType", "loginHint", "domainHint", "account", "extraScopesToConsent", "extraQueryParameters"] where p.members[key] != nil {
                 throw RPCError.invalidParams("'\(key)' does not apply to the device code flow", member: key)
@@ -31,7 +31,7 @@ struct AuthMethods: Sendable {
                 ])
             }
             request.scopes = try p.optional("scopes")
-            request.authority = try p.optional("authority")
+            request.authority = try AuthJSON.authority(p)
             request.claims = try p.optional("claims")
             return try await AuthErrorMapping.translating {
                 AuthJSON.tokenResult(try await app.acquireTokenByDeviceCode(request, correlationId: correlationId))
@@ -43,7 +43,7 @@ struct AuthMethods: Sendable {
         request.loginHint = try p.optional("loginHint")
         request.domainHint = try p.optional("domainHint")
         request.account = try AuthJSON.accountReference(p)
-        request.authority = try p.optional("authority")
+        request.authority = try AuthJSON.authority(p)
         request.claims = try p.optional("claims")
         request.extraScopesToConsent = try p.optional("extraScopesToConsent") ?? []
         request.extraQueryParameters = try Self.stringPairs(p, "extraQueryParameters")
@@ -54,15 +54,16 @@ struct AuthMethods: Sendable {
     }
 
     func acquireTokenSilent(_ params: JSONValue?, _ context: RequestContext) async throws -> JSONValue {
-        let p = try Params(params, allowed: ["scopes", "account", "authority", "forceRefresh", "claims"])
+        let p = try Params(params, allowed: ["scopes", "account", "authority", "forceRefresh", "claims", "correlationId"])
         var request = SilentRequest()
         request.scopes = try p.optional("scopes")
         request.account = try AuthJSON.accountReference(p)
-        request.authority = try p.optional("authority")
+        request.authority = try AuthJSON.authority(p)
         request.forceRefresh = try p.optional("forceRefresh") ?? false
         request.claims = try p.optional("claims")
+        let correlationId = try AuthJSON.correlationId(p)
         return try await AuthErrorMapping.translating {
-            AuthJSON.tokenResult(try await app.acquireTokenSilently(request, correlationId: AuthJSON.correlationId()))
+            AuthJSON.tokenResult(try await app.acquireTokenSilently(request, correlationId: correlationId))
         }
     }
 
@@ -94,6 +95,7 @@ struct AuthMethods: Sendable {
 
     static let callGraphKeys: Set<String> = [
         "path", "method", "apiVersion", "query", "headers", "body", "account", "scopes", "allPages", "maxPages", "timeoutSeconds",
+        "correlationId",
     ]
 
     func callGraph(_ params: JSONValue?, _ context: RequestContext) async throws -> JSONValue {
@@ -122,8 +124,9 @@ struct AuthMethods: Sendable {
             guard (1...300).contains(seconds) else { throw RPCError.invalidParams("'timeoutSeconds' must be 1 to 300", member: "timeoutSeconds") }
             request.timeout = .seconds(seconds)
         }
+        let correlationId = try AuthJSON.correlationId(p)
         return try await AuthErrorMapping.translating {
-            try await graph.call(request, correlationId: AuthJSON.correlationId()).json
+            try await graph.call(request, correlationId: correlationId).json
         }
     }
 

@@ -85,6 +85,8 @@ import AuthTestSupport
         #expect(try kind(#"{"error":"invalid_grant","suberror":"protection_policy_required"}"#) == .serverProtectionPoliciesRequired)
         #expect(try kind(#"{"error":"access_denied","error_description":"AADB2C90118: forgot password"}"#) == .passwordResetRequired)
         #expect(try kind(#"{"error":"temporarily_unavailable"}"#) == .serverError)
+        #expect(try kind(#"{"error":"invalid_grant","error_codes":[50129]}"#) == .workplaceJoinRequired)
+        #expect(try kind(#"{"error":"invalid_scope"}"#) == .invalidConfiguration)
         let error = OAuthErrorResponse.authError(
             json: try .parse(#"{"error":"invalid_grant","error_codes":[700082],"claims":"{}","correlation_id":"c"}"#),
             httpStatus: 400, retryAfter: 3)

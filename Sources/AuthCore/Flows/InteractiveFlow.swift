@@ -85,6 +85,10 @@ struct InteractiveFlow: Sendable {
             kind = .userCanceled
         } else if OAuthErrorResponse.interactionErrors.contains(code) {
             kind = .interactionRequired
+        } else if OAuthErrorResponse.configurationErrors.contains(code) {
+            kind = .invalidConfiguration
+        } else if description.contains("AADSTS50129") {
+            kind = .workplaceJoinRequired
         } else {
             kind = .serverError
         }

@@ -46,18 +46,23 @@ public struct TokenResponse: Sendable {
 public enum OAuthErrorResponse {
     /// Errors that mean "the user must interact" (MSAL's interactionRequired).
     static let interactionErrors: Set<String> = ["invalid_grant", "interaction_required", "consent_required", "login_required"]
+    /// Errors that mean the application is registered or configured wrongly.
+    static let configurationErrors: Set<String> = ["invalid_client", "unauthorized_client", "invalid_request", "invalid_scope"]
 
     public static func authError(json: JSONValue, httpStatus: Int, retryAfter: Int?) -> AuthError {
         let error = json["error"]?.stringValue ?? "server_error"
         let description = json["error_description"]?.stringValue
+        let codes = json["error_codes"]?.arrayValue?.compactMap { $0.intValue } ?? []
         let kind: AuthError.Kind
-        if description?.contains("AADB2C90118") == true {
+        if codes.contains(50129) || description?.contains("AADSTS50129") == true {
+            kind = .workplaceJoinRequired
+        } else if description?.contains("AADB2C90118") == true {
             kind = .passwordResetRequired
         } else if description?.contains("AADB2C90091") == true || error == "access_denied" && description?.contains("cancel") == true {
             kind = .userCanceled
         } else if interactionErrors.contains(error) {
             kind = json["suberror"]?.stringValue == "protection_policy_required" ? .serverProtectionPoliciesRequired : .interactionRequired
-        } else if error == "invalid_client" || error == "unauthorized_client" || error == "invalid_request" || error == "invalid_scope" {
+        } else if configurationErrors.contains(error) {
             kind = .invalidConfiguration
         } else {
             kind = .serverError
