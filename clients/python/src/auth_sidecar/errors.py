@@ -20,7 +20,7 @@ __all__ = [
     "NetworkError", "ServiceTimeoutError", "TlsError", "MalformedResponseError",
     "CacheUnavailableError", "BrowserUnavailableError", "InteractiveInProgressError",
     "AuthorityNotTrustedError", "InsecureAuthorityError", "InvalidConfigurationError",
-    "AccountNotFoundError", "AmbiguousAccountError",
+    "AccountNotFoundError", "AmbiguousAccountError", "PasswordResetRequiredError",
     "SidecarProcessError", "SidecarNotFoundError", "SidecarExitedError",
     "ERROR_CLASSES", "error_from_object",
 ]
@@ -150,6 +150,9 @@ AccountNotFoundError = _cls("AccountNotFoundError", PlatformError, -51011, "acco
                             "-51011: the account reference matches no cached account.")
 AmbiguousAccountError = _cls("AmbiguousAccountError", PlatformError, -51012, "ambiguousAccount",
                              "-51012: a username matches several accounts; use homeAccountId.")
+PasswordResetRequiredError = _cls("PasswordResetRequiredError", PlatformError, -51013, "passwordResetRequired",
+                                  "-51013: B2C: the user chose 'Forgot your password?'; run the password-reset "
+                                  "policy (acquire_token with its authority).")
 
 
 class SidecarProcessError(SidecarError):
@@ -187,6 +190,7 @@ ERROR_CLASSES: Dict[int, Type[SidecarError]] = {
         NetworkError, ServiceTimeoutError, TlsError, MalformedResponseError, CacheUnavailableError,
         BrowserUnavailableError, InteractiveInProgressError, AuthorityNotTrustedError,
         InsecureAuthorityError, InvalidConfigurationError, AccountNotFoundError, AmbiguousAccountError,
+        PasswordResetRequiredError,
     ]
 }
 
