@@ -20,6 +20,13 @@ run "swift unit tests" swift test
 run "mock identity platform" bash -c "cd Tests/mock_idp && python3 -m pytest -q"
 run "protocol spec" python3 -m pytest -q Tests/protocol
 run "JSON-RPC end to end" python3 -m pytest -q Tests/e2e
+run "auth end to end" python3 -m pytest -q Tests/e2e_auth
+for suite in Tests/e2e_authorities; do
+    [ -d "$suite" ] && run "$(basename "$suite")" python3 -m pytest -q "$suite"
+done
+for client in clients/python/run-tests clients/node/run-tests clients/run-editor-tests; do
+    [ -x "$client" ] && run "$client" "$client"
+done
 
 if ((${#failed[@]})); then
     echo "test: FAILED: ${failed[*]}" >&2
