@@ -1,0 +1,305 @@
+// Type declarations for the auth-sidecar Node client (index.js).
+import { EventEmitter } from 'node:events';
+import type { Writable } from 'node:stream';
+
+export declare const ENV_BINARY: 'AUTH_SIDECAR_BIN';
+export declare const BINARY_NAME: 'auth-sidecar';
+
+// ---------------------------------------------------------------- protocol shapes
+
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+
+export interface CacheConfiguration { path?: string; persistence?: 'memory' }
+
+/** The configuration keys of `initialize` (protocol/README.md). */
+export interface Configuration {
+  clientId?: string;
+  authority?: string;
+  redirectUri?: string;
+  knownAuthorities?: string[] | string;
+  scopes?: string[] | string;
+  graphEndpoint?: string;
+  /** a file path, 'memory', or the protocol's object */
+  cache?: string | CacheConfiguration;
+  sharedDeviceMode?: boolean;
+  clientCapabilities?: string[] | string;
+  browser?: 'system' | 'client';
+  [key: string]: unknown;
+}
+
+export interface Account {
+  homeAccountId: string;
+  localAccountId: string;
+  environment: string;
+  tenantId: string;
+  username: string;
+  name?: string;
+  idTokenClaims?: Record<string, JsonValue>;
+}
+
+export type AccountRef = { homeAccountId: string } | { username: string };
+/** An Account (its homeAccountId is used), an AccountRef, or a username. */
+export type AccountLike = Account | AccountRef | string;
+
+export interface TokenResult {
+  accessToken: string;
+  tokenType: 'Bearer' | string;
+  /** Unix seconds */
+  expiresOn: number;
+  extExpiresOn?: number;
+  refreshOn?: number;
+  scopes: string[];
+  account: Account;
+  idToken?: string;
+  tenantId: string;
+  authority: string;
+  correlationId: string;
+  fromCache: boolean;
+}
+
+export interface CurrentAccount { account: Account | null; previousAccount: Account | null }
+
+export interface DeviceInformation {
+  deviceMode: 'private' | 'shared';
+  sharedDeviceModeSource: string;
+  extraDeviceInformation: Record<string, JsonValue>;
+  brokerAvailable: boolean;
+  [key: string]: unknown;
+}
+
+export interface GraphResponse {
+  status: number;
+  /** lower-case names */
+  headers: Record<string, string>;
+  /** parsed JSON, text, or null */
+  body: JsonValue;
+}
+
+export interface SignoutResult { signedOut: true; account?: Account | null }
+
+export interface DeviceCode {
+  requestId: number | string;
+  userCode: string;
+  verificationUri: string;
+  message: string;
+  /** Unix seconds */
+  expiresOn: number;
+}
+
+export interface InitializeResult {
+  serverInfo: { name: string; version: string };
+  protocolVersion: string;
+  capabilities: {
+    methods?: string[]; notifications?: string[]; serverRequests?: string[];
+    serverNotifications?: string[]; framings?: string[]; [key: string]: unknown;
+  };
+  configuration?: Configuration;
+}
+
+export interface AcquireTokenParams {
+  scopes?: string[] | string;
+  promptType?: 'promptIfNecessary' | 'selectAccount' | 'login' | 'consent' | 'create';
+  loginHint?: string;
+  domainHint?: string;
+  account?: AccountLike;
+  authority?: string;
+  claims?: string;
+  extraScopesToConsent?: string[] | string;
+  extraQueryParameters?: Record<string, string>;
+  flow?: 'browser' | 'deviceCode';
+}
+
+export interface AcquireTokenSilentParams {
+  scopes?: string[] | string;
+  account?: AccountLike;
+  authority?: string;
+  forceRefresh?: boolean;
+  claims?: string;
+}
+
+export interface SignoutParams { account?: AccountLike; signoutFromBrowser?: boolean }
+
+export interface CallGraphParams {
+  path?: string;
+  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | string;
+  apiVersion?: 'v1.0' | 'beta';
+  query?: Record<string, string>;
+  headers?: Record<string, string>;
+  body?: JsonValue;
+  account?: AccountLike;
+  scopes?: string[] | string;
+  allPages?: boolean;
+  maxPages?: number;
+  timeoutSeconds?: number;
+}
+
+// ---------------------------------------------------------------- client
+
+export interface CallOptions {
+  /** Aborting sends `$/cancelRequest`; the call rejects with RequestCancelledError. */
+  signal?: AbortSignal;
+  /** Milliseconds; then `$/cancelRequest` and RequestTimeoutError. Default: the client's `timeout`. */
+  timeout?: number;
+}
+
+export interface AcquireTokenOptions extends CallOptions {
+  /** This call's device code handler (instead of the 'deviceCode' event). */
+  onDeviceCode?: (code: DeviceCode) => unknown;
+}
+
+export interface ClientOptions extends Configuration {
+  /** Path of the binary; default $AUTH_SIDECAR_BIN, then `auth-sidecar` on PATH. */
+  binary?: string;
+  args?: string[];
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  /** Send `initialize` at start; default: when any configuration key is given. */
+  initialize?: boolean;
+  /** Configuration keys, as an alternative to giving them at the top level. */
+  config?: Configuration;
+  /** Answers the server's `openUrl` requests (makes `browser` default to 'client'): open the URL and
+   * return; return false or throw to refuse (the sign-in fails with BrowserUnavailableError). */
+  onOpenUrl?: (url: string, params: { url: string; requestId?: number | string }) => unknown;
+  /** Listener for the 'deviceCode' event. */
+  onDeviceCode?: (code: DeviceCode) => unknown;
+  /** Default per-call timeout in ms (default: none). */
+  timeout?: number;
+  /** Timeout of `initialize` at start, ms (default 15000). */
+  startTimeout?: number;
+  /** How long close() waits for shutdown / exit before SIGKILL, ms (default 5000). */
+  shutdownTimeout?: number;
+  /** Copy the sidecar's stderr here (it is always kept as `stderrTail`). */
+  stderr?: Writable;
+}
+
+export interface SidecarClientEvents {
+  deviceCode: [code: DeviceCode];
+  notification: [method: string, params: unknown];
+  stderr: [text: string];
+  exit: [error: SidecarProcessError];
+}
+
+export declare class SidecarClient extends EventEmitter {
+  constructor(options?: ClientOptions);
+  /** Spawn the sidecar and `initialize` it. */
+  static start(options?: ClientOptions): Promise<SidecarClient>;
+  readonly binary: string;
+  serverInfo: InitializeResult | null;
+  /** Set once the process is gone. */
+  dead: SidecarProcessError | null;
+  readonly pid: number | undefined;
+  readonly exitCode: number | null;
+  readonly stderrTail: string;
+
+  start(): Promise<this>;
+  initialize(config?: Configuration, options?: CallOptions): Promise<InitializeResult>;
+  /** Cancel what is in flight, `shutdown` + `exit`, wait; SIGKILL after `shutdownTimeout`. Resolves to the exit code. */
+  close(options?: { graceful?: boolean }): Promise<number | null>;
+  kill(signal?: NodeJS.Signals): void;
+  [Symbol.asyncDispose](): Promise<void>;
+
+  call<T = unknown>(method: string, params?: unknown, options?: CallOptions): Promise<T>;
+  notify(method: string, params?: unknown): void;
+
+  ping(options?: CallOptions): Promise<Record<string, never>>;
+  getDeviceInformation(options?: CallOptions): Promise<DeviceInformation>;
+  getCurrentAccount(options?: CallOptions): Promise<CurrentAccount>;
+  getAccounts(params?: { username?: string }, options?: CallOptions): Promise<Account[]>;
+  acquireToken(params?: AcquireTokenParams, options?: AcquireTokenOptions): Promise<TokenResult>;
+  acquireTokenSilent(params?: AcquireTokenSilentParams, options?: CallOptions): Promise<TokenResult>;
+  signout(params?: SignoutParams, options?: CallOptions): Promise<SignoutResult>;
+  callGraph(params?: CallGraphParams | string, options?: CallOptions): Promise<GraphResponse>;
+
+  on<K extends keyof SidecarClientEvents>(event: K, listener: (...args: SidecarClientEvents[K]) => void): this;
+  once<K extends keyof SidecarClientEvents>(event: K, listener: (...args: SidecarClientEvents[K]) => void): this;
+  off<K extends keyof SidecarClientEvents>(event: K, listener: (...args: SidecarClientEvents[K]) => void): this;
+}
+
+export default SidecarClient;
+
+// ---------------------------------------------------------------- errors
+
+export interface ErrorData {
+  name: string;
+  member?: string;
+  oauthError?: string;
+  oauthErrorDescription?: string;
+  suberror?: string;
+  errorCodes?: number[];
+  correlationId?: string;
+  claims?: string;
+  grantedScopes?: string[];
+  declinedScopes?: string[];
+  httpStatus?: number;
+  retryAfter?: number;
+  [key: string]: unknown;
+}
+
+export interface ErrorObject { code: number; message: string; data?: ErrorData }
+
+/** Base of every error: `code` (null for process failures), `message`, `data`, `raw`. */
+export declare class SidecarError extends Error {
+  constructor(message?: string, options?: { code?: number | null; data?: ErrorData; raw?: ErrorObject; cause?: unknown });
+  static readonly code?: number;
+  static readonly errorName?: string;
+  code: number | null;
+  data: ErrorData;
+  raw: ErrorObject;
+  /** data.name */
+  readonly errorName: string;
+  readonly suberror: string | undefined;
+  readonly claims: string | undefined;
+  readonly oauthError: string | undefined;
+  readonly correlationId: string | undefined;
+  readonly retryAfter: number | undefined;
+  readonly member: string | undefined;
+}
+export declare class JsonRpcError extends SidecarError {}
+export declare class MsalError extends SidecarError {}
+export declare class PlatformError extends SidecarError {}
+
+export declare class ParseError extends JsonRpcError {}
+export declare class InvalidRequestError extends JsonRpcError {}
+export declare class MethodNotFoundError extends JsonRpcError {}
+export declare class InvalidParamsError extends JsonRpcError {}
+export declare class InternalRpcError extends JsonRpcError {}
+export declare class ServerNotInitializedError extends JsonRpcError {}
+export declare class RequestCancelledError extends JsonRpcError {}
+export declare class RequestTimeoutError extends RequestCancelledError {}
+
+export declare class InternalError extends MsalError {}
+export declare class WorkplaceJoinRequiredError extends MsalError {}
+export declare class InteractionRequiredError extends MsalError {}
+export declare class ServerDeclinedScopesError extends MsalError {}
+export declare class ServerProtectionPoliciesRequiredError extends MsalError {}
+export declare class UserCanceledError extends MsalError {}
+export declare class ServerError extends MsalError {}
+
+export declare class NetworkError extends PlatformError {}
+export declare class ServiceTimeoutError extends PlatformError {}
+export declare class TlsError extends PlatformError {}
+export declare class MalformedResponseError extends PlatformError {}
+export declare class CacheUnavailableError extends PlatformError {}
+export declare class BrowserUnavailableError extends PlatformError {}
+export declare class InteractiveInProgressError extends PlatformError {}
+export declare class AuthorityNotTrustedError extends PlatformError {}
+export declare class InsecureAuthorityError extends PlatformError {}
+export declare class InvalidConfigurationError extends PlatformError {}
+export declare class AccountNotFoundError extends PlatformError {}
+export declare class AmbiguousAccountError extends PlatformError {}
+export declare class PasswordResetRequiredError extends PlatformError {}
+
+export declare class SidecarProcessError extends SidecarError {
+  constructor(message: string, options?: { stderrTail?: string; exitCode?: number | null; signal?: NodeJS.Signals | null; cause?: unknown });
+  stderrTail: string;
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+}
+export declare class SidecarNotFoundError extends SidecarProcessError {}
+export declare class SidecarExitedError extends SidecarProcessError {}
+
+export declare const ERROR_CLASSES: Readonly<Record<number, typeof SidecarError>>;
+export declare function errorFromObject(error: unknown): SidecarError;
+export declare function findBinary(binary?: string): string;
+export declare function configParams(config: Configuration): Record<string, unknown>;
+export declare function accountRef(account: AccountLike | null | undefined): AccountRef | undefined;

@@ -1,0 +1,511 @@
+// auth-sidecar client for Node.js: spawns the auth-sidecar binary and talks JSON-RPC 2.0
+// (newline-delimited) over its stdin/stdout. ES module, no dependencies.
+import { spawn } from 'node:child_process';
+import { EventEmitter } from 'node:events';
+import { accessSync, constants as fsConstants, statSync } from 'node:fs';
+import path from 'node:path';
+
+export const ENV_BINARY = 'AUTH_SIDECAR_BIN';
+export const BINARY_NAME = 'auth-sidecar';
+const CANCEL_GRACE_MS = 3000;
+const STDERR_TAIL_BYTES = 8192;
+const CLIENT_OPTIONS = new Set(['binary', 'args', 'env', 'cwd', 'initialize', 'onOpenUrl', 'onDeviceCode',
+  'timeout', 'startTimeout', 'shutdownTimeout', 'stderr', 'config']);
+
+// ---------------------------------------------------------------------------- errors
+
+/** Base of every error of this package: `code`, `message`, `data` (with `data.name`), `raw`. */
+export class SidecarError extends Error {
+  constructor(message = '', { code, data, raw, cause } = {}) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.name = new.target.name;
+    this.code = code === undefined ? new.target.code ?? null : code;
+    this.data = data && typeof data === 'object' ? { ...data } : { name: new.target.errorName ?? 'sidecarError' };
+    this.raw = raw ?? { code: this.code, message, data: this.data };
+  }
+  /** `data.name`, the protocol's camelCase error name. */
+  get errorName() { return this.data.name; }
+  get suberror() { return this.data.suberror; }
+  get claims() { return this.data.claims; }
+  get oauthError() { return this.data.oauthError; }
+  get correlationId() { return this.data.correlationId; }
+  get retryAfter() { return this.data.retryAfter; }
+  get member() { return this.data.member; }
+}
+/** JSON-RPC / LSP protocol faults (-32700..-32600, -32002, -32800). */
+export class JsonRpcError extends SidecarError {}
+/** Authentication failures with MSAL's public codes (-50000..-50006). */
+export class MsalError extends SidecarError {}
+/** Failures MSAL leaves to the platform (-51001..-51999). */
+export class PlatformError extends SidecarError {}
+
+function define(base, code, errorName) {
+  const cls = class extends base {};
+  cls.code = code;
+  cls.errorName = errorName;
+  return cls;
+}
+function named(cls, name) { Object.defineProperty(cls, 'name', { value: name }); return cls; }
+
+export const ParseError = named(define(JsonRpcError, -32700, 'parseError'), 'ParseError');
+export const InvalidRequestError = named(define(JsonRpcError, -32600, 'invalidRequest'), 'InvalidRequestError');
+export const MethodNotFoundError = named(define(JsonRpcError, -32601, 'methodNotFound'), 'MethodNotFoundError');
+export const InvalidParamsError = named(define(JsonRpcError, -32602, 'invalidParams'), 'InvalidParamsError');
+export const InternalRpcError = named(define(JsonRpcError, -32603, 'internalError'), 'InternalRpcError');
+export const ServerNotInitializedError = named(define(JsonRpcError, -32002, 'serverNotInitialized'), 'ServerNotInitializedError');
+export const RequestCancelledError = named(define(JsonRpcError, -32800, 'requestCancelled'), 'RequestCancelledError');
+/** The client's timeout ran out; the request was cancelled with $/cancelRequest. */
+export const RequestTimeoutError = named(define(RequestCancelledError, -32800, 'requestCancelled'), 'RequestTimeoutError');
+export const InternalError = named(define(MsalError, -50000, 'internal'), 'InternalError');
+export const WorkplaceJoinRequiredError = named(define(MsalError, -50001, 'workplaceJoinRequired'), 'WorkplaceJoinRequiredError');
+export const InteractionRequiredError = named(define(MsalError, -50002, 'interactionRequired'), 'InteractionRequiredError');
+export const ServerDeclinedScopesError = named(define(MsalError, -50003, 'serverDeclinedScopes'), 'ServerDeclinedScopesError');
+export const ServerProtectionPoliciesRequiredError = named(define(MsalError, -50004, 'serverProtectionPoliciesRequired'), 'ServerProtectionPoliciesRequiredError');
+export const UserCanceledError = named(define(MsalError, -50005, 'userCanceled'), 'UserCanceledError');
+export const ServerError = named(define(MsalError, -50006, 'serverError'), 'ServerError');
+export const NetworkError = named(define(PlatformError, -51001, 'networkError'), 'NetworkError');
+export const ServiceTimeoutError = named(define(PlatformError, -51002, 'timeout'), 'ServiceTimeoutError');
+export const TlsError = named(define(PlatformError, -51003, 'tlsError'), 'TlsError');
+export const MalformedResponseError = named(define(PlatformError, -51004, 'malformedResponse'), 'MalformedResponseError');
+export const CacheUnavailableError = named(define(PlatformError, -51005, 'cacheUnavailable'), 'CacheUnavailableError');
+export const BrowserUnavailableError = named(define(PlatformError, -51006, 'browserUnavailable'), 'BrowserUnavailableError');
+export const InteractiveInProgressError = named(define(PlatformError, -51007, 'interactiveInProgress'), 'InteractiveInProgressError');
+export const AuthorityNotTrustedError = named(define(PlatformError, -51008, 'authorityNotTrusted'), 'AuthorityNotTrustedError');
+export const InsecureAuthorityError = named(define(PlatformError, -51009, 'insecureAuthority'), 'InsecureAuthorityError');
+export const InvalidConfigurationError = named(define(PlatformError, -51010, 'invalidConfiguration'), 'InvalidConfigurationError');
+export const AccountNotFoundError = named(define(PlatformError, -51011, 'accountNotFound'), 'AccountNotFoundError');
+export const AmbiguousAccountError = named(define(PlatformError, -51012, 'ambiguousAccount'), 'AmbiguousAccountError');
+export const PasswordResetRequiredError = named(define(PlatformError, -51013, 'passwordResetRequired'), 'PasswordResetRequiredError');
+
+/** The process could not be started or is gone: `code` null, `stderrTail`, `exitCode`, `signal`. */
+export class SidecarProcessError extends SidecarError {
+  constructor(message, { stderrTail = '', exitCode = null, signal = null, cause } = {}) {
+    super(stderrTail ? `${message}\n--- auth-sidecar stderr (tail) ---\n${stderrTail.trimEnd()}` : message,
+      { code: null, data: { name: 'sidecarProcess' }, cause });
+    this.stderrTail = stderrTail;
+    this.exitCode = exitCode;
+    this.signal = signal;
+  }
+}
+/** The binary was not found or is not executable. */
+export class SidecarNotFoundError extends SidecarProcessError {}
+/** The process exited, closed its output or was killed. */
+export class SidecarExitedError extends SidecarProcessError {}
+
+export const ERROR_CLASSES = Object.freeze(Object.fromEntries([
+  ParseError, InvalidRequestError, MethodNotFoundError, InvalidParamsError, InternalRpcError,
+  ServerNotInitializedError, RequestCancelledError, InternalError, WorkplaceJoinRequiredError,
+  InteractionRequiredError, ServerDeclinedScopesError, ServerProtectionPoliciesRequiredError, UserCanceledError,
+  ServerError, NetworkError, ServiceTimeoutError, TlsError, MalformedResponseError, CacheUnavailableError,
+  BrowserUnavailableError, InteractiveInProgressError, AuthorityNotTrustedError, InsecureAuthorityError,
+  InvalidConfigurationError, AccountNotFoundError, AmbiguousAccountError, PasswordResetRequiredError,
+].map((cls) => [cls.code, cls])));
+
+/** The error instance for a JSON-RPC error object `{code, message, data}`. */
+export function errorFromObject(error) {
+  if (!error || typeof error !== 'object') {
+    return new InternalRpcError(`malformed error object: ${JSON.stringify(error)}`, { raw: { error } });
+  }
+  const { code, message = '', data } = error;
+  let cls = Number.isInteger(code) ? ERROR_CLASSES[code] : undefined;
+  if (!cls) {
+    if (code <= -50000 && code >= -50999) cls = MsalError;
+    else if (code <= -51000 && code >= -51999) cls = PlatformError;
+    else if (code <= -32000 && code >= -32768) cls = JsonRpcError;
+    else cls = SidecarError;
+  }
+  return new cls(String(message), { code, data: data && typeof data === 'object' ? data : undefined, raw: error });
+}
+
+// ---------------------------------------------------------------------------- helpers
+
+/** The binary: the argument, else $AUTH_SIDECAR_BIN, else `auth-sidecar` on PATH. */
+export function findBinary(binary) {
+  let source;
+  let candidate;
+  if (binary != null) { source = 'the binary option'; candidate = String(binary); }
+  else if (process.env[ENV_BINARY]) { source = `$${ENV_BINARY}`; candidate = process.env[ENV_BINARY]; }
+  else {
+    for (const dir of (process.env.PATH || '').split(path.delimiter)) {
+      if (!dir) continue;
+      const full = path.join(dir, BINARY_NAME);
+      if (isExecutableFile(full)) return full;
+    }
+    throw new SidecarNotFoundError(
+      `auth-sidecar binary not found: pass { binary }, set $${ENV_BINARY}, or put '${BINARY_NAME}' on PATH`);
+  }
+  let isFile = false;
+  try { isFile = statSync(candidate).isFile(); } catch { isFile = false; }
+  if (!isFile) throw new SidecarNotFoundError(`auth-sidecar binary not found at '${candidate}' (from ${source})`);
+  if (!isExecutableFile(candidate)) {
+    throw new SidecarNotFoundError(`auth-sidecar binary '${candidate}' (from ${source}) is not executable`);
+  }
+  return candidate;
+}
+
+function isExecutableFile(file) {
+  try { return statSync(file).isFile() && (accessSync(file, fsConstants.X_OK), true); } catch { return false; }
+}
+
+/** Configuration keys -> initialize params (`cache`: a path, 'memory', or an object). */
+export function configParams(config) {
+  const params = {};
+  for (const [key, value] of Object.entries(config || {})) {
+    if (value === undefined || value === null) continue;
+    if (key === 'cache' && typeof value === 'string') {
+      params.cache = value === 'memory' ? { persistence: 'memory' } : { path: value };
+    } else if (['scopes', 'knownAuthorities', 'clientCapabilities'].includes(key) && typeof value === 'string') {
+      params[key] = [value];
+    } else {
+      params[key] = value;
+    }
+  }
+  return params;
+}
+
+/** Account object / AccountRef / username -> AccountRef. */
+export function accountRef(account) {
+  if (account == null) return undefined;
+  if (typeof account === 'string') return { username: account };
+  if (typeof account === 'object') {
+    if (account.homeAccountId) return { homeAccountId: account.homeAccountId };
+    return account;
+  }
+  throw new TypeError('account must be an Account, an AccountRef or a username');
+}
+
+function scopeList(scopes) {
+  if (scopes == null) return undefined;
+  return typeof scopes === 'string' ? scopes.split(/\s+/).filter(Boolean) : [...scopes];
+}
+
+function clean(obj) {
+  const out = {};
+  for (const [k, v] of Object.entries(obj)) if (v !== undefined) out[k] = v;
+  return out;
+}
+
+function describeExit(exitCode, signal) {
+  if (signal) return `was killed by signal ${signal}`;
+  if (exitCode == null) return 'closed its output';
+  return `exited with code ${exitCode}`;
+}
+
+// ---------------------------------------------------------------------------- client
+
+/**
+ * One auth-sidecar process. Events: 'deviceCode' (DeviceCode), 'notification' (method, params),
+ * 'stderr' (string), 'exit' (SidecarExitedError).
+ */
+export class SidecarClient extends EventEmitter {
+  constructor(options = {}) {
+    super();
+    const config = { ...(options.config || {}) };
+    for (const [key, value] of Object.entries(options)) if (!CLIENT_OPTIONS.has(key)) config[key] = value;
+    this.binary = findBinary(options.binary);
+    this.args = [...(options.args || [])];
+    this.env = options.env;
+    this.cwd = options.cwd;
+    this.onOpenUrl = options.onOpenUrl;
+    if (options.onDeviceCode) this.on('deviceCode', options.onDeviceCode);
+    this.timeout = options.timeout;
+    this.startTimeout = options.startTimeout ?? 15000;
+    this.shutdownTimeout = options.shutdownTimeout ?? 5000;
+    this.stderrStream = options.stderr;
+    if (this.onOpenUrl && config.browser === undefined) config.browser = 'client';
+    this.config = config;
+    this.shouldInitialize = options.initialize ?? Object.keys(config).length > 0;
+    this.serverInfo = null;
+    this.dead = null;
+    this._nextId = 1;
+    this._pending = new Map();
+    this._stdoutBuf = Buffer.alloc(0);
+    this._stderrTail = Buffer.alloc(0);
+    this._child = null;
+    this._closed = false;
+    this._exited = null;
+  }
+
+  /** Spawn the sidecar and `initialize` it; resolves to a started client. */
+  static async start(options = {}) {
+    const client = new SidecarClient(options);
+    await client.start();
+    return client;
+  }
+
+  get pid() { return this._child?.pid; }
+  get exitCode() { return this._child ? this._child.exitCode : null; }
+  get stderrTail() { return this._stderrTail.toString('utf8'); }
+
+  async start() {
+    if (this._child) return this;
+    let child;
+    try {
+      child = spawn(this.binary, this.args, { stdio: ['pipe', 'pipe', 'pipe'], env: this.env, cwd: this.cwd });
+    } catch (err) {
+      throw new SidecarNotFoundError(`cannot start auth-sidecar '${this.binary}': ${err.message}`, { cause: err });
+    }
+    this._child = child;
+    let resolveExited;
+    this._exited = new Promise((resolve) => { resolveExited = resolve; });
+    this._resolveExited = resolveExited;
+    child.stdin.on('error', () => {}); // EPIPE: reported through 'exit'
+    child.stdout.on('data', (chunk) => this._onStdout(chunk));
+    child.stderr.on('data', (chunk) => this._onStderr(chunk));
+    let fallback = null;
+    child.once('error', (err) => {
+      this._finalize(null, null, err);
+    });
+    child.once('exit', (code, signal) => {
+      fallback = setTimeout(() => this._finalize(code, signal), 1000);
+      fallback.unref?.();
+    });
+    child.once('close', (code, signal) => {
+      if (fallback) clearTimeout(fallback);
+      this._finalize(code, signal);
+    });
+    if (this.shouldInitialize) {
+      try {
+        await this.initialize(this.config, { timeout: this.startTimeout });
+      } catch (err) {
+        await this.close({ graceful: false });
+        throw err;
+      }
+    }
+    return this;
+  }
+
+  /** Send `initialize` with these configuration keys (done by start() when any are given). */
+  async initialize(config = {}, options = {}) {
+    this.serverInfo = await this._call('initialize', configParams(config), options);
+    return this.serverInfo;
+  }
+
+  /** Cancel what is in flight, `shutdown` + `exit`, wait; SIGKILL after `shutdownTimeout`. */
+  async close({ graceful = true } = {}) {
+    const child = this._child;
+    if (!child) return null;
+    if (this._closed) { await this._exited; return child.exitCode; }
+    this._closed = true;
+    if (graceful && !this.dead) {
+      for (const id of this._pending.keys()) this._write({ jsonrpc: '2.0', method: '$/cancelRequest', params: { id } });
+      try {
+        await this._call('shutdown', undefined, { timeout: this.shutdownTimeout });
+        this._write({ jsonrpc: '2.0', method: 'exit' });
+      } catch { /* already gone, or not answering: killed below */ }
+    }
+    try { child.stdin.end(); } catch { /* ignore */ }
+    const timer = setTimeout(() => { try { child.kill('SIGKILL'); } catch { /* ignore */ } },
+      graceful ? this.shutdownTimeout : 500);
+    await this._exited;
+    clearTimeout(timer);
+    return child.exitCode;
+  }
+
+  /** Kill the process at once (pending calls reject with SidecarExitedError). */
+  kill(signal = 'SIGKILL') { this._child?.kill(signal); }
+
+  async [Symbol.asyncDispose ?? Symbol.for('nodejs.asyncDispose')]() { await this.close(); }
+
+  // ---- raw JSON-RPC
+
+  /** Send any request; resolves to its `result`, rejects with its error. Options: signal, timeout (ms). */
+  call(method, params, options = {}) { return this._call(method, params, options); }
+
+  /** Send a notification. */
+  notify(method, params) {
+    this._ensureAlive();
+    this._write(clean({ jsonrpc: '2.0', method, params }));
+  }
+
+  // ---- methods
+
+  ping(options) { return this._call('ping', {}, options); }
+  getDeviceInformation(options) { return this._call('getDeviceInformation', {}, options); }
+  getCurrentAccount(options) { return this._call('getCurrentAccount', {}, options); }
+  async getAccounts(params = {}, options) {
+    return (await this._call('getAccounts', clean({ username: params.username }), options)).accounts;
+  }
+  acquireToken(params = {}, options = {}) {
+    return this._call('acquireToken', clean({
+      ...params, scopes: scopeList(params.scopes), account: accountRef(params.account),
+      extraScopesToConsent: scopeList(params.extraScopesToConsent),
+    }), options);
+  }
+  acquireTokenSilent(params = {}, options = {}) {
+    return this._call('acquireTokenSilent', clean({
+      ...params, scopes: scopeList(params.scopes), account: accountRef(params.account),
+    }), options);
+  }
+  signout(params = {}, options) {
+    return this._call('signout', clean({ ...params, account: accountRef(params.account) }), options);
+  }
+  callGraph(params = {}, options = {}) {
+    const p = typeof params === 'string' ? { path: params } : params;
+    return this._call('callGraph', clean({
+      ...p, scopes: scopeList(p.scopes), account: accountRef(p.account),
+      method: typeof p.method === 'string' ? p.method.toUpperCase() : p.method,
+    }), options);
+  }
+
+  // ---- engine
+
+  async _call(method, params, options = {}) {
+    if (!this._child) await this.start();
+    this._ensureAlive();
+    const { signal, onDeviceCode } = options || {};
+    const timeout = options?.timeout ?? this.timeout;
+    if (signal?.aborted) {
+      throw new RequestCancelledError(`${method} was cancelled`, { cause: signal.reason });
+    }
+    const id = this._nextId++;
+    return new Promise((resolve, reject) => {
+      const entry = { method, onDeviceCode, settle: null };
+      let cancelled = null; // 'abort' | 'timeout'
+      let timer = null;
+      let graceTimer = null;
+      const cleanup = () => {
+        this._pending.delete(id);
+        if (timer) clearTimeout(timer);
+        if (graceTimer) clearTimeout(graceTimer);
+        signal?.removeEventListener('abort', onAbort);
+      };
+      const finishCancelled = (reply) => {
+        cleanup();
+        const err = reply?.error && reply.error.code === -32800 ? reply.error : null;
+        const Cls = cancelled === 'timeout' ? RequestTimeoutError : RequestCancelledError;
+        const message = cancelled === 'timeout'
+          ? `${method} timed out after ${timeout} ms and was cancelled` : (err?.message ?? `${method} was cancelled`);
+        reject(new Cls(message, { data: err?.data, raw: err ?? undefined,
+          cause: cancelled === 'abort' ? signal?.reason : undefined }));
+      };
+      const cancel = (why) => {
+        if (cancelled) return;
+        cancelled = why;
+        this._write({ jsonrpc: '2.0', method: '$/cancelRequest', params: { id } });
+        graceTimer = setTimeout(() => finishCancelled(null), CANCEL_GRACE_MS);
+      };
+      const onAbort = () => cancel('abort');
+      entry.settle = (reply, processError) => {
+        if (processError) { cleanup(); reject(processError); return; }
+        if (cancelled) { finishCancelled(reply); return; }
+        cleanup();
+        if ('error' in reply) reject(errorFromObject(reply.error));
+        else resolve(reply.result);
+      };
+      this._pending.set(id, entry);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      if (timeout != null && timeout !== Infinity) timer = setTimeout(() => cancel('timeout'), timeout);
+      this._write(clean({ jsonrpc: '2.0', id, method, params }));
+    });
+  }
+
+  _ensureAlive() {
+    if (this.dead) throw this._deadError('before the call was sent');
+  }
+
+  _deadError(what) {
+    const d = this.dead;
+    return new SidecarExitedError(`auth-sidecar ${describeExit(d.exitCode, d.signal)} ${what}`,
+      { stderrTail: d.stderrTail, exitCode: d.exitCode, signal: d.signal });
+  }
+
+  _write(message) {
+    const child = this._child;
+    if (!child || this.dead || !child.stdin.writable) return;
+    // JSON.stringify never emits a raw newline, so every message is one line
+    child.stdin.write(`${JSON.stringify(message)}\n`);
+  }
+
+  _onStderr(chunk) {
+    this._stderrTail = Buffer.concat([this._stderrTail, chunk]);
+    if (this._stderrTail.length > STDERR_TAIL_BYTES) {
+      this._stderrTail = this._stderrTail.subarray(this._stderrTail.length - STDERR_TAIL_BYTES);
+    }
+    if (this.stderrStream) this.stderrStream.write(chunk);
+    if (this.listenerCount('stderr')) this.emit('stderr', chunk.toString('utf8'));
+  }
+
+  _onStdout(chunk) {
+    this._stdoutBuf = this._stdoutBuf.length ? Buffer.concat([this._stdoutBuf, chunk]) : chunk;
+    let newline;
+    while ((newline = this._stdoutBuf.indexOf(0x0a)) !== -1) {
+      const line = this._stdoutBuf.subarray(0, newline).toString('utf8').trim();
+      this._stdoutBuf = this._stdoutBuf.subarray(newline + 1);
+      if (!line) continue;
+      let message;
+      try { message = JSON.parse(line); } catch { continue; }
+      for (const m of Array.isArray(message) ? message : [message]) this._dispatch(m);
+    }
+  }
+
+  _dispatch(msg) {
+    if (!msg || typeof msg !== 'object') return;
+    if (typeof msg.method === 'string') {
+      if ('id' in msg) { this._answerServerRequest(msg); return; }
+      this._onNotification(msg.method, msg.params);
+      return;
+    }
+    if ('id' in msg && ('result' in msg || 'error' in msg)) {
+      this._pending.get(msg.id)?.settle(msg, null);
+    }
+  }
+
+  _onNotification(method, params) {
+    if (method === 'deviceCode' && params && typeof params === 'object') {
+      const entry = this._pending.get(params.requestId);
+      const handler = entry?.onDeviceCode;
+      if (handler) { safely(() => handler(params)); return; }
+      if (this.listenerCount('deviceCode')) { safely(() => this.emit('deviceCode', params)); return; }
+    }
+    if (this.listenerCount('notification')) safely(() => this.emit('notification', method, params));
+  }
+
+  async _answerServerRequest(msg) {
+    const { id, method } = msg;
+    const params = msg.params || {};
+    let reply;
+    const refuse = (message) => ({ error: { code: BrowserUnavailableError.code, message, data: { name: 'browserUnavailable' } } });
+    if (method === 'openUrl') {
+      if (!this.onOpenUrl) reply = refuse('the client has no onOpenUrl handler');
+      else {
+        try {
+          const ok = await this.onOpenUrl(params.url, params);
+          reply = ok === false ? refuse('the client could not open the URL') : { result: {} };
+        } catch (err) {
+          reply = refuse(`onOpenUrl failed: ${err?.message ?? err}`);
+        }
+      }
+    } else {
+      reply = { error: { code: -32601, message: 'Method not found', data: { name: 'methodNotFound' } } };
+    }
+    this._write({ jsonrpc: '2.0', id, ...reply });
+  }
+
+  _finalize(exitCode, signal, spawnError) {
+    if (this.dead) return;
+    const stderrTail = this.stderrTail;
+    this.dead = spawnError
+      ? new SidecarNotFoundError(`cannot start auth-sidecar '${this.binary}': ${spawnError.message}`, { cause: spawnError })
+      : new SidecarExitedError(`auth-sidecar ${describeExit(exitCode, signal)}`, { stderrTail, exitCode, signal });
+    this.dead.exitCode = exitCode;
+    this.dead.signal = signal;
+    for (const [id, entry] of [...this._pending]) {
+      entry.settle(null, spawnError ? this.dead : this._deadError(`while ${entry.method} (id ${id}) was pending`));
+    }
+    this._pending.clear();
+    this._resolveExited();
+    if (this.listenerCount('exit')) this.emit('exit', this.dead);
+  }
+}
+
+function safely(fn) {
+  try {
+    const result = fn();
+    if (result && typeof result.catch === 'function') result.catch((err) => console.error(err));
+  } catch (err) {
+    console.error(err);
+  }
+}
+
+export default SidecarClient;
