@@ -88,6 +88,13 @@ public struct ScopeSet: Sendable, Hashable {
     /// Whether every scope of `other` is in this set (ignoring case).
     public func isSuperset(of other: ScopeSet) -> Bool { folded.isSuperset(of: other.folded) }
 
-    /// Whether the two sets share a scope (ignoring case).
-    public func intersects(_ other: ScopeSet) -> Bool { !folded.isDisjoint(with: other.folded) }
+    /// The OpenID Connect scopes every token request carries; they say nothing about which
+    /// resource a token is for.
+    public static let openIDConnectScopes: Set<String> = ["openid", "profile", "offline_access"]
+
+    /// Whether the two sets share a resource scope (ignoring case and the OpenID Connect
+    /// scopes, as MSAL does when it decides which access tokens a new one replaces).
+    public func intersects(_ other: ScopeSet) -> Bool {
+        !folded.subtracting(Self.openIDConnectScopes).isDisjoint(with: other.folded.subtracting(Self.openIDConnectScopes))
+    }
 }

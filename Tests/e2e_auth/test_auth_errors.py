@@ -112,8 +112,8 @@ def test_http_authority_to_non_loopback_host_rejected_at_initialize(launch, mock
 def test_silent_without_account_is_interaction_required(launch, mock):
     p = launch()
     e = p.error("acquireTokenSilent", {"scopes": SCOPES}, -50002, name="interactionRequired")
-    # protocol/errors.md: "-50002 interactionRequired with suberror: "noAccount""
-    assert e["data"].get("suberror") == "noAccount", e
+    # protocol/errors.md: -50002 interactionRequired with suberror "no_account"
+    assert e["data"].get("suberror") == "no_account", e
     assert mock.admin.count("token") == 0
 
 

@@ -28,13 +28,16 @@ struct InteractiveFlow: Sendable {
         do {
             let url = authorizeURL(metadata: metadata, scopes: scopes, request: request, account: account, claims: claims,
                                    redirectURI: pending.redirectURI, pkce: pkce, state: state, nonce: nonce)
+            // Wait for the redirect while the browser opens: a client answering `openUrl` only
+            // after the sign-in must not block it.
+            async let redirect = pending.response(expectedState: state, timeout: configuration.interactiveTimeout)
             do {
                 try await browser.open(url)
             } catch let error as BrowserError {
                 throw AuthError(.browserUnavailable, "cannot open a browser: \(error); use flow \"deviceCode\" on a headless machine")
             }
             dependencies.logger.info("waiting for the browser sign-in", metadata: ["redirect": "\(pending.redirectURI)"])
-            response = try await pending.response(expectedState: state, timeout: configuration.interactiveTimeout)
+            response = try await redirect
             await pending.close()
         } catch {
             await pending.close()
