@@ -226,3 +226,12 @@ describe('client without the identity service', { ...needsBinary, timeout: 60000
     assert.ok(client.stderrTail.length > 0);
   }));
 });
+
+test('index.d.ts declares every export of index.js', async () => {
+  const { readFileSync } = await import('node:fs');
+  const dts = readFileSync(new URL('../index.d.ts', import.meta.url), 'utf8');
+  const declared = new Set([...dts.matchAll(/^export declare (?:class|function|const) (\w+)/gm)].map((m) => m[1]));
+  const missing = Object.keys(sidecar).filter((name) => name !== 'default' && !declared.has(name));
+  assert.deepEqual(missing, []);
+  assert.match(dts, /^export default SidecarClient;$/m);
+});

@@ -1,0 +1,208 @@
+// The Node client against the mock identity platform: browser, client-opened browser and
+// device-code sign-in, cache, silent renewal, Graph, sign-out, cancellation.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { after, before, beforeEach, describe, test } from 'node:test';
+
+import * as sidecar from '../index.js';
+import { ALICE, BINARY, BOB, QUICK, SCRIPTED_BROWSER, SIGN_IN, guarded, needsBinary, startMock, tmpDir } from './helpers.js';
+
+const { SidecarClient } = sidecar;
+const SCOPES = ['User.Read'];
+
+describe('client against the mock identity platform', { ...needsBinary, timeout: 120000 }, () => {
+  let mock;
+  before(async () => { if (!needsBinary.skip && !needsBinary.failReason) mock = await startMock(); });
+  after(() => mock?.stop());
+  beforeEach(async () => { await mock?.reset(); });
+
+  const launch = (dir, { action = 'complete', envExtra = {}, ...options } = {}) => SidecarClient.start({
+    binary: BINARY, env: mock.env(dir, action, envExtra), timeout: QUICK, ...mock.config(dir), ...options,
+  });
+
+  test('browser sign-in, cache, silent, Graph, signout', guarded(async () => {
+    const dir = tmpDir();
+    const client = await launch(dir);
+    try {
+      const token = await client.acquireToken({ scopes: SCOPES }, { timeout: SIGN_IN });
+      assert.equal(token.tokenType, 'Bearer');
+      assert.equal(token.fromCache, false);
+      assert.equal(token.account.username, ALICE);
+      assert.ok(token.expiresOn > Date.now() / 1000);
+      assert.ok(token.scopes.includes('User.Read'));
+
+      const current = await client.getCurrentAccount();
+      assert.equal(current.account.homeAccountId, token.account.homeAccountId);
+      assert.equal(current.previousAccount, null);
+      const accounts = await client.getAccounts();
+      assert.deepEqual(accounts.map((a) => a.username), [ALICE]);
+      assert.equal((await client.getAccounts({ username: ALICE.toUpperCase() })).length, 1);
+
+      const silent = await client.acquireTokenSilent({ scopes: SCOPES });
+      assert.equal(silent.fromCache, true);
+      assert.equal(silent.accessToken, token.accessToken);
+      const refreshed = await client.acquireTokenSilent({ scopes: SCOPES, account: token.account, forceRefresh: true });
+      assert.equal(refreshed.fromCache, false);
+      assert.notEqual(refreshed.accessToken, token.accessToken);
+      assert.equal(await mock.count('token:refresh_token'), 1);
+
+      const me = await client.callGraph('/me');
+      assert.equal(me.status, 200);
+      assert.equal(me.body.userPrincipalName, ALICE);
+      const beta = await client.callGraph({ path: '/me', apiVersion: 'beta', query: { $select: 'displayName' } });
+      assert.equal(beta.status, 200);
+      const forbidden = await client.callGraph({ path: '/users', query: { $top: '2' } });
+      assert.equal(forbidden.status, 403); // a Graph error is a result
+
+      const out = await client.signout();
+      assert.equal(out.signedOut, true);
+      assert.deepEqual(await client.getAccounts(), []);
+      const after = await client.getCurrentAccount();
+      assert.equal(after.account, null);
+      assert.equal(after.previousAccount.homeAccountId, token.account.homeAccountId);
+      await assert.rejects(client.acquireTokenSilent({ scopes: SCOPES }), sidecar.InteractionRequiredError);
+    } finally {
+      assert.equal(await client.close(), 0);
+    }
+  }));
+
+  test('the cache survives a restart', guarded(async () => {
+    const dir = tmpDir();
+    let client = await launch(dir);
+    const first = await client.acquireToken({ scopes: SCOPES, loginHint: BOB }, { timeout: SIGN_IN });
+    assert.equal(first.account.username, BOB);
+    await client.close();
+    client = await launch(dir);
+    try {
+      const again = await client.acquireTokenSilent({ scopes: SCOPES, account: BOB });
+      assert.equal(again.fromCache, true);
+      assert.equal(again.accessToken, first.accessToken);
+    } finally {
+      await client.close();
+    }
+  }));
+
+  test('revoked refresh token: InteractionRequiredError; service failure: ServerError', guarded(async () => {
+    const dir = tmpDir();
+    const client = await launch(dir);
+    try {
+      await client.acquireToken({ scopes: SCOPES }, { timeout: SIGN_IN });
+      await mock.admin('revoke', { username: ALICE });
+      await assert.rejects(client.acquireTokenSilent({ scopes: SCOPES, forceRefresh: true }),
+        (err) => err instanceof sidecar.InteractionRequiredError && err.oauthError === 'invalid_grant');
+      await client.acquireToken({ scopes: SCOPES }, { timeout: SIGN_IN });
+      await mock.admin('faults', { endpoint: 'token', type: 'status', status: 500, times: -1 });
+      await assert.rejects(client.acquireTokenSilent({ scopes: SCOPES, forceRefresh: true }),
+        (err) => err instanceof sidecar.ServerError && err.code === -50006 && err.data.httpStatus === 500);
+    } finally {
+      await client.close();
+    }
+  }));
+
+  test('device code flow: the deviceCode event', guarded(async () => {
+    const dir = tmpDir();
+    const client = await launch(dir, { timeout: SIGN_IN });
+    const seen = [];
+    client.on('deviceCode', (code) => {
+      seen.push(code);
+      mock.admin('devicecode', { action: 'approve', user_code: code.userCode, username: BOB });
+    });
+    try {
+      const token = await client.acquireToken({ scopes: SCOPES, flow: 'deviceCode' });
+      assert.equal(token.account.username, BOB);
+      assert.equal(seen.length, 1);
+      assert.ok(seen[0].message.includes(seen[0].userCode));
+      assert.ok(seen[0].verificationUri.startsWith(mock.url));
+      assert.equal(typeof seen[0].requestId, 'number');
+    } finally {
+      await client.close();
+    }
+  }));
+
+  test('device code declined, per-call handler', guarded(async () => {
+    const dir = tmpDir();
+    const client = await launch(dir, { timeout: SIGN_IN });
+    const eventSeen = [];
+    client.on('deviceCode', (code) => eventSeen.push(code));
+    try {
+      await assert.rejects(client.acquireToken({ scopes: SCOPES, flow: 'deviceCode' }, {
+        onDeviceCode: (code) => mock.admin('devicecode', { action: 'decline', user_code: code.userCode }),
+      }), (err) => err instanceof sidecar.UserCanceledError && err.oauthError === 'authorization_declined');
+      assert.equal(eventSeen.length, 0);
+    } finally {
+      await client.close();
+    }
+  }));
+
+  test('onOpenUrl: the client opens the browser', guarded(async () => {
+    const dir = tmpDir();
+    const opened = [];
+    const env = mock.env(dir, 'complete', { SCRIPTED_BROWSER_WAIT: '1' });
+    const client = await launch(dir, {
+      envExtra: { BROWSER: '/bin/false' }, timeout: SIGN_IN,
+      onOpenUrl: (url) => {
+        opened.push(url);
+        spawn(process.env.PYTHON || 'python3', [SCRIPTED_BROWSER, url], { env, stdio: 'ignore' });
+      },
+    });
+    try {
+      assert.equal(client.serverInfo.configuration.browser, 'client');
+      const token = await client.acquireToken({ scopes: SCOPES, promptType: 'selectAccount' });
+      assert.equal(token.account.username, ALICE);
+      assert.equal(opened.length, 1);
+      assert.match(opened[0], /\/oauth2\/v2\.0\/authorize\?.*prompt=select_account/);
+    } finally {
+      await client.close();
+    }
+  }));
+
+  test('onOpenUrl refusing: BrowserUnavailableError', guarded(async () => {
+    const dir = tmpDir();
+    for (const onOpenUrl of [async () => false, () => { throw new Error('no display'); }]) {
+      const client = await launch(dir, { onOpenUrl, timeout: SIGN_IN });
+      try {
+        await assert.rejects(client.acquireToken({ scopes: SCOPES }),
+          (err) => err instanceof sidecar.BrowserUnavailableError && err.code === -51006);
+      } finally {
+        await client.close();
+      }
+    }
+  }));
+
+  test('the user cancels in the browser: UserCanceledError', guarded(async () => {
+    const dir = tmpDir();
+    const client = await launch(dir, { action: 'deny', timeout: SIGN_IN });
+    try {
+      await assert.rejects(client.acquireToken({ scopes: SCOPES }), sidecar.UserCanceledError);
+    } finally {
+      await client.close();
+    }
+  }));
+
+  test('aborting an interactive sign-in sends $/cancelRequest', guarded(async () => {
+    // the browser never answers (the user closed it); the app aborts. The sidecar must have
+    // cancelled: a second interactive sign-in is not 'interactiveInProgress'.
+    const dir = tmpDir();
+    const client = await launch(dir, { action: 'cancel', timeout: SIGN_IN });
+    try {
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(), 1000);
+      const started = Date.now();
+      await assert.rejects(client.acquireToken({ scopes: SCOPES }, { signal: controller.signal }),
+        (err) => err instanceof sidecar.RequestCancelledError && err.raw.code === -32800);
+      assert.ok(Date.now() - started < 8000);
+      await assert.rejects(client.acquireToken({ scopes: SCOPES }, { timeout: 1000 }), sidecar.RequestTimeoutError);
+      assert.deepEqual(await client.ping(), {});
+    } finally {
+      await client.close();
+    }
+  }));
+
+  test('the sidecar is killed during a sign-in: the call fails, no hang', guarded(async () => {
+    const dir = tmpDir();
+    const client = await launch(dir, { action: 'cancel', timeout: SIGN_IN });
+    setTimeout(() => client.kill(), 500);
+    await assert.rejects(client.acquireToken({ scopes: SCOPES }), sidecar.SidecarExitedError);
+    await client.close();
+  }));
+});
