@@ -78,11 +78,14 @@ public final class PublicClientApplication: Sendable {
         try await directory().all(username: username)
     }
 
-    /// The current account, and the one this process knew before if it changed since
-    /// (another process signed in or out).
+    /// The current account, and the one known before if it changed since
+    /// (another process signed in or out). A sign-out is reported once as the previous
+    /// account, also to a process that never knew the account (a shell pipeline).
     public func currentAccount() async throws -> (current: Account?, previous: Account?) {
-        let current = try await directory().current()
-        return (current, tracker.update(current))
+        let directory = await directory()
+        let current = try directory.current()
+        let signedOut = current == nil ? try directory.takeSignedOut() : nil
+        return (current, tracker.update(current) ?? signedOut)
     }
 
     /// Removes the account's tokens; with `fromBrowser` (always on a shared device) also

@@ -1,3 +1,4 @@
+import JSON
 /// Lookups over a document, through its per-account indexes.
 extension CacheDocument {
     func accountList() -> [CachedAccount] { accounts.all.map(\.entity) }
@@ -67,6 +68,11 @@ extension CacheDocument {
         return appMetadata.all.map(\.entity).first {
             $0.clientId.equalsIgnoringCase(clientId) && environments.containsIgnoringCase($0.environment)
         }
+    }
+
+    /// The snapshot of the account `clientId` last signed out, not yet reported.
+    func signedOutAccount(clientId: String) -> JSONObject? {
+        sidecarState["signed_out_account"]?[clientId]?.objectValue
     }
 
     /// The home account ID the sidecar marked current for `clientId`.

@@ -122,6 +122,17 @@ extension CacheDocument {
         touch()
     }
 
+    /// Records (or with `nil` forgets) a snapshot of the account the client last signed out.
+    mutating func setSignedOutAccount(_ snapshot: JSONObject?, clientId: String) {
+        guard signedOutAccount(clientId: clientId) != snapshot else { return }
+        var state = sidecarState
+        var accounts = state["signed_out_account"]?.objectValue ?? JSONObject()
+        accounts[clientId] = snapshot.map { .object($0) }
+        state["signed_out_account"] = .object(accounts)
+        sidecarState = state
+        touch()
+    }
+
     @discardableResult
     private mutating func removeIdTokens(homeAccountId: String, environments: [String], clientId: String,
                                          realm: String?) -> Int {

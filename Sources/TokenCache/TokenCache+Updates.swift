@@ -1,3 +1,4 @@
+import JSON
 extension TokenCache {
     /// Writes a token response in one atomic update: the account (unless
     /// ``TokenResponseRecord/createsAccount`` is false), the ID token, the app metadata, the
@@ -41,5 +42,19 @@ extension TokenCache {
     /// Marks the current account of `clientId` (`nil`: none). Writes only if it changed.
     public func setCurrentAccountId(_ homeAccountId: String?, clientId: String) throws {
         try store.transaction { $0.setCurrentAccountId(homeAccountId, clientId: clientId) }
+    }
+
+    /// Keeps a snapshot of an account just signed out (opaque to the cache), so that the
+    /// next `getCurrentAccount`, in any process, can report it as the previous account.
+    public func setSignedOutAccount(_ snapshot: JSONObject?, clientId: String) throws {
+        try store.transaction { $0.setSignedOutAccount(snapshot, clientId: clientId) }
+    }
+
+    /// Returns the signed-out account's snapshot and forgets it (it is reported once).
+    public func takeSignedOutAccount(clientId: String) throws -> JSONObject? {
+        try store.transaction { document in
+            defer { document.setSignedOutAccount(nil, clientId: clientId) }
+            return document.signedOutAccount(clientId: clientId)
+        }
     }
 }

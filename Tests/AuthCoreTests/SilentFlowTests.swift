@@ -141,5 +141,17 @@ import AuthTestSupport
         #expect(after.current == nil)
         #expect(after.previous?.homeAccountId == "oid-1.tid-1")
         #expect(try await application.accounts().isEmpty)
+        #expect(try await application.currentAccount().previous == nil)  // reported once
+    }
+
+    @Test func anotherProcessLearnsOfTheSignOutOnce() async throws {
+        try seed()
+        let http = transport { _ in Tokens.tokenResponse(accessToken: "x") }
+        _ = try await app(http).signOut(nil, fromBrowser: false)
+        let fresh = try app(http)  // a process that never saw the account
+        let first = try await fresh.currentAccount()
+        #expect(first.current == nil)
+        #expect(first.previous?.username == "alice@contoso.com")
+        #expect(try await fresh.currentAccount().previous == nil)
     }
 }

@@ -45,8 +45,22 @@ struct AccountDirectory: Sendable {
         return accounts.count == 1 ? accounts.first : nil
     }
 
+    /// Marks the current account; a sign-in also forgets any signed-out account not yet reported.
     func setCurrent(_ account: Account?) throws {
-        try CacheAccess.run { try cache.setCurrentAccountId(account?.homeAccountId, clientId: configuration.clientId) }
+        try CacheAccess.run {
+            try cache.setCurrentAccountId(account?.homeAccountId, clientId: configuration.clientId)
+            if account != nil { try cache.setSignedOutAccount(nil, clientId: configuration.clientId) }
+        }
+    }
+
+    /// Remembers the current account just signed out, for the next `getCurrentAccount`.
+    func recordSignedOut(_ account: Account) throws {
+        try CacheAccess.run { try cache.setSignedOutAccount(account.snapshot, clientId: configuration.clientId) }
+    }
+
+    /// The signed-out account not yet reported (by any process), forgetting it.
+    func takeSignedOut() throws -> Account? {
+        try CacheAccess.run { try cache.takeSignedOutAccount(clientId: configuration.clientId) }.flatMap(Account.init(snapshot:))
     }
 
     private func isHomeProfile(_ account: CachedAccount) -> Bool {

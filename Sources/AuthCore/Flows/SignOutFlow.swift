@@ -21,7 +21,10 @@ struct SignOutFlow: Sendable {
                                                          clientId: configuration.clientId)
             }
         }
-        if shared || wasCurrent { try directory.setCurrent(nil) }
+        if shared || wasCurrent {
+            try directory.setCurrent(nil)
+            try directory.recordSignedOut(account)
+        }
         guard fromBrowser || shared else { return false }
         return await endBrowserSession(hint: account.username, browser: browser)
     }

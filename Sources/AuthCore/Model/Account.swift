@@ -26,6 +26,27 @@ public struct Account: Sendable, Equatable {
     }
 }
 
+extension Account {
+    /// The account's identifying fields as JSON (no claims), e.g. to remember it after sign-out.
+    public var snapshot: JSONObject {
+        var object: JSONObject = [
+            "homeAccountId": .string(homeAccountId), "localAccountId": .string(localAccountId),
+            "environment": .string(environment), "tenantId": .string(tenantId), "username": .string(username),
+        ]
+        if let name { object["name"] = .string(name) }
+        return object
+    }
+
+    public init?(snapshot: JSONObject) {
+        guard let home = snapshot["homeAccountId"]?.stringValue, let local = snapshot["localAccountId"]?.stringValue,
+              let environment = snapshot["environment"]?.stringValue, let tenant = snapshot["tenantId"]?.stringValue,
+              let username = snapshot["username"]?.stringValue
+        else { return nil }
+        self.init(homeAccountId: home, localAccountId: local, environment: environment, tenantId: tenant,
+                  username: username, name: snapshot["name"]?.stringValue)
+    }
+}
+
 /// How a request names an account.
 public enum AccountReference: Sendable, Equatable {
     case homeAccountId(String)
