@@ -33,7 +33,7 @@ public struct GraphClient: Sendable {
         silent.account = request.account
         var token = try await app.acquireTokenSilently(silent, correlationId: correlationId)
         var url = try url(for: request)
-        var response = try await send(request, url: url, token: token.accessToken)
+        var response = try await send(request, url: url, token: token.accessToken, correlationId: correlationId)
         if response.status == 401, let claims = ClaimsChallenge.claims(in: response.header("WWW-Authenticate")) {
             logger.info("graph answered with a claims challenge; acquiring a token for it")
             silent.claims = claims
@@ -46,7 +46,7 @@ public struct GraphClient: Sendable {
                 error.message = "Graph requires claims the cached sign-in cannot satisfy; call acquireToken with these claims (\(error.message))"
                 throw error
             }
-            response = try await send(request, url: url, token: token.accessToken)
+            response = try await send(request, url: url, token: token.accessToken, correlationId: correlationId)
             if response.status == 401, ClaimsChallenge.claims(in: response.header("WWW-Authenticate")) != nil {
                 var error = AuthError(.interactionRequired, "Graph still requires claims after a silent retry; call acquireToken with these claims")
                 error.claims = claims
@@ -58,7 +58,7 @@ public struct GraphClient: Sendable {
         guard request.allPages, response.status == 200 else { return result }
         while result.pages < request.maxPages, let next = result.body["@odata.nextLink"]?.stringValue {
             url = try checkedNextLink(next)
-            let page = try await send(request, url: url, token: token.accessToken, followingPage: true)
+            let page = try await send(request, url: url, token: token.accessToken, correlationId: correlationId, followingPage: true)
             guard page.status == 200 else { break }
             result.pages += 1
             result.body = Self.merge(result.body, with: Self.body(page))
@@ -83,9 +83,13 @@ public struct GraphClient: Sendable {
         return link
     }
 
-    private func send(_ request: GraphRequest, url: String, token: String, followingPage: Bool = false) async throws -> HTTPResponse {
+    private func send(_ request: GraphRequest, url: String, token: String, correlationId: String,
+                      followingPage: Bool = false) async throws -> HTTPResponse {
         var headers = request.headers.filter { $0.0.lowercased() != "authorization" }.map { (name: $0.0, value: $0.1) }
         headers.append(("Authorization", "Bearer \(token)"))
+        if !headers.contains(where: { $0.name.lowercased() == "client-request-id" }) {
+            headers.append(("client-request-id", correlationId))
+        }
         var body: [UInt8]?
         if !followingPage, let json = request.body {
             if case .string(let text) = json, headers.contains(where: { $0.name.lowercased() == "content-type" }) {

@@ -12,9 +12,6 @@ enum ApplicationFactory {
         let authority: Authority
         do throws(AuthError) {
             authority = try Authority(configuration.authority, declared: configuration.authorityType.flatMap(Authority.Kind.init))
-            if let declared = configuration.authorityType, declared != authority.kind.rawValue {
-                throw AuthError(.invalidConfiguration, "the URL is a \(authority.kind.rawValue) authority, not \(declared)")
-            }
         } catch {
             throw .invalidParams("authority: \(error.message)", member: "authority")
         }

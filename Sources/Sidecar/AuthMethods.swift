@@ -102,7 +102,9 @@ struct AuthMethods: Sendable {
         let p = try Params(params, allowed: Self.callGraphKeys)
         var request = GraphRequest()
         if let path: String = try p.optional("path") {
-            guard path.hasPrefix("/") else { throw RPCError.invalidParams("'path' must start with /", member: "path") }
+            guard path.hasPrefix("/"), !path.contains("://"), !path.contains("/../"), !path.hasSuffix("/..") else {
+                throw RPCError.invalidParams("'path' must be a path under the Graph endpoint, starting with /", member: "path")
+            }
             request.path = path
         }
         request.method = try p.optional("method", oneOf: ["GET", "POST", "PUT", "PATCH", "DELETE"]) ?? "GET"

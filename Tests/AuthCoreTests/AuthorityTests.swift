@@ -22,6 +22,17 @@ import AuthTestSupport
         #expect(authority.metadataURL == url + "/v2.0/.well-known/openid-configuration")
     }
 
+    @Test func honoursADeclaredKindForCustomDomains() throws {
+        let b2c = try Authority("https://login.contoso.com/contoso.onmicrosoft.com/B2C_1_susi", declared: .b2c)
+        #expect(b2c.kind == .b2c)
+        #expect(b2c.policy == "b2c_1_susi")
+        let ciam = try Authority("https://login.contoso.com/aaaa-bbbb", declared: .ciam)
+        #expect(ciam.kind == .ciam)
+        #expect(ciam.tenant == "aaaa-bbbb")
+        #expect(throws: AuthError.self) { try Authority("https://login.contoso.com/onlytenant", declared: .b2c) }
+        #expect(throws: AuthError.self) { try Authority("https://login.contoso.com/", declared: .ciam) }
+    }
+
     @Test func refusesInsecureAndPathlessAuthorities() {
         #expect(throws: AuthError.self) { try Authority("http://login.microsoftonline.com/common") }
         #expect(throws: AuthError.self) { try Authority("https://login.microsoftonline.com") }

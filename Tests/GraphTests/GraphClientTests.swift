@@ -52,6 +52,7 @@ import TokenCache
         let sent = try #require(http.requests.last)
         #expect(sent.url == "https://graph.microsoft.com/v1.0/me?%24select=displayName")
         #expect(sent.headers.contains { $0.name == "Authorization" && $0.value == "Bearer at-1" })
+        #expect(sent.headers.contains { $0.name == "client-request-id" && $0.value == "c" })
     }
 
     @Test func returnsNonJSONBodiesAsText() async throws {

@@ -26,7 +26,8 @@ public struct Authority: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String { url }
 
-    /// Parses an authority; `declared` forces a kind (only ``Kind/oidc`` changes the parsing).
+    /// Parses an authority; `declared` forces a kind (e.g. a B2C or CIAM custom domain),
+    /// `nil` detects it from the URL.
     public init(_ text: String, declared: Kind? = nil) throws(AuthError) {
         guard let parts = URLParts(text) else {
             throw AuthError(.invalidConfiguration, "the authority '\(text)' is not an absolute https URL")
@@ -42,21 +43,28 @@ public struct Authority: Sendable, Equatable, CustomStringConvertible {
             tenant = segments.first ?? host
             policy = nil
             url = ([origin] + segments).joined(separator: "/")
-        } else if host.hasSuffix(".ciamlogin.com") {
+        } else if declared == .ciam || declared == nil && host.hasSuffix(".ciamlogin.com") {
             kind = .ciam
-            tenant = segments.first ?? "\(host.dropLast(".ciamlogin.com".count)).onmicrosoft.com"
+            let subdomain = host.hasSuffix(".ciamlogin.com") ? String(host.dropLast(".ciamlogin.com".count)) : nil
+            guard let resolvedTenant = segments.first ?? subdomain.map({ "\($0).onmicrosoft.com" }) else {
+                throw AuthError(.invalidConfiguration, "a CIAM authority on a custom domain must name its tenant: https://{host}/{tenant}")
+            }
+            tenant = resolvedTenant
             policy = nil
             url = "\(origin)/\(tenant)"
-        } else if segments.first?.lowercased() == "tfp", segments.count >= 3 {
+        } else if segments.first?.lowercased() == "tfp", segments.count >= 3, declared == nil || declared == .b2c {
             kind = .b2c
             tenant = segments[1]
             policy = segments[2].lowercased()
             url = "\(origin)/tfp/\(tenant)/\(segments[2])"
-        } else if segments.count >= 2, host.hasSuffix(".b2clogin.com") || segments[1].lowercased().hasPrefix("b2c_") {
+        } else if segments.count >= 2,
+                  declared == .b2c || declared == nil && (host.hasSuffix(".b2clogin.com") || segments[1].lowercased().hasPrefix("b2c_")) {
             kind = .b2c
             tenant = segments[0]
             policy = segments[1].lowercased()
             url = "\(origin)/\(tenant)/\(segments[1])"
+        } else if declared == .b2c {
+            throw AuthError(.invalidConfiguration, "a B2C authority names its tenant and policy: https://{host}/{tenant}/{policy}")
         } else if let first = segments.first {
             kind = .aad
             tenant = first
