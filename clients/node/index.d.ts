@@ -107,6 +107,7 @@ export interface AcquireTokenParams {
   extraScopesToConsent?: string[] | string;
   extraQueryParameters?: Record<string, string>;
   flow?: 'browser' | 'deviceCode';
+  correlationId?: string;
 }
 
 export interface AcquireTokenSilentParams {
@@ -115,6 +116,7 @@ export interface AcquireTokenSilentParams {
   authority?: string;
   forceRefresh?: boolean;
   claims?: string;
+  correlationId?: string;
 }
 
 export interface SignoutParams { account?: AccountLike; signoutFromBrowser?: boolean }
@@ -131,6 +133,7 @@ export interface CallGraphParams {
   allPages?: boolean;
   maxPages?: number;
   timeoutSeconds?: number;
+  correlationId?: string;
 }
 
 // ---------------------------------------------------------------- client

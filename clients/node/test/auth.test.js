@@ -41,8 +41,10 @@ describe('client against the mock identity platform', { ...needsBinary, timeout:
       const silent = await client.acquireTokenSilent({ scopes: SCOPES });
       assert.equal(silent.fromCache, true);
       assert.equal(silent.accessToken, token.accessToken);
-      const refreshed = await client.acquireTokenSilent({ scopes: SCOPES, account: token.account, forceRefresh: true });
+      const correlationId = '12345678-1234-4123-8123-123456789abc';
+      const refreshed = await client.acquireTokenSilent({ scopes: SCOPES, account: token.account, forceRefresh: true, correlationId });
       assert.equal(refreshed.fromCache, false);
+      assert.equal(refreshed.correlationId, correlationId);
       assert.notEqual(refreshed.accessToken, token.accessToken);
       assert.equal(await mock.count('token:refresh_token'), 1);
 

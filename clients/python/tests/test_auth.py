@@ -35,8 +35,10 @@ def test_browser_sign_in_cache_graph_signout(sidecar_bin, auth_env, auth_config,
 
         silent = sidecar.acquire_token_silent(SCOPES)
         assert silent.from_cache and silent.access_token == token.access_token
-        refreshed = sidecar.acquire_token_silent(SCOPES, account=token.account, force_refresh=True)
+        cid = "12345678-1234-4123-8123-123456789abc"
+        refreshed = sidecar.acquire_token_silent(SCOPES, account=token.account, force_refresh=True, correlation_id=cid)
         assert not refreshed.from_cache and refreshed.access_token != token.access_token
+        assert refreshed.correlation_id == cid
         assert mock.admin.count("token:refresh_token") == 1
 
         me = sidecar.call_graph("/me")

@@ -89,27 +89,27 @@ Decoder = Callable[[Any], Any]
 
 def acquire_token_params(scopes=None, prompt_type=None, login_hint=None, domain_hint=None, account=None,
                          authority=None, claims=None, extra_scopes_to_consent=None,
-                         extra_query_parameters=None, flow=None) -> Dict[str, Any]:
+                         extra_query_parameters=None, flow=None, correlation_id=None) -> Dict[str, Any]:
     return drop_unset(scopes=scope_list(scopes), prompt_type=prompt_type, login_hint=login_hint,
                       domain_hint=domain_hint, account=account_ref(account), authority=authority, claims=claims,
                       extra_scopes_to_consent=scope_list(extra_scopes_to_consent),
-                      extra_query_parameters=extra_query_parameters, flow=flow)
+                      extra_query_parameters=extra_query_parameters, flow=flow, correlation_id=correlation_id)
 
 def acquire_token_silent_params(scopes=None, account=None, authority=None, force_refresh=None,
-                                claims=None) -> Dict[str, Any]:
+                                claims=None, correlation_id=None) -> Dict[str, Any]:
     return drop_unset(scopes=scope_list(scopes), account=account_ref(account), authority=authority,
-                      force_refresh=force_refresh, claims=claims)
+                      force_refresh=force_refresh, claims=claims, correlation_id=correlation_id)
 
 def signout_params(account=None, signout_from_browser=None) -> Dict[str, Any]:
     return drop_unset(account=account_ref(account), signout_from_browser=signout_from_browser)
 
 def call_graph_params(path=None, method=None, api_version=None, query=None, headers=None, body=UNSET,
                       account=None, scopes=None, all_pages=None, max_pages=None,
-                      timeout_seconds=None) -> Dict[str, Any]:
+                      timeout_seconds=None, correlation_id=None) -> Dict[str, Any]:
     params = drop_unset(path=path, method=method.upper() if isinstance(method, str) else method,
                         api_version=api_version, query=query, headers=headers, account=account_ref(account),
                         scopes=scope_list(scopes), all_pages=all_pages, max_pages=max_pages,
-                        timeout_seconds=timeout_seconds)
+                        timeout_seconds=timeout_seconds, correlation_id=correlation_id)
     if body is not UNSET:
         params["body"] = body  # None is sent as JSON null
     return params

@@ -166,16 +166,17 @@ class AsyncSidecarClient:
                             account: Optional[AccountLike] = None, authority: Optional[str] = None,
                             claims: Optional[str] = None, extra_scopes_to_consent=None,
                             extra_query_parameters: Optional[Dict[str, str]] = None, flow: Optional[str] = None,
-                            on_device_code: Optional[Callback] = None,
+                            correlation_id: Optional[str] = None, on_device_code: Optional[Callback] = None,
                             timeout: Optional[float] = None) -> TokenResult:
         params = c.acquire_token_params(scopes, prompt_type, login_hint, domain_hint, account, authority, claims,
-                                        extra_scopes_to_consent, extra_query_parameters, flow)
+                                        extra_scopes_to_consent, extra_query_parameters, flow, correlation_id)
         return await self._call("acquireToken", params, timeout, c.DECODERS["acquireToken"], on_device_code)
 
     async def acquire_token_silent(self, scopes=None, *, account: Optional[AccountLike] = None,
                                    authority: Optional[str] = None, force_refresh: Optional[bool] = None,
-                                   claims: Optional[str] = None, timeout: Optional[float] = None) -> TokenResult:
-        params = c.acquire_token_silent_params(scopes, account, authority, force_refresh, claims)
+                                   claims: Optional[str] = None, correlation_id: Optional[str] = None,
+                                   timeout: Optional[float] = None) -> TokenResult:
+        params = c.acquire_token_silent_params(scopes, account, authority, force_refresh, claims, correlation_id)
         return await self._call("acquireTokenSilent", params, timeout, c.DECODERS["acquireTokenSilent"])
 
     async def signout(self, account: Optional[AccountLike] = None, *, signout_from_browser: Optional[bool] = None,
@@ -188,9 +189,10 @@ class AsyncSidecarClient:
                          headers: Optional[Dict[str, str]] = None, body: Any = c.UNSET,
                          account: Optional[AccountLike] = None, scopes=None, all_pages: Optional[bool] = None,
                          max_pages: Optional[int] = None, timeout_seconds: Optional[int] = None,
+                         correlation_id: Optional[str] = None,
                          timeout: Optional[float] = None) -> GraphResponse:
         params = c.call_graph_params(path, method, api_version, query, headers, body, account, scopes,
-                                     all_pages, max_pages, timeout_seconds)
+                                     all_pages, max_pages, timeout_seconds, correlation_id)
         return await self._call("callGraph", params, timeout, c.DECODERS["callGraph"])
 
     # ---- engine --------------------------------------------------------------------------

@@ -220,20 +220,22 @@ class SidecarClient:
                       domain_hint: Optional[str] = None, account: Optional[AccountLike] = None,
                       authority: Optional[str] = None, claims: Optional[str] = None,
                       extra_scopes_to_consent=None, extra_query_parameters: Optional[Dict[str, str]] = None,
-                      flow: Optional[str] = None, on_device_code: Optional[DeviceCodeCallback] = None,
+                      flow: Optional[str] = None, correlation_id: Optional[str] = None,
+                      on_device_code: Optional[DeviceCodeCallback] = None,
                       timeout: Optional[float] = None, cancel: Optional[CancelToken] = None) -> TokenResult:
         """Interactive sign-in: ``flow="browser"`` (default) or ``"deviceCode"`` (then
         ``on_device_code``, or the client's, gets the code to show)."""
         params = c.acquire_token_params(scopes, prompt_type, login_hint, domain_hint, account, authority, claims,
-                                        extra_scopes_to_consent, extra_query_parameters, flow)
+                                        extra_scopes_to_consent, extra_query_parameters, flow, correlation_id)
         return self._call("acquireToken", params, timeout, cancel, c.DECODERS["acquireToken"], on_device_code)
 
     def acquire_token_silent(self, scopes=None, *, account: Optional[AccountLike] = None,
                              authority: Optional[str] = None, force_refresh: Optional[bool] = None,
-                             claims: Optional[str] = None, timeout: Optional[float] = None,
+                             claims: Optional[str] = None, correlation_id: Optional[str] = None,
+                             timeout: Optional[float] = None,
                              cancel: Optional[CancelToken] = None) -> TokenResult:
         """A token from the cache or by refresh; raises InteractionRequiredError when the user is needed."""
-        params = c.acquire_token_silent_params(scopes, account, authority, force_refresh, claims)
+        params = c.acquire_token_silent_params(scopes, account, authority, force_refresh, claims, correlation_id)
         return self._call("acquireTokenSilent", params, timeout, cancel, c.DECODERS["acquireTokenSilent"])
 
     def signout(self, account: Optional[AccountLike] = None, *, signout_from_browser: Optional[bool] = None,
@@ -246,10 +248,11 @@ class SidecarClient:
                    headers: Optional[Dict[str, str]] = None, body: Any = c.UNSET,
                    account: Optional[AccountLike] = None, scopes=None, all_pages: Optional[bool] = None,
                    max_pages: Optional[int] = None, timeout_seconds: Optional[int] = None,
+                   correlation_id: Optional[str] = None,
                    timeout: Optional[float] = None, cancel: Optional[CancelToken] = None) -> GraphResponse:
         """A Microsoft Graph call with the account's token (``path`` default ``/me``)."""
         params = c.call_graph_params(path, method, api_version, query, headers, body, account, scopes,
-                                     all_pages, max_pages, timeout_seconds)
+                                     all_pages, max_pages, timeout_seconds, correlation_id)
         return self._call("callGraph", params, timeout, cancel, c.DECODERS["callGraph"])
 
     # ---- engine --------------------------------------------------------------------------
