@@ -171,14 +171,14 @@ def test_eof_with_many_in_flight(spawn, framing):
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_signal_with_request_in_flight(spawn, framing, sig):
     p = spawn(framing=framing)
-    p.send(sc.req("diagnostics/sleep", {"ms": 20000}, "inflight"))
+    p.send(sc.req("diagnostics/sleep", {"ms": 60000}, "inflight"))
     p.ping()  # the sleep is surely in flight now
     t0 = time.monotonic()
     p.signal(sig)
-    m = p.next_message(5)
+    m = p.next_message(15)
     sc.assert_error(m, -32800, id="inflight", name="requestCancelled")
-    assert p.wait_exit(5) == 0
-    assert time.monotonic() - t0 < 3.0
+    assert p.wait_exit(15) == 0
+    assert time.monotonic() - t0 < 20.0  # did not wait for the 60 s sleep
     assert p.drain() == []
 
 
