@@ -5,7 +5,7 @@ import HTTP
 /// claims="<base64 JSON>"` challenge (continuous access evaluation, conditional access).
 enum ClaimsChallenge {
     static func claims(in header: String?) -> String? {
-        guard let header, let start = header.range(of: "claims=\"") else { return nil }
+        guard let header, let start = header.firstRange(of: "claims=\"") else { return nil }
         let value = header[start.upperBound...].prefix { $0 != "\"" }
         guard !value.isEmpty else { return nil }
         if value.hasPrefix("{") { return String(value) }
