@@ -51,19 +51,19 @@ let package = Package(
             "JSON", "JSONRPC", "AuthCore", "Graph", "HTTP", "TokenCache", "Loopback",
             .product(name: "Logging", package: "swift-log"),
         ]),
-        // The executable: command line, stdout hygiene, signals, wiring.
-        .executableTarget(
-            name: "AuthSidecar",
-            dependencies: [
-                "Sidecar", "JSONRPC", "JSON",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            path: "Sources/auth-sidecar"),
+        // The command line, stdout hygiene, signals and wiring.
+        .target(name: "SidecarCLI", dependencies: [
+            "Sidecar", "JSONRPC", "JSON",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        // The executable: main.swift only.
+        .executableTarget(name: "AuthSidecar", dependencies: ["SidecarCLI"], path: "Sources/auth-sidecar"),
 
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "JSON"]),
         .testTarget(name: "SidecarTests", dependencies: ["Sidecar", "JSONRPC", "JSON"]),
+        .testTarget(name: "SidecarCLITests", dependencies: ["SidecarCLI"]),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP"]),
         .testTarget(name: "TokenCacheTests", dependencies: ["TokenCache", "JSON"]),
         .testTarget(name: "LoopbackTests", dependencies: ["Loopback"]),

@@ -1,4 +1,5 @@
 // auth-sidecar: a JSON-RPC 2.0 authentication sidecar for the Microsoft identity platform.
-// This file only wires things together; see ARCHITECTURE.md.
+// The command line and wiring live in SidecarCLI; see ARCHITECTURE.md.
+import SidecarCLI
 
-AuthSidecarCommand.main()
+Launcher.main()

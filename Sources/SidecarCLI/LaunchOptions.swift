@@ -1,0 +1,69 @@
+import Logging
+
+/// The command-line options as a plain value.
+///
+/// Two parsers produce it: ``AuthSidecarCommand`` (swift-argument-parser: help, version,
+/// every error message) and ``quickParse(_:)``, a fast path for the plain `--option value`
+/// lines that editors and scripts use. swift-argument-parser discovers options by
+/// reflection, which makes the Swift runtime scan every protocol conformance in the binary:
+/// about 2 ms of a 7 ms start. The fast path declines anything it does not fully
+/// understand, and a test checks that both parsers agree.
+public struct LaunchOptions: Sendable, Equatable {
+    public var clientID: String?
+    public var authority: String?
+    public var config: String?
+    public var cache: String?
+    public var logLevel: Logger.Level = .warning
+    public var maxMessageSize: Int = 4 << 20
+    public var enableDiagnostics = false
+
+    public init(clientID: String? = nil, authority: String? = nil, config: String? = nil, cache: String? = nil,
+                logLevel: Logger.Level = .warning, maxMessageSize: Int = 4 << 20, enableDiagnostics: Bool = false) {
+        self.clientID = clientID
+        self.authority = authority
+        self.config = config
+        self.cache = cache
+        self.logLevel = logLevel
+        self.maxMessageSize = maxMessageSize
+        self.enableDiagnostics = enableDiagnostics
+    }
+
+    /// The options of `arguments` (without the program name), or `nil` when they need the
+    /// full parser: help, version, an unknown or repeated option, a missing or invalid value.
+    public static func quickParse(_ arguments: [String]) -> LaunchOptions? {
+        var options = LaunchOptions()
+        var seen = Set<String>()
+        var remaining = arguments[...]
+        while let argument = remaining.popFirst() {
+            let (name, inlineValue) = split(argument)
+            guard seen.insert(name).inserted else { return nil }
+            if name == "--enable-diagnostics" {
+                guard inlineValue == nil else { return nil }
+                options.enableDiagnostics = true
+                continue
+            }
+            guard let value = inlineValue ?? remaining.popFirst(), !value.hasPrefix("-") else { return nil }
+            switch name {
+            case "--client-id": options.clientID = value
+            case "--authority": options.authority = value
+            case "--config": options.config = value
+            case "--cache": options.cache = value
+            case "--log-level":
+                guard let level = Logger.Level(rawValue: value) else { return nil }
+                options.logLevel = level
+            case "--max-message-size":
+                guard let size = Int(value), size >= 64 else { return nil }
+                options.maxMessageSize = size
+            default:
+                return nil
+            }
+        }
+        return options
+    }
+
+    /// `--name=value` into its parts; `--name` alone has no inline value.
+    private static func split(_ argument: String) -> (String, String?) {
+        guard argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") else { return (argument, nil) }
+        return (String(argument[..<equals]), String(argument[argument.index(after: equals)...]))
+    }
+}

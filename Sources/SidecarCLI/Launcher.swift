@@ -1,0 +1,70 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import ArgumentParser
+import JSON
+import JSONRPC
+import Logging
+import Sidecar
+
+/// Starts the sidecar: reserves stdout, sets up logging, builds the service from the
+/// options and serves JSON-RPC on stdin/stdout until end of input, then exits.
+public enum Launcher {
+    /// The process entry point: the fast path for plain option lines, else swift-argument-parser.
+    public static func main(arguments: [String] = Array(CommandLine.arguments.dropFirst())) -> Never {
+        guard let options = LaunchOptions.quickParse(arguments) else {
+            AuthSidecarCommand.main(arguments)
+            Glibc.exit(0)
+        }
+        do {
+            try run(options)
+        } catch {
+            AuthSidecarCommand.exit(withError: ValidationError(error.message))
+        }
+    }
+
+    /// Serves until end of input; returns only by throwing a configuration error.
+    static func run(_ options: LaunchOptions) throws(RPCError) -> Never {
+        let protocolOutput = StandardStreams.reserveStdoutForProtocol()
+        let logger = makeLogger(level: options.logLevel)
+        var serviceOptions = SidecarService.Options()
+        serviceOptions.diagnostics = options.enableDiagnostics
+        serviceOptions.startup = try startupOverrides(options)
+        let service = try SidecarService(options: serviceOptions, logger: logger)
+        let server = JSONRPCServer(
+            service: service, options: .init(maxMessageSize: options.maxMessageSize), logger: logger)
+        TerminationSignals.onTerminate {
+            logger.info("signal received; cancelling requests in flight")
+            server.cancelAllAndStop()
+            Glibc.exit(0)
+        }
+        Glibc.exit(server.run(input: STDIN_FILENO, output: protocolOutput))
+    }
+
+    /// The configuration from `--config` overlaid with the other options.
+    static func startupOverrides(_ options: LaunchOptions) throws(RPCError) -> ConfigurationOverrides {
+        var fromFile = ConfigurationOverrides()
+        if let config = options.config {
+            guard let text = ProcessEnvironment.readTextFile(config) else {
+                throw .invalidParams("cannot read --config file \(config)")
+            }
+            let value: JSONValue
+            do { value = try JSONValue.parse(text) } catch {
+                throw .invalidParams("--config file \(config) is not valid JSON: \(error)")
+            }
+            fromFile = try ConfigurationOverrides(params: value)
+        }
+        var fromFlags = ConfigurationOverrides()
+        fromFlags.clientId = options.clientID
+        fromFlags.authority = options.authority
+        if let cache = options.cache { fromFlags.cache = cache == "memory" ? .memory : .file(path: cache) }
+        return fromFlags.merged(over: fromFile)
+    }
+
+    private static func makeLogger(level: Logger.Level) -> Logger {
+        LoggingSystem.bootstrap { label in StderrLogHandler(label: label, level: level) }
+        return Logger(label: "auth-sidecar")
+    }
+}
