@@ -10,10 +10,11 @@ AUTH_SIDECAR_BIN="$(scripts/build.sh)" || { echo "test: release build failed" >&
 export AUTH_SIDECAR_BIN
 
 failed=()
+passed=0
 run() {
     local name="$1"; shift
     echo "=== $name: $*"
-    "$@" || failed+=("$name")
+    if "$@"; then passed=$((passed + 1)); else failed+=("$name"); fi
 }
 
 run "swift unit tests" swift test
@@ -28,8 +29,9 @@ for client in clients/python/run-tests clients/node/run-tests clients/run-editor
     [ -x "$client" ] && run "$client" "$client"
 done
 
+echo
+echo "suites: $passed passed, ${#failed[@]} failed"
 if ((${#failed[@]})); then
     echo "test: FAILED: ${failed[*]}" >&2
     exit 1
 fi
-echo "test: all suites passed"
