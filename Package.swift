@@ -32,9 +32,11 @@ let package = Package(
         // HTTP behind the HTTPTransport protocol; libcurl loaded with dlopen on first use.
         .target(name: "HTTP", dependencies: ["CCurl", .product(name: "Logging", package: "swift-log")]),
         // MSAL's cross-SDK token cache: entities, keys, file store with lock and atomic writes.
-        .target(name: "TokenCache", dependencies: ["JSON", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "TokenCache", dependencies: ["JSON", .product(name: "Logging", package: "swift-log")],
+                exclude: ["README.md"]),
         // The loopback redirect listener and the browser launchers.
-        .target(name: "Loopback", dependencies: [.product(name: "Logging", package: "swift-log")]),
+        .target(name: "Loopback", dependencies: [.product(name: "Logging", package: "swift-log")],
+                exclude: ["README.md"]),
         // The auth domain: authorities, OAuth2 grants, flows, accounts, errors.
         // Knows nothing of JSON-RPC, libcurl or jansson.
         .target(name: "AuthCore", dependencies: [
@@ -65,7 +67,7 @@ let package = Package(
         .testTarget(name: "SidecarTests", dependencies: ["Sidecar", "JSONRPC", "JSON"]),
         .testTarget(name: "SidecarCLITests", dependencies: ["SidecarCLI"]),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP"]),
-        .testTarget(name: "TokenCacheTests", dependencies: ["TokenCache", "JSON"]),
+        .testTarget(name: "TokenCacheTests", dependencies: ["TokenCache", "JSON"], exclude: ["Fixtures"]),
         .testTarget(name: "LoopbackTests", dependencies: ["Loopback"]),
         .testTarget(name: "GraphTests", dependencies: ["Graph", "AuthCore", "AuthTestSupport", "HTTP", "TokenCache", "JSON"]),
         .testTarget(name: "AuthCoreTests", dependencies: ["AuthCore", "AuthTestSupport", "HTTP", "TokenCache", "Loopback", "JSON"]),

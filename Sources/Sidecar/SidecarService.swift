@@ -70,8 +70,6 @@ public final class SidecarService: RPCService, Sendable {
                 default: throw RPCError.invalidParams("params must be an object of named members")
                 }
             }
-        default:
-            return .failure(.methodNotFound(name, planned: true))
         }
     }
 

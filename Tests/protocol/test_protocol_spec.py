@@ -615,13 +615,19 @@ class Sidecar:
         threading.Thread(target=self._pump_err, daemon=True).start()
 
     def _pump_out(self):
-        for raw in iter(self.proc.stdout.readline, b""):
-            self.lines.put(raw)
+        try:
+            for raw in iter(self.proc.stdout.readline, b""):
+                self.lines.put(raw)
+        except (ValueError, OSError):  # the stream was closed at teardown
+            pass
         self.lines.put(None)
 
     def _pump_err(self):
-        for chunk in iter(lambda: self.proc.stderr.read(4096), b""):
-            self.stderr_chunks.append(chunk)
+        try:
+            for chunk in iter(lambda: self.proc.stderr.read(4096), b""):
+                self.stderr_chunks.append(chunk)
+        except (ValueError, OSError):  # the stream was closed at teardown
+            pass
 
     @property
     def stderr(self) -> str:
