@@ -29,11 +29,12 @@ import AuthTestSupport
         }
     }
 
-    private func seed(expiresIn: Int64 = 3600) throws {
+    private func seed(expiresIn: Int64 = 3600, refreshIn: Int64? = nil) throws {
         try cache.save(TokenResponseRecord(
             clientId: "client", environment: "login.microsoftonline.com", realm: "common", homeAccountId: "oid-1.tid-1",
             localAccountId: "oid-1", username: "alice@contoso.com", scopes: ["User.Read"], accessToken: "at-cached",
-            cachedAt: clock.now(), expiresOn: clock.now() + expiresIn, refreshToken: "rt-0",
+            cachedAt: clock.now(), expiresOn: clock.now() + expiresIn, refreshOn: refreshIn.map { clock.now() + $0 },
+            refreshToken: "rt-0",
             idToken: Tokens.jwt(#"{"oid":"oid-1","tid":"tid-1","preferred_username":"alice@contoso.com"}"#)))
     }
 
@@ -63,6 +64,26 @@ import AuthTestSupport
         #expect(fields["refresh_token"] == "rt-0")
         #expect(fields["scope"] == "user.read openid profile offline_access")  // the default scopes
         #expect(try cache.refreshToken(homeAccountId: "oid-1.tid-1", environments: ["login.microsoftonline.com"], clientId: "client")?.secret == "rt-1")
+    }
+
+    @Test func refreshesProactivelyAfterRefreshOn() async throws {
+        try seed(expiresIn: 3600, refreshIn: 600)
+        let http = transport { _ in Tokens.tokenResponse(accessToken: "proactive") }
+        let application = try app(http)
+        #expect(try await application.acquireTokenSilently(SilentRequest(), correlationId: "c").accessToken == "at-cached")
+        clock.advance(700)  // past refresh_on, long before expiry
+        let result = try await application.acquireTokenSilently(SilentRequest(), correlationId: "c")
+        #expect(result.accessToken == "proactive")
+        #expect(http.requests(to: "/token").count == 1)
+    }
+
+    @Test func keepsTheCachedTokenWhenAProactiveRefreshFails() async throws {
+        try seed(expiresIn: 3600, refreshIn: 600)
+        clock.advance(700)
+        let http = transport { _ in HTTPResponse(status: 500, headers: [("Retry-After", "0")], body: Array("down".utf8)) }
+        let result = try await app(http).acquireTokenSilently(SilentRequest(), correlationId: "c")
+        #expect(result.accessToken == "at-cached")
+        #expect(result.fromCache)
     }
 
     @Test func forceRefreshBypassesAValidToken() async throws {
