@@ -1,12 +1,11 @@
 """Fixtures for the end-to-end suite: the real binary over real pipes.
 
-The binary: env AUTH_SIDECAR_BIN, else /work/main/.build/release/auth-sidecar.
+The binary: env AUTH_SIDECAR_BIN, else .build/release/auth-sidecar in this repository.
 When it is missing the tests are skipped, except when env CI is set: then they fail.
 """
 from __future__ import annotations
 
 import os
-import signal
 import sys
 
 import pytest
@@ -22,32 +21,13 @@ TEST_TIME_LIMIT = int(os.environ.get("E2E_TEST_TIME_LIMIT", "90"))
 
 @pytest.fixture(scope="session")
 def sidecar_bin() -> str:
-    path = sc.binary_path()
-    if not (os.path.isfile(path) and os.access(path, os.X_OK)):
-        reason = (f"auth-sidecar binary not found at {path} "
-                  f"(set AUTH_SIDECAR_BIN or build it with `swift build -c release`)")
-        if os.environ.get("CI"):
-            pytest.fail(reason, pytrace=False)
-        pytest.skip(reason)
-    return path
+    return sc.require_binary()
 
 
 @pytest.fixture(autouse=True)
 def _time_limit():
-    if not hasattr(signal, "SIGALRM"):
+    with sc.time_limit(TEST_TIME_LIMIT, "an e2e test"):
         yield
-        return
-
-    def on_alarm(signum, frame):
-        raise TimeoutError(f"e2e test exceeded {TEST_TIME_LIMIT}s")
-
-    old = signal.signal(signal.SIGALRM, on_alarm)
-    signal.alarm(TEST_TIME_LIMIT)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ else, in the framing the test expects (NDJSON lines or LSP frames).
 from __future__ import annotations
 
 import collections
+import contextlib
 import json
 import os
 import select
@@ -16,7 +17,8 @@ import threading
 import time
 from typing import Any, Iterable
 
-DEFAULT_BINARY = "/work/main/.build/release/auth-sidecar"
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DEFAULT_BINARY = os.path.join(REPO, ".build", "release", "auth-sidecar")
 DEFAULT_TIMEOUT = 10.0
 
 NDJSON = "ndjson"
@@ -26,6 +28,40 @@ FRAMINGS = (NDJSON, LSP)
 
 def binary_path() -> str:
     return os.environ.get("AUTH_SIDECAR_BIN") or DEFAULT_BINARY
+
+
+def require_binary() -> str:
+    """The binary's path; the test is skipped when it is missing, or fails when env CI is set."""
+    import pytest
+
+    path = binary_path()
+    if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+        reason = (f"auth-sidecar binary not found at {path} "
+                  f"(set AUTH_SIDECAR_BIN or build it with `swift build -c release`)")
+        if os.environ.get("CI"):
+            pytest.fail(reason, pytrace=False)
+        pytest.skip(reason)
+    return path
+
+
+@contextlib.contextmanager
+def time_limit(seconds: int, what: str):
+    """A per-test backstop (SIGALRM): every read and write here has its own deadline; this
+    only guards against a bug in a suite itself."""
+    if not hasattr(signal, "SIGALRM"):
+        yield
+        return
+
+    def on_alarm(signum, frame):
+        raise TimeoutError(f"{what} exceeded {seconds}s")
+
+    old = signal.signal(signal.SIGALRM, on_alarm)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
 
 
 OPENRPC = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),

@@ -1,14 +1,13 @@
 """Fixtures for the auth end-to-end suite: the real binary over real pipes, the mock
 identity platform over HTTPS on loopback, the scripted browser as $BROWSER.
 
-The binary: env AUTH_SIDECAR_BIN, else /work/main/.build/release/auth-sidecar. When it is
+The binary: env AUTH_SIDECAR_BIN, else .build/release/auth-sidecar in this repository. When it is
 missing the tests are skipped, except when env CI is set: then they fail.
 One mock per session; `admin.reset()` before every test.
 """
 from __future__ import annotations
 
 import os
-import signal
 import sys
 
 import pytest
@@ -29,33 +28,13 @@ TEST_TIME_LIMIT = int(os.environ.get("E2E_AUTH_TEST_TIME_LIMIT", "45"))
 
 @pytest.fixture(scope="session")
 def sidecar_bin() -> str:
-    path = sc.binary_path()
-    if not (os.path.isfile(path) and os.access(path, os.X_OK)):
-        reason = (f"auth-sidecar binary not found at {path} "
-                  f"(set AUTH_SIDECAR_BIN or build it with `swift build -c release`)")
-        if os.environ.get("CI"):
-            pytest.fail(reason, pytrace=False)
-        pytest.skip(reason)
-    return path
+    return sc.require_binary()
 
 
 @pytest.fixture(autouse=True)
 def _time_limit():
-    """Per-test backstop; every read in sidecar.py has its own deadline too."""
-    if not hasattr(signal, "SIGALRM"):
+    with sc.time_limit(TEST_TIME_LIMIT, "an e2e_auth test"):
         yield
-        return
-
-    def on_alarm(signum, frame):
-        raise TimeoutError(f"e2e_auth test exceeded {TEST_TIME_LIMIT}s")
-
-    old = signal.signal(signal.SIGALRM, on_alarm)
-    signal.alarm(TEST_TIME_LIMIT)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,7 @@
 Reuses Tests/e2e_auth (owned elsewhere, not modified here): its conftest's fixtures
 (`sidecar_bin`, `mock_session`, `mock`, `launch`, the per-test time limit) and its helpers
 (`auth_e2e.AuthSidecar`, the scripted browser wrapper). The binary: env AUTH_SIDECAR_BIN,
-else /work/main/.build/release/auth-sidecar; missing -> skipped, unless env CI is set.
+else .build/release/auth-sidecar in this repository; missing -> skipped, unless env CI is set.
 """
 from __future__ import annotations
 
