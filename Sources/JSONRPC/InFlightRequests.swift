@@ -14,10 +14,21 @@ final class InFlightRequests: @unchecked Sendable {
     private var serialByID: [RequestID: Int] = [:]
     private var nextSerial = 0
 
-    /// Reserves a slot for `id`; `nil` when a request with that id is still running.
-    /// A `null` id is never tracked by id (it cannot be cancelled or duplicated).
+    /// At most this many requests run at once; the reader waits for a free slot (so a peer
+    /// that pipelines faster than requests finish is slowed down through the pipe, and memory
+    /// stays bounded). Nothing in flight waits for the reader except a client's `openUrl`
+    /// reply, and only one interactive sign-in runs at a time, so this cannot deadlock.
+    let limit: Int
+
+    init(limit: Int = 1024) { self.limit = limit }
+
+    /// Reserves a slot for `id`, waiting while `limit` requests run; `nil` when a request
+    /// with that id is still running. A `null` id is never tracked by id (it cannot be
+    /// cancelled or duplicated).
     func reserve(_ id: RequestID) -> Int? {
         lock.withLock {
+            if id != .null, serialByID[id] != nil { return nil }
+            lock.wait(until: { entries.count < limit })
             if id != .null, serialByID[id] != nil { return nil }
             nextSerial += 1
             entries[nextSerial] = Entry(id: id)
@@ -55,7 +66,7 @@ final class InFlightRequests: @unchecked Sendable {
         lock.withLock {
             guard let entry = entries.removeValue(forKey: serial) else { return }
             if serialByID[entry.id] == serial { serialByID[entry.id] = nil }
-            if entries.isEmpty { lock.broadcast() }
+            if entries.isEmpty || entries.count == limit - 1 { lock.broadcast() }
         }
     }
 

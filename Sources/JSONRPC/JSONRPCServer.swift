@@ -22,13 +22,18 @@ public final class JSONRPCServer: @unchecked Sendable {
         public var maxMessageSize: Int = 4 << 20
         /// Seconds to wait for cancelled requests to answer when stopping on a signal.
         public var cancelGraceSeconds: Double = 2
-        public init(maxMessageSize: Int = 4 << 20) { self.maxMessageSize = maxMessageSize }
+        /// Requests running at once before the reader waits (backpressure).
+        public var maxInFlight = 1024
+        public init(maxMessageSize: Int = 4 << 20, maxInFlight: Int = 1024) {
+            self.maxMessageSize = maxMessageSize
+            self.maxInFlight = maxInFlight
+        }
     }
 
     private let service: any RPCService
     private let options: Options
     private let logger: Logger
-    private let inFlight = InFlightRequests()
+    private let inFlight: InFlightRequests
     private let state = ConditionLock()
     private var output: OutputChannel?
     private var shutdownRequested = false
@@ -39,6 +44,7 @@ public final class JSONRPCServer: @unchecked Sendable {
         self.service = service
         self.options = options
         self.logger = logger
+        inFlight = InFlightRequests(limit: options.maxInFlight)
         peer.connect { [weak self] in self?.send($0) }
     }
 

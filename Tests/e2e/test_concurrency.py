@@ -132,3 +132,21 @@ def test_cancel_one_of_many(spawn, framing):
     sc.assert_error(replies[4], -32800)
     for i in set(range(10)) - {4}:
         sc.assert_result(replies[i], result={"sleptMs": 400})
+
+
+def test_more_requests_than_the_in_flight_limit_are_all_answered(spawn):
+    """The reader waits while 1024 requests run (backpressure); 3000 pipelined sleeps still
+    all get their reply exactly once."""
+    p = spawn(framing=sc.NDJSON)
+    t0 = time.monotonic()
+    p.send_raw(b"".join(sc.frame(sc.req("diagnostics/sleep", {"ms": 200}, i), sc.NDJSON) for i in range(3000)),
+               timeout=60)
+    seen = set()
+    for _ in range(3000):
+        m = p.next_message(60)
+        sc.assert_result(m, result={"sleptMs": 200})
+        assert m["id"] not in seen
+        seen.add(m["id"])
+    assert seen == set(range(3000))
+    # 1024 at a time: at least three rounds of 200 ms (all at once would take one).
+    assert time.monotonic() - t0 >= 0.55
