@@ -32,7 +32,9 @@ let package = Package(
         // HTTP behind the HTTPTransport protocol; libcurl loaded with dlopen on first use.
         .target(name: "HTTP", dependencies: ["CCurl", .product(name: "Logging", package: "swift-log")]),
         // MSAL's cross-SDK token cache: entities, keys, file store with lock and atomic writes.
-        .target(name: "TokenCache", dependencies: ["JSON", .product(name: "Logging", package: "swift-log")],
+        .target(name: "TokenCache", dependencies: [
+            "JSON", .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto"),
+        ],
                 exclude: ["README.md"]),
         // The loopback redirect listener and the browser launchers.
         .target(name: "Loopback", dependencies: [.product(name: "Logging", package: "swift-log")],

@@ -21,6 +21,7 @@ public final class FileTokenCacheStore: TokenCacheStore {
     /// The lock file, `<path>.lockfile`.
     public let lockPath: String
     private let lockTimeout: Duration
+    private let encryption: (any CacheEncryption)?
     private let logger: Logger
     private let state = Mutex(State())
 
@@ -38,11 +39,14 @@ public final class FileTokenCacheStore: TokenCacheStore {
     ///
     /// - Parameters:
     ///   - lockTimeout: how long to wait for another process's lock before failing.
-    public init(path: String, lockTimeout: Duration = .seconds(10),
+    ///   - encryption: seals the file at rest; a plain (MSAL JSON) file found instead is read
+    ///     and encrypted at the next write.
+    public init(path: String, lockTimeout: Duration = .seconds(10), encryption: (any CacheEncryption)? = nil,
                 logger: Logger = Logger(label: "auth-sidecar.token-cache")) {
         self.path = path
         self.lockPath = path + ".lockfile"
         self.lockTimeout = lockTimeout
+        self.encryption = encryption
         self.logger = logger
     }
 
@@ -53,7 +57,8 @@ public final class FileTokenCacheStore: TokenCacheStore {
                 var working = state.document
                 let result = try body(&working)
                 if working.revision != state.document.revision {
-                    state.identity = try POSIXFile.replaceAtomically(path, with: working.serialized())
+                    let bytes = working.serialized()
+                    state.identity = try POSIXFile.replaceAtomically(path, with: try encryption?.seal(bytes) ?? bytes)
                     state.document = working
                 }
                 return result
@@ -73,6 +78,16 @@ public final class FileTokenCacheStore: TokenCacheStore {
     /// How many times the file was read and parsed so far.
     var loadCount: Int { state.withLock { $0.loads } }
 
+    /// The JSON of the stored bytes: opened when encrypted (with the configured key), as is
+    /// when plain.
+    private func plaintext(of stored: [UInt8]) throws(TokenCacheError) -> [UInt8] {
+        guard AESGCMCacheEncryption.isSealed(stored) else { return stored }
+        guard let encryption else {
+            throw .unreadable(path, "the cache is encrypted; configure cache.encryption.keyFile to read it")
+        }
+        return try encryption.open(stored)
+    }
+
     /// Re-reads the file if its identity differs from the one last seen (under the lock).
     private func refresh(_ state: inout State) throws(TokenCacheError) {
         let current = try POSIXFile.identity(of: path)
@@ -81,7 +96,8 @@ public final class FileTokenCacheStore: TokenCacheStore {
         let identity: FileIdentity?
         if current == nil {
             (document, identity) = (CacheDocument(), nil)
-        } else if let (bytes, read) = try POSIXFile.readFile(path) {
+        } else if let (stored, read) = try POSIXFile.readFile(path) {
+            let bytes = try plaintext(of: stored)
             do { document = try CacheDocument(parsing: bytes) } catch {
                 logger.error("token cache unreadable; left untouched", metadata: ["path": "\(path)"])
                 throw .unreadable(path, error.reason)
