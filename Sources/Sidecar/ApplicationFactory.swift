@@ -15,9 +15,18 @@ enum ApplicationFactory {
         } catch {
             throw .invalidParams("authority: \(error.message)", member: "authority")
         }
-        let store: any TokenCacheStore = switch configuration.cache {
-        case .memory: MemoryTokenCacheStore()
-        case .file(let path): FileTokenCacheStore(path: path, logger: logger)
+        let store: any TokenCacheStore
+        switch configuration.cache {
+        case .memory:
+            store = MemoryTokenCacheStore()
+        case .file(let path, let keyFile):
+            let encryption: AESGCMCacheEncryption?
+            do throws(TokenCacheError) {
+                encryption = try keyFile.map { (file: String) throws(TokenCacheError) in try AESGCMCacheEncryption(keyFile: file) }
+            } catch {
+                throw .invalidParams("cache.encryption.keyFile: \(error.reason)", member: "cache.encryption.keyFile")
+            }
+            store = FileTokenCacheStore(path: path, encryption: encryption, logger: logger)
         }
         let caFile = ProcessEnvironment.value("SSL_CERT_FILE") ?? ProcessEnvironment.value("CURL_CA_BUNDLE")
         let transport = CurlTransport(caFile: caFile, userAgent: "auth-sidecar/\(ServerInfo.version)", logger: logger)

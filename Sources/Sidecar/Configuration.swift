@@ -8,7 +8,8 @@ import JSONRPC
 public struct Configuration: Sendable, Equatable {
     /// Where the token cache lives.
     public enum CacheSetting: Sendable, Equatable {
-        case file(path: String)
+        /// A file in MSAL's format; with `keyFile`, encrypted at rest (AES-256-GCM).
+        case file(path: String, keyFile: String? = nil)
         case memory
     }
 
@@ -47,7 +48,8 @@ public struct Configuration: Sendable, Equatable {
     /// The configuration as `initialize` reports it back (no secrets exist in it).
     public var json: JSONValue {
         let cacheJSON: JSONValue = switch cache {
-        case .file(let path): ["path": .string(path)]
+        case .file(let path, nil): ["path": .string(path)]
+        case .file(let path, let keyFile?): ["path": .string(path), "encryption": ["keyFile": .string(keyFile)]]
         case .memory: ["persistence": "memory"]
         }
         return [

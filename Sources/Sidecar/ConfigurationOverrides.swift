@@ -39,14 +39,16 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         browser = try p.optional("browser", oneOf: ["system", "client"]).flatMap(Configuration.BrowserMode.init)
         authorityType = try p.optional("authorityType", oneOf: ["aad", "b2c", "ciam", "oidc"])
         instanceDiscovery = try p.optional("instanceDiscovery")
-        if let cacheParams = try p.nested("cache", allowed: ["path", "persistence"]) {
+        if let cacheParams = try p.nested("cache", allowed: ["path", "persistence", "encryption"]) {
             let persistence = try cacheParams.optional("persistence", oneOf: ["file", "memory"])
             let path: String? = try cacheParams.optional("path")
+            let keyFile: String? = try cacheParams.nested("encryption", allowed: ["keyFile"])?.required("keyFile")
             if persistence == "memory" {
                 guard path == nil else { throw .invalidParams("cache: give either a path or persistence \"memory\"", member: "cache.path") }
+                guard keyFile == nil else { throw .invalidParams("cache: a memory cache is not encrypted", member: "cache.encryption") }
                 cache = .memory
-            } else if let path {
-                cache = .file(path: path)
+            } else {
+                cache = .file(path: path ?? Configuration.defaultCachePath(), keyFile: keyFile)
             }
         }
     }

@@ -10,8 +10,11 @@ enum ConfigurationValidator {
         guard let redirect = URLParts(config.redirectUri), redirect.scheme == "http", redirect.isLoopback else {
             throw .invalidParams("redirectUri must be an http loopback URL such as http://localhost", member: "redirectUri")
         }
-        if case .file(let path) = config.cache, !path.hasPrefix("/") {
-            throw .invalidParams("cache.path must be an absolute path", member: "cache.path")
+        if case .file(let path, let keyFile) = config.cache {
+            guard path.hasPrefix("/") else { throw .invalidParams("cache.path must be an absolute path", member: "cache.path") }
+            if let keyFile, !keyFile.hasPrefix("/") {
+                throw .invalidParams("cache.encryption.keyFile must be an absolute path", member: "cache.encryption.keyFile")
+            }
         }
         for host in config.knownAuthorities where host.isEmpty || host.contains("/") && URLParts(host) == nil {
             throw .invalidParams("knownAuthorities must list host names or URLs", member: "knownAuthorities")

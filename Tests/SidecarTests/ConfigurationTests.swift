@@ -26,6 +26,8 @@ import Testing
     @Test func readsTheCacheSetting() throws {
         #expect(try ConfigurationOverrides(params: ["clientId": "a", "cache": ["persistence": "memory"]]).resolved().cache == .memory)
         #expect(try ConfigurationOverrides(params: ["clientId": "a", "cache": ["path": "/tmp/c.json"]]).resolved().cache == .file(path: "/tmp/c.json"))
+        #expect(try ConfigurationOverrides(params: ["clientId": "a", "cache": ["path": "/tmp/c.json", "encryption": ["keyFile": "/run/k"]]])
+            .resolved().cache == .file(path: "/tmp/c.json", keyFile: "/run/k"))
     }
 
     static let badValues: [(JSONObject, String)] = [
@@ -35,6 +37,9 @@ import Testing
         (["redirectUri": "http://example.com/cb"], "redirectUri"),
         (["redirectUri": "https://localhost"], "redirectUri"),
         (["cache": ["path": "relative.json"]], "cache.path"),
+        (["cache": ["path": "/c.json", "encryption": ["keyFile": "k"]]], "cache.encryption.keyFile"),
+        (["cache": ["path": "/c.json", "encryption": [:]]], "cache.encryption.keyFile"),
+        (["cache": ["persistence": "memory", "encryption": ["keyFile": "/k"]]], "cache.encryption"),
         (["browser": "lynx"], "browser"),
         (["scopes": "user.read"], "scopes"),
         (["clientId": ""], "clientId"),
