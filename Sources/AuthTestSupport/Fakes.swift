@@ -3,6 +3,7 @@ import HTTP
 import Loopback
 import Synchronization
 import AuthCore
+import TokenCache
 
 /// An ``HTTPTransport`` answering from a script, recording every request.
 public final class FakeHTTPTransport: HTTPTransport {
@@ -90,4 +91,21 @@ public enum Tokens {
         "end_session_endpoint":"https://login.microsoftonline.com/common/oauth2/v2.0/logout",\
         "issuer":"https://login.microsoftonline.com/{tenantid}/v2.0"}
         """.utf8))
+}
+
+/// A store that counts its transactions (each one is a lock round trip on a file store).
+public final class CountingTokenCacheStore: TokenCacheStore {
+    private let inner = MemoryTokenCacheStore()
+    private let count = Mutex(0)
+
+    public init() {}
+
+    public var transactions: Int { count.withLock { $0 } }
+
+    public func transaction<T: Sendable>(_ body: (inout CacheDocument) throws -> T) throws -> T {
+        count.withLock { $0 += 1 }
+        return try inner.transaction(body)
+    }
+
+    public func changeToken() throws -> CacheChangeToken { try inner.changeToken() }
 }

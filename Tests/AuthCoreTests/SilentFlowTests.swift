@@ -48,6 +48,31 @@ import AuthTestSupport
         #expect(http.requests(to: "/token").isEmpty)
     }
 
+    @Test func readsTheCacheAFixedNumberOfTimesWhateverTheNumberOfAccounts() async throws {
+        func transactions(accounts: Int) async throws -> Int {
+            let store = CountingTokenCacheStore()
+            let cache = TokenCache(store: store)
+            for n in 0..<accounts {
+                try cache.save(TokenResponseRecord(
+                    clientId: "client", environment: "login.microsoftonline.com", realm: "common",
+                    homeAccountId: "oid-\(n).tid-1", localAccountId: "oid-\(n)", username: "user\(n)@contoso.com",
+                    scopes: ["User.Read"], accessToken: "at-\(n)", cachedAt: clock.now(), expiresOn: clock.now() + 3600,
+                    refreshToken: "rt-\(n)", idToken: Tokens.jwt(#"{"oid":"oid-\#(n)","tid":"tid-1"}"#)))
+            }
+            let http = transport { _ in Tokens.tokenResponse(accessToken: "x") }
+            let app = PublicClientApplication(
+                configuration: ClientConfiguration(clientId: "client", authority: try Authority(Self.authority)),
+                dependencies: AuthDependencies(transport: http, cache: cache, clock: clock, browser: UnusedBrowser(),
+                                               listener: UnusedListener(), logger: Logger(label: "test")))
+            var request = SilentRequest()
+            request.account = .homeAccountId("oid-0.tid-1")
+            let before = store.transactions
+            #expect(try await app.acquireTokenSilently(request, correlationId: "c").fromCache)
+            return store.transactions - before
+        }
+        #expect(try await transactions(accounts: 10) == (try await transactions(accounts: 1)))
+    }
+
     @Test func refreshesOnceForManyConcurrentRequestsWhenExpired() async throws {
         try seed(expiresIn: 200)  // inside the 5-minute margin: expired
         let http = transport(delay: .milliseconds(100)) { n in Tokens.tokenResponse(accessToken: "fresh-\(n)", refreshToken: "rt-\(n)") }

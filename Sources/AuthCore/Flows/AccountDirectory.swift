@@ -11,26 +11,22 @@ struct AccountDirectory: Sendable {
 
     /// The accounts of this cloud, one per home account (its home-tenant profile first).
     func all(username: String? = nil) throws -> [Account] {
-        let cached = try CacheAccess.run {
-            try username.map { try cache.accounts(username: $0) } ?? cache.accounts()
-        }
-        var seen = Set<String>()
-        let ordered = cached.filter { environments.contains($0.environment.lowercased()) }
-            .sorted { isHomeProfile($0) && !isHomeProfile($1) }
-        return try ordered.filter { seen.insert($0.homeAccountId.lowercased()).inserted }.map(account)
+        try entries(username: username).map(account)
     }
 
-    /// The account a request names; `nil` reference: the current account.
+    /// The account a request names; `nil` reference: the current account. Only the chosen
+    /// entry is turned into an ``Account`` (one ID-token read, not one per cached account:
+    /// this is on every silent request's path).
     func resolve(_ reference: AccountReference?) throws -> Account? {
         switch reference {
         case .homeAccountId(let id)?:
-            return try all().first { $0.homeAccountId.lowercased() == id.lowercased() }
+            return try entries().first { $0.homeAccountId.lowercased() == id.lowercased() }.map(account)
         case .username(let name)?:
-            let matches = try all(username: name)
+            let matches = try entries(username: name)
             if matches.count > 1 {
                 throw AuthError(.ambiguousAccount, "several accounts have the username \(name); name one by homeAccountId")
             }
-            return matches.first
+            return try matches.first.map(account)
         case nil:
             return try current()
         }
@@ -38,11 +34,22 @@ struct AccountDirectory: Sendable {
 
     /// The account marked current; else, when the cache holds exactly one account, that one.
     func current() throws -> Account? {
-        let accounts = try all()
+        let accounts = try entries()
         if let id = try CacheAccess.run({ try cache.currentAccountId(clientId: configuration.clientId) }) {
-            return accounts.first { $0.homeAccountId.lowercased() == id.lowercased() }
+            return try accounts.first { $0.homeAccountId.lowercased() == id.lowercased() }.map(account)
         }
-        return accounts.count == 1 ? accounts.first : nil
+        return accounts.count == 1 ? try account(accounts[0]) : nil
+    }
+
+    /// The cached account entries of this cloud, one per home account (home tenant first).
+    private func entries(username: String? = nil) throws -> [CachedAccount] {
+        let cached = try CacheAccess.run {
+            try username.map { try cache.accounts(username: $0) } ?? cache.accounts()
+        }
+        var seen = Set<String>()
+        return cached.filter { environments.contains($0.environment.lowercased()) }
+            .sorted { isHomeProfile($0) && !isHomeProfile($1) }
+            .filter { seen.insert($0.homeAccountId.lowercased()).inserted }
     }
 
     /// Marks the current account; a sign-in also forgets any signed-out account not yet reported.
