@@ -68,7 +68,7 @@ let package = Package(
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "JSON"]),
         .testTarget(name: "SidecarTests", dependencies: ["Sidecar", "JSONRPC", "JSON"]),
         .testTarget(name: "SidecarCLITests", dependencies: ["SidecarCLI"]),
-        .testTarget(name: "HTTPTests", dependencies: ["HTTP"]),
+        .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Loopback"]),
         .testTarget(name: "TokenCacheTests", dependencies: ["TokenCache", "JSON"], exclude: ["Fixtures"]),
         .testTarget(name: "LoopbackTests", dependencies: ["Loopback"]),
         .testTarget(name: "GraphTests", dependencies: ["Graph", "AuthCore", "AuthTestSupport", "HTTP", "TokenCache", "JSON"]),

@@ -29,7 +29,7 @@ public final class FakeHTTPTransport: HTTPTransport {
 
     /// The form fields of a POST.
     public static func fields(_ request: HTTPRequest) -> [String: String] {
-        Dictionary(FormEncoding.decode(Substring(String(decoding: request.body ?? [], as: UTF8.self))), uniquingKeysWith: { $1 })
+        (try? FormURLEncoding.decode(Substring(String(decoding: request.body ?? [], as: UTF8.self)))) ?? [:]
     }
 }
 

@@ -76,7 +76,7 @@ public protocol HTTPTransport: Sendable {
     func send(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponse
 }
 
-/// `application/x-www-form-urlencoded` and URL query escaping.
+/// `application/x-www-form-urlencoded` and URL query encoding (decoding: `Loopback.FormURLEncoding`).
 public enum FormEncoding {
     /// Percent-encodes everything but unreserved characters (RFC 3986).
     public static func escape(_ text: String) -> String {
@@ -97,30 +97,6 @@ public enum FormEncoding {
     /// A query string from fields: `a=1&b=x%20y`.
     public static func query(_ fields: [(String, String)]) -> String {
         fields.map { "\(escape($0.0))=\(escape($0.1))" }.joined(separator: "&")
-    }
-
-    /// Decodes `a=1&b=x%20y` (also `+` as space) into ordered pairs.
-    public static func decode(_ text: Substring) -> [(String, String)] {
-        text.split(separator: "&").map { pair in
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            return (unescape(parts[0]), parts.count > 1 ? unescape(parts[1]) : "")
-        }
-    }
-
-    static func unescape(_ text: Substring) -> String {
-        var bytes: [UInt8] = []
-        var iterator = Array(text.utf8).makeIterator()
-        while let byte = iterator.next() {
-            if byte == UInt8(ascii: "+") {
-                bytes.append(0x20)
-            } else if byte == UInt8(ascii: "%"), let high = iterator.next(), let low = iterator.next(),
-                      let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16) {
-                bytes.append(value)
-            } else {
-                bytes.append(byte)
-            }
-        }
-        return String(decoding: bytes, as: UTF8.self)
     }
 }
 

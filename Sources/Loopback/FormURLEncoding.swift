@@ -1,8 +1,8 @@
 /// `application/x-www-form-urlencoded` decoding (WHATWG URL standard): `&`-separated
 /// `name=value` pairs, `+` is a space, `%XX` is a byte, the result must be UTF-8.
-enum FormURLEncoding {
+public enum FormURLEncoding {
     /// Why a query or body could not be decoded.
-    enum DecodingError: Error, Equatable {
+    public enum DecodingError: Error, Equatable {
         /// A `%` not followed by two hex digits, or bytes that are not UTF-8.
         case malformed
         /// The same parameter appears twice (RFC 6749 §3.1: parameters must not repeat).
@@ -11,7 +11,7 @@ enum FormURLEncoding {
 
     /// Decodes `text` into a dictionary; empty pairs are skipped, a pair without `=`
     /// has an empty value. Repeated names are rejected.
-    static func decode(_ text: Substring) throws(DecodingError) -> [String: String] {
+    public static func decode(_ text: Substring) throws(DecodingError) -> [String: String] {
         var result: [String: String] = [:]
         for pair in text.split(separator: "&", omittingEmptySubsequences: true) {
             let name: Substring
