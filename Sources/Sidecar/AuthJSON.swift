@@ -1,4 +1,5 @@
 import AuthCore
+import FoundationEssentials
 import HTTP
 import JSON
 import JSONRPC
@@ -63,15 +64,5 @@ enum AuthJSON {
     }
 
     /// A fresh correlation id (a random UUID, version 4).
-    static func correlationId() -> String {
-        var generator = SystemRandomNumberGenerator()
-        var bytes = (0..<16).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-        bytes[6] = bytes[6] & 0x0F | 0x40
-        bytes[8] = bytes[8] & 0x3F | 0x80
-        let hex = bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
-        let groups = [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { range in
-            hex[hex.index(hex.startIndex, offsetBy: range.lowerBound)..<hex.index(hex.startIndex, offsetBy: range.upperBound)]
-        }
-        return groups.joined(separator: "-")
-    }
+    static func correlationId() -> String { UUID().uuidString.lowercased() }
 }
