@@ -52,8 +52,11 @@ final class ConditionLock: @unchecked Sendable {
     func broadcast() { pthread_cond_broadcast(condition) }
 }
 
-/// Starts a detached POSIX thread running `body`.
-func startThread(_ body: @escaping @Sendable () -> Void) {
+/// Starts a detached POSIX thread running `body` (for the few loops that block: the output
+/// writer, the signal waiter). Returns false, without running `body`, when the system cannot
+/// create a thread.
+@discardableResult
+public func startThread(_ body: @escaping @Sendable () -> Void) -> Bool {
     final class Box { let body: @Sendable () -> Void; init(_ body: @escaping @Sendable () -> Void) { self.body = body } }
     let box = Unmanaged.passRetained(Box(body)).toOpaque()
     var thread = pthread_t()
@@ -63,9 +66,10 @@ func startThread(_ body: @escaping @Sendable () -> Void) {
         box.body()
         return nil
     }, box)
-    if created == 0 {
-        pthread_detach(thread)
-    } else {
-        Unmanaged<Box>.fromOpaque(box).takeRetainedValue().body()  // no thread: run inline
+    guard created == 0 else {
+        Unmanaged<Box>.fromOpaque(box).release()
+        return false
     }
+    pthread_detach(thread)
+    return true
 }

@@ -18,12 +18,14 @@ public final class OutputChannel: @unchecked Sendable {
     private var closing = false
     private var finished = false
     private var broken = false
+    /// No writer thread could be started: senders write themselves, under the lock.
+    private var writesDirectly = false
     public let framing: Framing
 
     public init(fd: Int32, framing: Framing) {
         self.fd = fd
         self.framing = framing
-        startThread { [self] in writerLoop() }
+        if !startThread({ [self] in writerLoop() }) { writesDirectly = true }
     }
 
     /// Queues one message.
@@ -32,6 +34,10 @@ public final class OutputChannel: @unchecked Sendable {
         framing.frame(message.serialized(), into: &framed)
         lock.withLock {
             guard !closing, !broken else { return }
+            if writesDirectly {
+                broken = !writeAll(framed)
+                return
+            }
             let wasEmpty = pending.isEmpty
             pending.append(contentsOf: framed)
             if wasEmpty { lock.broadcast() }
@@ -43,7 +49,7 @@ public final class OutputChannel: @unchecked Sendable {
         lock.withLock {
             closing = true
             lock.broadcast()
-            lock.wait(until: { finished }, timeoutSeconds: timeoutSeconds)
+            if !writesDirectly { lock.wait(until: { finished }, timeoutSeconds: timeoutSeconds) }
         }
     }
 

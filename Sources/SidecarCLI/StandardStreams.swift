@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import JSONRPC
 
 /// Keeps the real stdout for protocol messages only.
 enum StandardStreams {
@@ -28,29 +29,13 @@ enum TerminationSignals {
         sigaddset(&set, SIGTERM)
         sigaddset(&set, SIGINT)
         pthread_sigmask(SIG_BLOCK, &set, nil)  // inherited by threads started after this
-        let waiter = SignalWaiter(set: set, handler: handler)
-        var thread = pthread_t()
-        let box = Unmanaged.passRetained(waiter).toOpaque()
-        if pthread_create(&thread, nil, { raw in
-            guard let raw else { return nil }
-            Unmanaged<SignalWaiter>.fromOpaque(raw).takeRetainedValue().wait()
-            return nil
-        }, box) == 0 {
-            pthread_detach(thread)
-        }
-    }
-
-    private final class SignalWaiter {
-        var set: sigset_t
-        let handler: @Sendable () -> Void
-        init(set: sigset_t, handler: @escaping @Sendable () -> Void) {
-            self.set = set
-            self.handler = handler
-        }
-        func wait() {
+        let waiting = set
+        let started = startThread {
+            var set = waiting
             var signal: Int32 = 0
             while sigwait(&set, &signal) != 0 {}
             handler()
         }
+        if !started { pthread_sigmask(SIG_UNBLOCK, &set, nil) }  // no waiter: the default action ends the process
     }
 }
