@@ -9,7 +9,7 @@ export declare const BINARY_NAME: 'auth-sidecar';
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
-export interface CacheConfiguration { path?: string; persistence?: 'memory' }
+export interface CacheConfiguration { path?: string; persistence?: 'memory' | 'file'; encryption?: { keyFile: string } }
 
 /** The configuration keys of `initialize` (protocol/README.md). */
 export interface Configuration {
@@ -24,6 +24,10 @@ export interface Configuration {
   sharedDeviceMode?: boolean;
   clientCapabilities?: string[] | string;
   browser?: 'system' | 'client';
+  /** detected from the URL unless given; 'oidc': any OpenID Connect issuer */
+  authorityType?: 'aad' | 'b2c' | 'ciam' | 'oidc';
+  /** validate AAD hosts and find their aliases (default true) */
+  instanceDiscovery?: boolean;
   [key: string]: unknown;
 }
 

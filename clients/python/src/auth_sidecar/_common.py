@@ -18,8 +18,6 @@ CANCEL_GRACE = 3.0       # seconds to wait for the server's -32800 after $/cance
 STDERR_TAIL_BYTES = 8192
 MAX_LINE = 64 * 1024 * 1024
 
-CONFIG_KEYS = {"clientId", "authority", "redirectUri", "knownAuthorities", "scopes", "graphEndpoint", "cache",
-               "sharedDeviceMode", "clientCapabilities", "browser"}
 
 class _Unset:
     def __repr__(self) -> str:
