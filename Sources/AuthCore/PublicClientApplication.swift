@@ -21,7 +21,8 @@ public final class PublicClientApplication: Sendable {
         self.dependencies = dependencies
         resolver = AuthorityResolver(
             transport: dependencies.transport,
-            trust: AuthorityTrust(knownAuthorities: configuration.knownAuthorities, instanceDiscovery: configuration.instanceDiscovery))
+            trust: AuthorityTrust(knownAuthorities: configuration.knownAuthorities, instanceDiscovery: configuration.instanceDiscovery),
+            persisted: PersistedDiscovery(cache: dependencies.cache, clock: dependencies.clock, logger: dependencies.logger))
     }
 
     private func directory() async -> AccountDirectory {
@@ -60,17 +61,12 @@ public final class PublicClientApplication: Sendable {
         return result
     }
 
-    /// A token without UI; `interactionRequired` when only the user can help.
+    /// A token without UI; `interactionRequired` when only the user can help. A valid
+    /// cached token costs no network request.
     public func acquireTokenSilently(_ request: SilentRequest, correlationId: String) async throws -> TokenResult {
-        guard let account = try await directory().resolve(request.account) else {
-            if let reference = request.account { throw Self.accountNotFound(reference) }
-            var error = AuthError(.interactionRequired, "no account is signed in; call acquireToken")
-            error.suberror = "no_account"
-            throw error
-        }
         let flow = SilentFlow(configuration: configuration, dependencies: dependencies, resolver: resolver,
                               coordinator: refreshes)
-        return try await flow.run(request, account: account, correlationId: correlationId)
+        return try await flow.run(request, correlationId: correlationId)
     }
 
     /// The accounts in the cache (optionally those with `username`).

@@ -66,7 +66,7 @@ extension JSONValue {
 }
 
 /// Converts a jansson tree into ``JSONValue``, refusing trees deeper than `maxDepth`.
-private struct JanssonReader {
+struct JanssonReader {
     let maxDepth: Int
 
     func value(of json: UnsafeMutablePointer<json_t>, depth: Int) -> JSONValue? {

@@ -16,6 +16,19 @@ extension JSONValue {
     public func serialize(into output: inout [UInt8]) {
         guard let tree = JanssonWriter.tree(for: self) else { return }
         defer { json_decref(tree) }
+        JanssonWriter.dump(tree, into: &output)
+    }
+}
+
+/// The buffer jansson's dump callback appends to.
+final class ByteSink {
+    var bytes: [UInt8] = []
+}
+
+/// Builds a jansson tree (a new reference) for a ``JSONValue``.
+enum JanssonWriter {
+    /// Appends the compact JSON text of `tree` to `output`.
+    static func dump(_ tree: UnsafeMutablePointer<json_t>, into output: inout [UInt8]) {
         let sink = ByteSink()
         swap(&sink.bytes, &output)
         let context = Unmanaged.passUnretained(sink).toOpaque()
@@ -27,15 +40,7 @@ extension JSONValue {
         }, context, cjansson_compact_encode_flags())
         swap(&sink.bytes, &output)
     }
-}
 
-/// The buffer jansson's dump callback appends to.
-private final class ByteSink {
-    var bytes: [UInt8] = []
-}
-
-/// Builds a jansson tree (a new reference) for a ``JSONValue``.
-private enum JanssonWriter {
     static func tree(for value: JSONValue) -> UnsafeMutablePointer<json_t>? {
         switch value {
         case .null: return json_null()
@@ -67,7 +72,7 @@ private enum JanssonWriter {
 }
 
 /// Calls `body` with `utf8` as a C character pointer (never null, even when empty) and its length.
-private func withCChars<R>(_ utf8: UnsafeBufferPointer<UInt8>, _ body: (UnsafePointer<CChar>, Int) -> R) -> R {
+func withCChars<R>(_ utf8: UnsafeBufferPointer<UInt8>, _ body: (UnsafePointer<CChar>, Int) -> R) -> R {
     guard let base = utf8.baseAddress else {
         return withUnsafePointer(to: CChar(0)) { body($0, 0) }
     }

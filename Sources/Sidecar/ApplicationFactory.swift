@@ -16,6 +16,7 @@ enum ApplicationFactory {
             throw .invalidParams("authority: \(error.message)", member: "authority")
         }
         let store: any TokenCacheStore
+        var refreshLock: any RefreshLock = NoRefreshLock()
         switch configuration.cache {
         case .memory:
             store = MemoryTokenCacheStore()
@@ -27,12 +28,13 @@ enum ApplicationFactory {
                 throw .invalidParams("cache.encryption.keyFile: \(error.reason)", member: "cache.encryption.keyFile")
             }
             store = FileTokenCacheStore(path: path, encryption: encryption, logger: logger)
+            refreshLock = FileRefreshLock(path: path + ".refresh.lock")
         }
         let caFile = ProcessEnvironment.value("SSL_CERT_FILE") ?? ProcessEnvironment.value("CURL_CA_BUNDLE")
         let transport = CurlTransport(caFile: caFile, userAgent: "auth-sidecar/\(ServerInfo.version)", logger: logger)
         let dependencies = AuthDependencies(
             transport: transport,
-            cache: TokenCache(store: store),
+            cache: TokenCache(store: store, refreshLock: refreshLock),
             browser: SystemBrowserLauncher(logger: logger),
             listener: LoopbackRedirectListener(logger: logger),
             logger: logger)

@@ -1,10 +1,38 @@
 import JSON
-/// Lookups over a document, through its per-account indexes.
+/// Lookups over a document, through its per-account indexes: each reads only the entries of
+/// one account (or one username), whatever the size of the cache.
 extension CacheDocument {
-    func accountList() -> [CachedAccount] { accounts.all.map(\.entity) }
+    /// Every account entity, in file order (O(n): for listings).
+    public func accountList() -> [CachedAccount] { all(accounts).map(\.entity) }
 
-    func account(homeAccountId: String, environments: [String], realm: String?) -> CachedAccount? {
-        let candidates = accounts.entries(homeAccountId: homeAccountId)
+    /// The account entities of one home account (ignoring case), ordered by key.
+    public func accounts(homeAccountId: String) -> [CachedAccount] {
+        entries(accounts, homeAccountId: homeAccountId).map(\.entity).sorted { $0.cacheKey < $1.cacheKey }
+    }
+
+    /// The account entities whose username is `username` (ignoring case), ordered by key.
+    public func accounts(username: String) -> [CachedAccount] {
+        entries(accounts, lookupValue: username).map(\.entity).sorted { $0.cacheKey < $1.cacheKey }
+    }
+
+    /// Up to `limit` distinct home account IDs (lower-cased) having an account entity in one
+    /// of `environments`: enough to tell "none", "exactly one" and "several" without reading
+    /// every account.
+    public func homeAccountIds(environments: [String], limit: Int) -> [String] {
+        var found: [String] = []
+        for home in accounts.homeAccountIds {
+            if found.count >= limit { break }
+            if entries(accounts, homeAccountId: home).contains(where: { environments.containsIgnoringCase($0.entity.environment) }) {
+                found.append(home)
+            }
+        }
+        return found
+    }
+
+    /// The account entity of `homeAccountId` in one of `environments`: the one of `realm`
+    /// when given, else the home tenant's (the part of the ID after the dot), else any.
+    public func account(homeAccountId: String, environments: [String], realm: String?) -> CachedAccount? {
+        let candidates = entries(accounts, homeAccountId: homeAccountId)
             .map(\.entity)
             .filter { environments.containsIgnoringCase($0.environment) }
             .sorted { $0.cacheKey < $1.cacheKey }
@@ -17,11 +45,14 @@ extension CacheDocument {
             ?? candidates.first
     }
 
-    func accessToken(
+    /// The access token of the account for `clientId` in `realm` whose scopes include all of
+    /// `scopes`, the latest-expiring if several; expired ones too. Bound tokens match only
+    /// the same `keyId`.
+    public func accessToken(
         homeAccountId: String, environments: [String], realm: String, clientId: String,
         scopes: ScopeSet, keyId: String?
     ) -> CachedAccessToken? {
-        accessTokens.entries(homeAccountId: homeAccountId)
+        entries(accessTokens, homeAccountId: homeAccountId)
             .map(\.entity)
             .filter {
                 !$0.hasExtendedCacheKey && $0.keyId == keyId
@@ -32,12 +63,21 @@ extension CacheDocument {
             .max { ($0.expiresOn, $1.cacheKey) < ($1.expiresOn, $0.cacheKey) }
     }
 
+    /// The refresh tokens a silent request of `clientId` tries for the account, best first:
+    /// the client's own, then the family's of the client's family per its app metadata, or of
+    /// family `"1"` when the client's family status is unknown (as MSAL does).
+    public func refreshTokensToTry(homeAccountId: String, environments: [String], clientId: String) -> [CachedRefreshToken] {
+        let metadata = appMetadata(environments: environments, clientId: clientId)
+        return refreshTokens(homeAccountId: homeAccountId, environments: environments, clientId: clientId,
+                             familyId: metadata == nil ? "1" : metadata?.familyId)
+    }
+
     /// The refresh tokens usable by `clientId` for the account, best first: the client's own
     /// (newest first), then family tokens of `familyId` (newest first).
-    func refreshTokens(
+    public func refreshTokens(
         homeAccountId: String, environments: [String], clientId: String, familyId: String?
     ) -> [CachedRefreshToken] {
-        let mine = refreshTokens.entries(homeAccountId: homeAccountId)
+        let mine = entries(refreshTokens, homeAccountId: homeAccountId)
             .map(\.entity)
             .filter { environments.containsIgnoringCase($0.environment) }
         func newestFirst(_ a: CachedRefreshToken, _ b: CachedRefreshToken) -> Bool {
@@ -50,8 +90,9 @@ extension CacheDocument {
         return own + family
     }
 
-    func idToken(homeAccountId: String, environments: [String], realm: String, clientId: String) -> CachedIdToken? {
-        idTokens.entries(homeAccountId: homeAccountId)
+    /// The ID token of the account for `clientId` in `realm`.
+    public func idToken(homeAccountId: String, environments: [String], realm: String, clientId: String) -> CachedIdToken? {
+        entries(idTokens, homeAccountId: homeAccountId)
             .map(\.entity)
             .filter {
                 environments.containsIgnoringCase($0.environment) && $0.realm.equalsIgnoringCase(realm)
@@ -60,23 +101,24 @@ extension CacheDocument {
             .min { $0.cacheKey < $1.cacheKey }
     }
 
-    func appMetadata(environments: [String], clientId: String) -> AppMetadata? {
+    /// What the cache knows of the client (its family).
+    public func appMetadata(environments: [String], clientId: String) -> AppMetadata? {
         for environment in environments {
             let key = CacheKeys.appMetadata(environment: environment, clientId: clientId)
-            if let found = appMetadata.entity(forKey: key) { return found }
+            if let found = entity(appMetadata, forKey: key) { return found }
         }
-        return appMetadata.all.map(\.entity).first {
+        return all(appMetadata).map(\.entity).first {
             $0.clientId.equalsIgnoringCase(clientId) && environments.containsIgnoringCase($0.environment)
         }
     }
 
     /// The snapshot of the account `clientId` last signed out, not yet reported.
-    func signedOutAccount(clientId: String) -> JSONObject? {
+    public func signedOutAccount(clientId: String) -> JSONObject? {
         sidecarState["signed_out_account"]?[clientId]?.objectValue
     }
 
     /// The home account ID the sidecar marked current for `clientId`.
-    func currentAccountId(clientId: String) -> String? {
+    public func currentAccountId(clientId: String) -> String? {
         sidecarState["current_account"]?[clientId]?.stringValue
     }
 }

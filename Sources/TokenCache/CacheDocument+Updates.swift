@@ -10,19 +10,20 @@ extension CacheDocument {
         let scopes = ScopeSet(record.scopes)
         let home = record.homeAccountId
         if let secret = record.accessToken {
-            for (key, old) in accessTokens.entries(homeAccountId: home)
+            for (key, old) in entries(accessTokens, homeAccountId: home)
             where old.environment.equalsIgnoringCase(record.environment)
                 && old.realm.equalsIgnoringCase(record.realm)
                 && old.clientId.equalsIgnoringCase(record.clientId)
                 && old.keyId == record.keyId && !old.hasExtendedCacheKey
                 && old.scopes.intersects(scopes) {
-                accessTokens.remove(key: key)
+                change(\.accessTokens) { $0.remove(key: key, in: $1) }
             }
-            accessTokens.upsert(CachedAccessToken(
+            let token = CachedAccessToken(
                 homeAccountId: home, environment: record.environment, clientId: record.clientId,
                 realm: record.realm, target: scopes.target, secret: secret, cachedAt: record.cachedAt,
                 expiresOn: record.expiresOn, extendedExpiresOn: record.extendedExpiresOn,
-                refreshOn: record.refreshOn, tokenType: record.tokenType, keyId: record.keyId))
+                refreshOn: record.refreshOn, tokenType: record.tokenType, keyId: record.keyId)
+            change(\.accessTokens) { $0.upsert(token, in: $1) }
         }
         if record.createsAccount {
             var account = CachedAccount(
@@ -30,13 +31,13 @@ extension CacheDocument {
                 localAccountId: record.localAccountId, username: record.username, name: record.name,
                 authorityType: record.authorityType, clientInfo: record.clientInfo,
                 accountSource: record.accountSource)
-            if let old = accounts.entity(forKey: account.cacheKey) {  // keep what others wrote
+            if let old = entity(accounts, forKey: account.cacheKey) {  // keep what others wrote
                 account.additionalFields = old.additionalFields
                 account.name = account.name ?? old.name
                 account.clientInfo = account.clientInfo ?? old.clientInfo
                 account.accountSource = account.accountSource ?? old.accountSource
             }
-            accounts.upsert(account)
+            change(\.accounts) { $0.upsert(account, in: $1) }
         }
         if let secret = record.idToken {
             let idToken = CachedIdToken(
@@ -44,25 +45,26 @@ extension CacheDocument {
                 clientId: record.clientId, secret: secret)
             removeIdTokens(homeAccountId: home, environments: [record.environment], clientId: record.clientId,
                            realm: record.realm)
-            idTokens.upsert(idToken)
+            change(\.idTokens) { $0.upsert(idToken, in: $1) }
         }
         if let secret = record.refreshToken {  // rotation: the client's previous RTs go
-            for (key, old) in refreshTokens.entries(homeAccountId: home)
+            for (key, old) in entries(refreshTokens, homeAccountId: home)
             where old.environment.equalsIgnoringCase(record.environment)
                 && old.clientId.equalsIgnoringCase(record.clientId) {
-                refreshTokens.remove(key: key)
+                change(\.refreshTokens) { $0.remove(key: key, in: $1) }
             }
-            refreshTokens.upsert(CachedRefreshToken(
+            let token = CachedRefreshToken(
                 homeAccountId: home, environment: record.environment, clientId: record.clientId,
                 secret: secret, familyId: record.familyId, target: scopes.target,
-                lastModificationTime: record.cachedAt))
+                lastModificationTime: record.cachedAt)
+            change(\.refreshTokens) { $0.upsert(token, in: $1) }
         }
         var metadata = AppMetadata(clientId: record.clientId, environment: record.environment,
                                    familyId: record.familyId)
-        if let old = appMetadata.entity(forKey: metadata.cacheKey) {
+        if let old = entity(appMetadata, forKey: metadata.cacheKey) {
             metadata.additionalFields = old.additionalFields
         }
-        appMetadata.upsert(metadata)
+        change(\.appMetadata) { $0.upsert(metadata, in: $1) }
         touch()
     }
 
@@ -78,21 +80,21 @@ extension CacheDocument {
         func mine(_ environment: String, _ client: String) -> Bool {
             environments.containsIgnoringCase(environment) && client.equalsIgnoringCase(clientId)
         }
-        for (key, token) in accessTokens.entries(homeAccountId: home) where mine(token.environment, token.clientId) {
-            accessTokens.remove(key: key)
+        for (key, token) in entries(accessTokens, homeAccountId: home) where mine(token.environment, token.clientId) {
+            change(\.accessTokens) { $0.remove(key: key, in: $1) }
             removed += 1
         }
-        for (key, token) in refreshTokens.entries(homeAccountId: home)
+        for (key, token) in entries(refreshTokens, homeAccountId: home)
         where mine(token.environment, token.clientId)
             || (environments.containsIgnoringCase(token.environment)
                 && family.map { !$0.isEmpty && token.familyId == $0 } == true) {
-            refreshTokens.remove(key: key)
+            change(\.refreshTokens) { $0.remove(key: key, in: $1) }
             removed += 1
         }
         removed += removeIdTokens(homeAccountId: home, environments: environments, clientId: clientId, realm: nil)
-        for (key, account) in accounts.entries(homeAccountId: home)
+        for (key, account) in entries(accounts, homeAccountId: home)
         where environments.containsIgnoringCase(account.environment) {
-            accounts.remove(key: key)
+            change(\.accounts) { $0.remove(key: key, in: $1) }
             removed += 1
         }
         if let current = currentAccountId(clientId: clientId), current.equalsIgnoringCase(home) {
@@ -104,9 +106,9 @@ extension CacheDocument {
 
     /// Removes refresh tokens with this secret (a revoked or rejected one).
     mutating func removeRefreshToken(_ token: CachedRefreshToken) -> Bool {
-        let matches = refreshTokens.entries(homeAccountId: token.homeAccountId)
+        let matches = entries(refreshTokens, homeAccountId: token.homeAccountId)
             .filter { $0.entity.secret == token.secret && $0.entity.clientId.equalsIgnoringCase(token.clientId) }
-        for (key, _) in matches { refreshTokens.remove(key: key) }
+        for (key, _) in matches { change(\.refreshTokens) { $0.remove(key: key, in: $1) } }
         if !matches.isEmpty { touch() }
         return !matches.isEmpty
     }
@@ -137,10 +139,10 @@ extension CacheDocument {
     private mutating func removeIdTokens(homeAccountId: String, environments: [String], clientId: String,
                                          realm: String?) -> Int {
         var removed = 0
-        for (key, token) in idTokens.entries(homeAccountId: homeAccountId)
+        for (key, token) in entries(idTokens, homeAccountId: homeAccountId)
         where environments.containsIgnoringCase(token.environment) && token.clientId.equalsIgnoringCase(clientId)
             && realm.map(token.realm.equalsIgnoringCase) ?? true {
-            idTokens.remove(key: key)
+            change(\.idTokens) { $0.remove(key: key, in: $1) }
             removed += 1
         }
         return removed

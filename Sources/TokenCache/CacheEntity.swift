@@ -11,8 +11,12 @@ protocol CacheEntity: Sendable, Hashable {
     var json: JSONObject { get }
     /// The key MSAL for Python would file this entry under.
     var cacheKey: String { get }
-    /// The (lower-cased) home account ID the section indexes this entry by, if any.
-    var indexKey: String? { get }
+    /// A member besides `home_account_id` that the section indexes (accounts: `username`).
+    static var lookupField: String? { get }
+}
+
+extension CacheEntity {
+    static var lookupField: String? { nil }
 }
 
 extension String {

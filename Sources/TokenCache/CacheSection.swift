@@ -1,59 +1,92 @@
 import JSON
 
-/// One top-level section of the cache document (`AccessToken`, `Account`, ...): the entries
-/// exactly as read (so what this code does not touch is written back unchanged), their parsed
-/// form, and an index by home account ID so a lookup reads only that account's entries.
+/// The index of one top-level section of the cache document (`AccessToken`, `Account`, ...):
+/// its keys by home account ID (and, for accounts, by username), so a lookup reads only that
+/// account's entries.
+///
+/// The entries themselves stay in the document's ``JSONTree`` exactly as read (what this code
+/// does not touch is written back unchanged) and are parsed into `Entity` values only when
+/// read. Building the index reads two string members per entry, with no conversion of the
+/// entries: loading a cache costs about what jansson's parse costs.
 struct CacheSection<Entity: CacheEntity>: Sendable {
-    /// key -> entry, in file order; the source of truth written back.
-    private(set) var raw: JSONObject
-    private var parsed: [String: Entity] = [:]
-    private var byAccount: [String: Set<String>] = [:]
+    /// Lower-cased home account ID -> keys.
+    private var byAccount: [String: [String]] = [:]
+    /// Lower-cased value of `Entity.lookupField` -> keys.
+    private var byLookupField: [String: [String]] = [:]
 
-    init(_ raw: JSONObject = JSONObject()) {
-        self.raw = raw
-        for (key, value) in raw {
-            guard let object = value.objectValue, let entity = Entity(json: object) else { continue }
-            add(entity, key: key)
+    /// The index of `Entity.section` in `tree`.
+    ///
+    /// - Complexity: O(n) in the section's entries, two member reads each.
+    init(indexing tree: JSONTree) {
+        let field = Entity.lookupField
+        tree.forEachMember(of: Entity.section) { key, entry in
+            add(key, home: entry.string("home_account_id"), lookup: field.flatMap { entry.string($0) })
         }
     }
 
     /// Every parsed entry with its key, in file order.
-    var all: [(key: String, entity: Entity)] {
-        raw.keys.compactMap { key in parsed[key].map { (key, $0) } }
+    ///
+    /// - Complexity: O(n): parses every entry.
+    func all(in tree: JSONTree) -> [(key: String, entity: Entity)] {
+        var result: [(key: String, entity: Entity)] = []
+        tree.forEachMember(of: Entity.section) { key, entry in
+            if let object = entry.value?.objectValue, let entity = Entity(json: object) { result.append((key, entity)) }
+        }
+        return result
     }
 
-    /// The entries of one home account (case-insensitive), in no particular order.
+    /// The entries of one home account (ignoring case), in no particular order.
     ///
     /// - Complexity: O(k) in the number of that account's entries.
-    func entries(homeAccountId: String) -> [(key: String, entity: Entity)] {
-        guard let keys = byAccount[homeAccountId.lowercased()] else { return [] }
-        return keys.compactMap { key in parsed[key].map { (key, $0) } }
+    func entries(homeAccountId: String, in tree: JSONTree) -> [(key: String, entity: Entity)] {
+        parsed(byAccount[homeAccountId.lowercased()] ?? [], in: tree)
     }
 
-    func entity(forKey key: String) -> Entity? { parsed[key] }
+    /// The entries whose `Entity.lookupField` equals `value` (ignoring case).
+    func entries(lookupValue value: String, in tree: JSONTree) -> [(key: String, entity: Entity)] {
+        parsed(byLookupField[value.lowercased()] ?? [], in: tree)
+    }
 
-    /// Stores `entity` under its MSAL key (replacing what was there); returns the key.
+    /// The entry stored under `key`, parsed.
+    func entity(forKey key: String, in tree: JSONTree) -> Entity? {
+        tree.member(key, of: Entity.section)?.objectValue.flatMap(Entity.init(json:))
+    }
+
+    /// The distinct lower-cased home account IDs, in no particular order.
+    var homeAccountIds: Dictionary<String, [String]>.Keys { byAccount.keys }
+
+    /// Stores `entity` under its MSAL key in `tree` (replacing what was there); returns the key.
     @discardableResult
-    mutating func upsert(_ entity: Entity) -> String {
+    mutating func upsert(_ entity: Entity, in tree: JSONTree) -> String {
         let key = entity.cacheKey
-        remove(key: key)
-        raw[key] = .object(entity.json)
-        add(entity, key: key)
+        remove(key: key, in: tree)
+        let json = entity.json
+        tree.setMember(key, of: Entity.section, to: .object(json))
+        add(key, home: json["home_account_id"]?.stringValue,
+            lookup: Entity.lookupField.flatMap { json[$0]?.stringValue })
         return key
     }
 
     /// Removes the entry stored under `key` (its own key, whatever its format).
-    mutating func remove(key: String) {
-        guard raw[key] != nil else { return }
-        raw[key] = nil
-        if let old = parsed.removeValue(forKey: key), let index = old.indexKey {
-            byAccount[index]?.remove(key)
-            if byAccount[index]?.isEmpty == true { byAccount[index] = nil }
-        }
+    mutating func remove(key: String, in tree: JSONTree) {
+        guard let old = tree.member(key, of: Entity.section) else { return }
+        tree.setMember(key, of: Entity.section, to: nil)
+        if let home = old["home_account_id"]?.stringValue { Self.unindex(key, home, from: &byAccount) }
+        if let field = Entity.lookupField, let value = old[field]?.stringValue { Self.unindex(key, value, from: &byLookupField) }
     }
 
-    private mutating func add(_ entity: Entity, key: String) {
-        parsed[key] = entity
-        if let index = entity.indexKey { byAccount[index, default: []].insert(key) }
+    private func parsed(_ keys: [String], in tree: JSONTree) -> [(key: String, entity: Entity)] {
+        keys.compactMap { key in entity(forKey: key, in: tree).map { (key, $0) } }
+    }
+
+    private mutating func add(_ key: String, home: String?, lookup: String?) {
+        if let home { byAccount[home.lowercased(), default: []].append(key) }
+        if let lookup { byLookupField[lookup.lowercased(), default: []].append(key) }
+    }
+
+    private static func unindex(_ key: String, _ value: String, from index: inout [String: [String]]) {
+        let folded = value.lowercased()
+        index[folded]?.removeAll { $0 == key }
+        if index[folded]?.isEmpty == true { index[folded] = nil }
     }
 }

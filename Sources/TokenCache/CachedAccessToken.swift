@@ -111,5 +111,4 @@ extension CachedAccessToken: CacheEntity {
             realm: realm, target: target)
     }
 
-    var indexKey: String? { homeAccountId.lowercased() }
 }

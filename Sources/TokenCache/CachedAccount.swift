@@ -48,6 +48,7 @@ public struct CachedAccount: Sendable, Hashable {
 
 extension CachedAccount: CacheEntity {
     static let section = CacheKeys.Section.account
+    static let lookupField: String? = "username"
     private static let known: Set<String> = [
         "home_account_id", "environment", "realm", "local_account_id", "username", "name",
         "authority_type", "client_info", "account_source",
@@ -85,5 +86,4 @@ extension CachedAccount: CacheEntity {
         CacheKeys.account(homeAccountId: homeAccountId, environment: environment, realm: realm)
     }
 
-    var indexKey: String? { homeAccountId.lowercased() }
 }

@@ -56,7 +56,6 @@ extension CachedIdToken: CacheEntity {
         CacheKeys.idToken(homeAccountId: homeAccountId, environment: environment, clientId: clientId, realm: realm)
     }
 
-    var indexKey: String? { homeAccountId.lowercased() }
 }
 
 /// Facts about a client application (section `AppMetadata`): whether it is in the family.
@@ -99,5 +98,4 @@ extension AppMetadata: CacheEntity {
     }
 
     var cacheKey: String { CacheKeys.appMetadata(environment: environment, clientId: clientId) }
-    var indexKey: String? { nil }
 }

@@ -71,5 +71,4 @@ extension CachedRefreshToken: CacheEntity {
             homeAccountId: homeAccountId, environment: environment, clientId: clientId, target: target)
     }
 
-    var indexKey: String? { homeAccountId.lowercased() }
 }

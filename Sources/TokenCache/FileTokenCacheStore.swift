@@ -6,12 +6,15 @@ import Synchronization
 /// - The file is written with mode 0600, its directory created 0700 if missing.
 /// - Every write replaces the file atomically (temporary file in the same directory,
 ///   fsync, rename): a reader never sees half a cache, a crash never leaves one.
-/// - Every transaction, read or write, holds the msal-extensions lock on
-///   `<path>.lockfile` (see ``CacheFileLock``), waiting at most `lockTimeout`.
-/// - The parsed document is kept between transactions and re-read only when the file's
-///   identity (inode, size, modification and change times) moved; a change seen this way
-///   advances the ``changeToken()``.
-/// - A file that exists but cannot be parsed fails every transaction with
+/// - Every write holds the msal-extensions lock on `<path>.lockfile` (see ``CacheFileLock``),
+///   waiting at most `lockTimeout`, and re-reads the file first if it changed.
+/// - Reads take no lock: the parsed document is kept and the file re-read only when its
+///   identity (inode, size, modification and change times) moved, so a read of an unchanged
+///   cache costs one `stat`. A changed file is read without the lock when it reads back whole
+///   and stable (same identity before and after, parses); otherwise (another SDK rewriting it
+///   in place, say) it is read again under the lock. A change seen this way advances the
+///   ``changeToken()``.
+/// - A file that exists but cannot be parsed fails every access with
 ///   ``TokenCacheError/Code/unreadable`` and is **never overwritten**: the tokens in it may
 ///   belong to other apps, and the user (or the app) decides to delete or repair it.
 /// - A missing or empty file is an empty cache; the file is created by the first write.
@@ -23,16 +26,24 @@ public final class FileTokenCacheStore: TokenCacheStore {
     private let lockTimeout: Duration
     private let encryption: (any CacheEncryption)?
     private let logger: Logger
+    /// Concurrency: every access to the kept document and what is known of the file goes
+    /// through this mutex (one access at a time in this process; other processes are kept
+    /// apart by the lock file for writes).
     private let state = Mutex(State())
 
     private struct State: ~Copyable {
         var document = CacheDocument()
         /// The identity of the file `document` came from or was written to; `nil`: no file.
         var identity: FileIdentity?
+        /// Whether `document` is what the file at `identity` holds.
         var loaded = false
         var generation: UInt64 = 0
         /// How many times the file was read and parsed (for tests).
         var loads = 0
+        /// How many times the lock file was taken (for tests).
+        var locks = 0
+        /// How many times the file's identity was looked at (for tests).
+        var identityChecks = 0
     }
 
     /// A store for the cache file at `path` (nothing is touched until the first access).
@@ -52,31 +63,51 @@ public final class FileTokenCacheStore: TokenCacheStore {
 
     public func transaction<T: Sendable>(_ body: (inout CacheDocument) throws -> T) throws -> T {
         try state.withLock { state in
-            try CacheFileLock.withLock(path: lockPath, timeout: lockTimeout) {
-                try refresh(&state)
+            state.locks += 1
+            return try CacheFileLock.withLock(path: lockPath, timeout: lockTimeout) {
+                try refresh(&state, locked: true)
                 var working = state.document
+                let before = working.revision
+                // `working` alone holds the tree, so it is changed in place; until the file is
+                // known to match it again, the next access re-reads the file (a body or a
+                // write that throws leaves nothing half-done behind).
+                state.document = CacheDocument()
+                state.loaded = false
                 let result = try body(&working)
-                if working.revision != state.document.revision {
+                if working.revision != before {
                     let bytes = working.serialized()
                     state.identity = try POSIXFile.replaceAtomically(path, with: try encryption?.seal(bytes) ?? bytes)
-                    state.document = working
+                    working.stamp = DocumentStamp.next()
                 }
+                state.document = working
+                state.loaded = true
                 return result
             }
         }
     }
 
+    public func read<T: Sendable>(_ body: (CacheDocument) throws -> T) throws -> T {
+        try state.withLock { state in
+            try refresh(&state, locked: false)
+            return try body(state.document)
+        }
+    }
+
     public func changeToken() throws -> CacheChangeToken {
         try state.withLock { state in
-            try CacheFileLock.withLock(path: lockPath, timeout: lockTimeout) {
-                try refresh(&state)
-                return CacheChangeToken(generation: state.generation)
-            }
+            try refresh(&state, locked: false)
+            return CacheChangeToken(generation: state.generation)
         }
     }
 
     /// How many times the file was read and parsed so far.
     var loadCount: Int { state.withLock { $0.loads } }
+
+    /// How many times the lock file was taken so far.
+    var lockCount: Int { state.withLock { $0.locks } }
+
+    /// How many times the file's identity was looked at so far.
+    var identityCheckCount: Int { state.withLock { $0.identityChecks } }
 
     /// The JSON of the stored bytes: opened when encrypted (with the configured key), as is
     /// when plain.
@@ -88,31 +119,56 @@ public final class FileTokenCacheStore: TokenCacheStore {
         return try encryption.open(stored)
     }
 
-    /// Re-reads the file if its identity differs from the one last seen (under the lock).
-    private func refresh(_ state: inout State) throws(TokenCacheError) {
+    /// Re-reads the file if its identity differs from the one last seen. Without the lock
+    /// (`locked` false) a changed file is first read optimistically (see the type's notes).
+    private func refresh(_ state: inout State, locked: Bool) throws(TokenCacheError) {
         let current = try POSIXFile.identity(of: path)
+        state.identityChecks += 1
         if state.loaded, current == state.identity { return }
-        let document: CacheDocument
-        let identity: FileIdentity?
-        if current == nil {
-            (document, identity) = (CacheDocument(), nil)
-        } else if let (stored, read) = try POSIXFile.readFile(path) {
-            let bytes = try plaintext(of: stored)
-            do { document = try CacheDocument(parsing: bytes) } catch {
-                logger.error("token cache unreadable; left untouched", metadata: ["path": "\(path)"])
-                throw .unreadable(path, error.reason)
-            }
-            identity = read
-        } else {
-            (document, identity) = (CacheDocument(), nil)
-        }
-        if state.loaded {
+        var (document, identity) = try load(current, state: &state, locked: locked)
+        if state.loads > 0, identity != state.identity {
             state.generation &+= 1
             logger.debug("token cache changed on disk", metadata: ["path": "\(path)"])
         }
+        document.stamp = DocumentStamp.next()
         state.document = document
         state.identity = identity
         state.loaded = true
         state.loads += 1
+    }
+
+    private func load(_ current: FileIdentity?, state: inout State, locked: Bool) throws(TokenCacheError)
+        -> (CacheDocument, FileIdentity?) {
+        guard current != nil else { return (CacheDocument(), nil) }
+        if locked { return try loadFile() }
+        if let stable = try? loadStable() { return stable }
+        state.locks += 1
+        do {
+            return try CacheFileLock.withLock(path: lockPath, timeout: lockTimeout) { try loadFile() }
+        } catch let error as TokenCacheError {
+            throw error
+        } catch {
+            throw .unreadable(path, "\(error)")
+        }
+    }
+
+    /// The file read without the lock, if it read back whole: non-empty, the same identity
+    /// after the read as when opened, and parseable. `nil` (or a throw): read it under the lock.
+    private func loadStable() throws -> (CacheDocument, FileIdentity?)? {
+        guard let (stored, opened) = try POSIXFile.readFile(path) else { return (CacheDocument(), nil) }
+        guard !stored.isEmpty, try POSIXFile.identity(of: path) == opened else { return nil }
+        return (try CacheDocument(parsing: try plaintext(of: stored)), opened)
+    }
+
+    /// The file as it is now (call under the lock).
+    private func loadFile() throws(TokenCacheError) -> (CacheDocument, FileIdentity?) {
+        guard let (stored, identity) = try POSIXFile.readFile(path) else { return (CacheDocument(), nil) }
+        let bytes = try plaintext(of: stored)
+        do {
+            return (try CacheDocument(parsing: bytes), identity)
+        } catch {
+            logger.error("token cache unreadable; left untouched", metadata: ["path": "\(path)"])
+            throw .unreadable(path, error.reason)
+        }
     }
 }

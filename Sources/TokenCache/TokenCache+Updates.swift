@@ -36,7 +36,7 @@ extension TokenCache {
     /// The home account ID the sidecar marked current for `clientId` (kept in the cache
     /// document under `AuthSidecar`, so every process sharing the cache agrees).
     public func currentAccountId(clientId: String) throws -> String? {
-        try store.transaction { $0.currentAccountId(clientId: clientId) }
+        try store.read { $0.currentAccountId(clientId: clientId) }
     }
 
     /// Marks the current account of `clientId` (`nil`: none). Writes only if it changed.
@@ -56,5 +56,38 @@ extension TokenCache {
             defer { document.setSignedOutAccount(nil, clientId: clientId) }
             return document.signedOutAccount(clientId: clientId)
         }
+    }
+}
+
+/// Discovery answers (OIDC metadata, instance-discovery aliases) kept in the cache document's
+/// `AuthSidecar.discovery` object, so a fresh process needs no network for them. The records
+/// are opaque to the cache; the auth core decides what is in them and whether one is fresh.
+extension TokenCache {
+    /// The discovery record stored under `key`, if any.
+    public func discoveryRecord(_ key: String) throws -> JSONObject? {
+        try store.read { $0.discoveryRecord(key) }
+    }
+
+    /// Stores a discovery record under `key` (one transaction).
+    public func saveDiscoveryRecord(_ record: JSONObject, forKey key: String) throws {
+        try store.transaction { $0.setDiscoveryRecord(record, forKey: key) }
+    }
+}
+
+extension CacheDocument {
+    /// The discovery record stored under `key`, if any.
+    public func discoveryRecord(_ key: String) -> JSONObject? {
+        sidecarState["discovery"]?[key]?.objectValue
+    }
+
+    /// Stores (or with `nil` removes) the discovery record under `key`.
+    mutating func setDiscoveryRecord(_ record: JSONObject?, forKey key: String) {
+        guard discoveryRecord(key) != record else { return }
+        var state = sidecarState
+        var records = state["discovery"]?.objectValue ?? JSONObject()
+        records[key] = record.map { .object($0) }
+        state["discovery"] = .object(records)
+        sidecarState = state
+        touch()
     }
 }

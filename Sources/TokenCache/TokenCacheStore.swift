@@ -13,9 +13,30 @@ public protocol TokenCacheStore: Sendable {
     ///   or whatever `body` throws.
     func transaction<T: Sendable>(_ body: (inout CacheDocument) throws -> T) throws -> T
 
+    /// Runs `body` on the latest document without changing it. Cheaper than a transaction:
+    /// a file store takes no lock when the file did not change (one `stat`).
+    ///
+    /// - Throws: ``TokenCacheError`` when the stored document cannot be read, or whatever
+    ///   `body` throws.
+    func read<T: Sendable>(_ body: (CacheDocument) throws -> T) throws -> T
+
     /// Advances when the stored document was changed by someone other than this store
     /// (another process). Checking it is cheap when nothing changed.
     func changeToken() throws -> CacheChangeToken
+}
+
+extension TokenCacheStore {
+    /// A read as a transaction that changes nothing (for stores with nothing cheaper).
+    public func read<T: Sendable>(_ body: (CacheDocument) throws -> T) throws -> T {
+        try transaction { document in try body(document) }
+    }
+}
+
+/// Gives every loaded or written document a stamp never used before (``CacheDocument/stamp``).
+enum DocumentStamp {
+    private static let counter = Atomic<UInt64>(0)
+
+    static func next() -> UInt64 { counter.add(1, ordering: .relaxed).newValue }
 }
 
 /// An opaque value that differs after the cache was changed by another process.
@@ -31,16 +52,25 @@ public final class MemoryTokenCacheStore: TokenCacheStore {
 
     /// An empty store, or one holding `document`.
     public init(_ document: CacheDocument = CacheDocument()) {
-        self.document = Mutex(document)
+        var stamped = document
+        stamped.stamp = DocumentStamp.next()
+        self.document = Mutex(stamped)
     }
 
     public func transaction<T: Sendable>(_ body: (inout CacheDocument) throws -> T) throws -> T {
         try document.withLock { current in
-            var working = current
+            var working = current  // shares the tree: a change copies it, so a throw changes nothing
             let result = try body(&working)
-            if working.revision != current.revision { current = working }
+            if working.revision != current.revision {
+                working.stamp = DocumentStamp.next()
+                current = working
+            }
             return result
         }
+    }
+
+    public func read<T: Sendable>(_ body: (CacheDocument) throws -> T) throws -> T {
+        try document.withLock { try body($0) }
     }
 
     public func changeToken() throws -> CacheChangeToken { CacheChangeToken(generation: 0) }

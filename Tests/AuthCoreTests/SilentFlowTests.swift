@@ -66,11 +66,13 @@ import AuthTestSupport
                                                listener: UnusedListener(), logger: Logger(label: "test")))
             var request = SilentRequest()
             request.account = .homeAccountId("oid-0.tid-1")
-            let before = store.transactions
+            let before = (store.transactions, store.reads)
             #expect(try await app.acquireTokenSilently(request, correlationId: "c").fromCache)
-            return store.transactions - before
+            #expect(store.transactions == before.0, "a cached token takes no lock")
+            return store.reads - before.1
         }
-        #expect(try await transactions(accounts: 10) == (try await transactions(accounts: 1)))
+        #expect(try await transactions(accounts: 10) == 1, "one read of the cache: account, token and ID token")
+        #expect(try await transactions(accounts: 1) == 1)
     }
 
     @Test func refreshesOnceForManyConcurrentRequestsWhenExpired() async throws {

@@ -92,12 +92,15 @@ import Testing
         // A live process (our own pid) holding the lock file the msal-extensions way.
         writeBytes(path + ".lockfile", Array("\(getpid()) holder".utf8))
         let store = FileTokenCacheStore(path: path, lockTimeout: .milliseconds(300))
-        let error = #expect(throws: TokenCacheError.self) { _ = try TokenCache(store: store).accounts() }
+        // Writes take the lock (reads do not: see readsTakeNoLockWhileTheFileIsUnchanged).
+        let error = #expect(throws: TokenCacheError.self) {
+            try TokenCache(store: store).setCurrentAccountId("someone", clientId: "client")
+        }
         #expect(error?.code == .lockTimeout && error?.path == path + ".lockfile")
         // A lock file left by a dead process is removed.
         writeBytes(path + ".lockfile", Array("999999999 crashed".utf8))
-        #expect(try TokenCache(store: store).accounts().isEmpty)
-        #expect(temp.entries() == [])
+        try TokenCache(store: store).setCurrentAccountId("someone", clientId: "client")
+        #expect(temp.entries() == ["cache.json"])
     }
 
     @Test func concurrentThreadsLoseNoUpdate() throws {

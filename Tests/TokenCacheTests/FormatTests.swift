@@ -16,8 +16,8 @@ import Testing
         let document = try CacheDocument(parsing: readBytes(Fixture.directory + "/msal_python_cache.json") ?? [])
         func check<E>(_ section: CacheSection<E>, _ name: String) throws {
             let raw = try #require(fixture[name]?.objectValue)
-            #expect(section.all.count == raw.count, "\(name): every entry parsed")
-            for (key, entity) in section.all { #expect(entity.cacheKey == key, "\(name)") }
+            #expect(document.all(section).count == raw.count, "\(name): every entry parsed")
+            for (key, entity) in document.all(section) { #expect(entity.cacheKey == key, "\(name)") }
         }
         try check(document.accessTokens, "AccessToken")
         try check(document.refreshTokens, "RefreshToken")
@@ -86,7 +86,7 @@ import Testing
     @Test func timesAreStringsOfUnixSecondsAndIntegersAreAccepted() throws {
         let text = #"{"AccessToken":{"k":{"secret":"s","environment":"e","client_id":"c","expires_on":1700000100,"cached_at":"1700000000"}}}"#
         let document = try CacheDocument(parsing: Array(text.utf8))
-        let token = try #require(document.accessTokens.all.first?.entity)
+        let token = try #require(document.all(document.accessTokens).first?.entity)
         #expect(token.expiresOn == 1_700_000_100 && token.cachedAt == 1_700_000_000)
         #expect(token.json["expires_on"] == "1700000100")
     }

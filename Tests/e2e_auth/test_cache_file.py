@@ -36,7 +36,10 @@ def test_file_0600_and_created_directories_0700(launch, mock, tmp_path):
     assert mode(path) == 0o600, oct(mode(path))
     # The lock file is released (deleted) once no request runs.
     assert not os.path.exists(str(path) + ".lockfile")
-    leftovers = [n for n in os.listdir(path.parent) if n != "cache.json"]
+    # The refresh lock (one byte-range lock per refreshed token) stays: empty and 0600.
+    refresh_lock = path.parent / "cache.json.refresh.lock"
+    assert refresh_lock.stat().st_size == 0 and mode(refresh_lock) == 0o600, oct(mode(refresh_lock))
+    leftovers = [n for n in os.listdir(path.parent) if n not in ("cache.json", "cache.json.refresh.lock")]
     assert leftovers == [], f"temporary files left next to the cache: {leftovers}"
 
 
@@ -70,20 +73,22 @@ class HeldLock:
 
 @pytest.mark.parametrize("use_flock", [True, False], ids=["flock", "existence"])
 def test_waits_for_the_lockfile_of_another_process(launch, mock, tmp_path, use_flock):
+    """Writers wait for another process's lock; reads of an unchanged file need no lock."""
     path = str(tmp_path / "locked" / "cache.json")
     p = launch(cache=path)
     p.sign_in()
     lock = HeldLock(path, use_flock)
     try:
-        rid = p.submit("getAccounts", {})
-        sid = p.submit("acquireTokenSilent", {"scopes": SCOPES})
-        p.expect_silence(1.0)  # both must wait for the lock
+        accounts = p.ok("getAccounts")["accounts"]
+        assert [a["username"] for a in accounts] == [ALICE]
+        assert p.silent()["fromCache"] is True
+        oid = p.submit("signout", {})
+        p.expect_silence(1.0)  # the write must wait for the lock
         assert os.path.exists(lock.path)
     finally:
         lock.release()
-    accounts = sc.assert_result(p.wait_for(rid, 10))["accounts"]
-    assert [a["username"] for a in accounts] == [ALICE]
-    assert sc.assert_result(p.wait_for(sid, 10))["fromCache"] is True
+    assert sc.assert_result(p.wait_for(oid, 10))["signedOut"] is True
+    assert p.ok("getAccounts")["accounts"] == []
     p.ping()
 
 

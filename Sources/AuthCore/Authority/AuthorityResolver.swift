@@ -1,5 +1,6 @@
 import HTTP
 import JSON
+import TokenCache
 
 /// An authority ready for use: trusted, with its endpoints and the host names its tokens
 /// may be cached under.
@@ -12,7 +13,16 @@ public struct ResolvedAuthority: Sendable {
     public var realm: String { metadata.realm ?? authority.tenant }
 }
 
-/// Trust, instance discovery and OIDC discovery, each answer cached per authority.
+/// What the cache needs to look up an authority's tokens, known without the network.
+public struct CacheView: Sendable, Equatable {
+    /// The authority's host and its aliases (built in, or kept from an earlier discovery).
+    public let environments: [String]
+    /// The cache realm from the authority's metadata, when that is known (in memory or kept).
+    public let metadataRealm: String?
+}
+
+/// Trust, instance discovery and OIDC discovery, each answer cached per authority in memory
+/// and kept in the token cache for a day (``PersistedDiscovery``).
 ///
 /// Instance discovery (AAD only, unless `knownAuthorities` lists the host or it is turned
 /// off) asks `https://{host}/common/discovery/instance` for a Microsoft or loopback host, and
@@ -22,12 +32,38 @@ public actor AuthorityResolver {
     private let transport: any HTTPTransport
     private let trust: AuthorityTrust
     private let metadataCache: MetadataCache
+    private let persisted: PersistedDiscovery
     private var aliases: [String: [String]] = [:]
+    /// Hosts whose kept aliases were looked for (found or not): looked for once per process.
+    private var aliasesLookedUp: Set<String> = []
 
-    public init(transport: any HTTPTransport, trust: AuthorityTrust) {
+    public init(transport: any HTTPTransport, trust: AuthorityTrust, persisted: PersistedDiscovery = PersistedDiscovery(cache: nil)) {
         self.transport = transport
         self.trust = trust
-        metadataCache = MetadataCache(transport: transport)
+        self.persisted = persisted
+        metadataCache = MetadataCache(transport: transport, persisted: persisted)
+    }
+
+    /// What the cache needs for `authority`, with no network request and no further read of
+    /// the cache: its environments and, when known, its metadata's realm (in memory, else kept
+    /// in `document`). Checks trust that needs no network (a B2C host must be listed).
+    public func cacheView(_ authority: Authority, in document: CacheDocument) async throws -> CacheView {
+        let environments: [String]
+        switch try trust.decide(authority) {
+        case .trusted:
+            environments = EnvironmentAliases.of(authority.host)
+        case .discover:
+            let host = authority.host.lowercased()
+            if let known = aliases[host] {
+                environments = known
+            } else if let kept = persisted.aliases(of: host, in: document) {
+                for name in kept { aliases[name] = kept }
+                environments = kept
+            } else {
+                environments = EnvironmentAliases.of(host)
+            }
+        }
+        return CacheView(environments: environments, metadataRealm: await metadataCache.known(authority, in: document)?.realm)
     }
 
     public func resolve(_ authority: Authority) async throws -> ResolvedAuthority {
@@ -43,7 +79,7 @@ public actor AuthorityResolver {
     }
 
     private func discoveredAliases(_ authority: Authority, validates: Bool) async throws -> [String] {
-        if let known = aliases[authority.host] { return known }
+        if let known = aliases[authority.host] ?? keptAliases(of: authority.host) { return known }
         let askItself = !validates || URLParts(authority.origin)?.isLoopback == true
         let service = askItself ? authority.origin : "https://login.microsoftonline.com"
         let url = "\(service)/common/discovery/instance?" + FormEncoding.query([
@@ -64,12 +100,25 @@ public actor AuthorityResolver {
             found = EnvironmentAliases.of(authority.host)  // a Microsoft host: fall back to the built-in aliases
         }
         for host in found { aliases[host] = found }
+        persisted.saveAliases(found, of: authority.host)
         return found
     }
 
-    /// The aliases of `host` known so far (discovered, else built in).
+    /// The aliases of `host` known so far (discovered or kept, else built in).
     public func aliases(of host: String) -> [String] {
-        aliases[host.lowercased()] ?? EnvironmentAliases.of(host)
+        knownAliases(of: host)
+    }
+
+    private func knownAliases(of host: String) -> [String] {
+        aliases[host.lowercased()] ?? keptAliases(of: host) ?? EnvironmentAliases.of(host)
+    }
+
+    /// The aliases kept by an earlier process (looked for once per host).
+    private func keptAliases(of host: String) -> [String]? {
+        let host = host.lowercased()
+        guard aliasesLookedUp.insert(host).inserted, let kept = persisted.aliases(of: host) else { return nil }
+        for name in kept { aliases[name] = kept }
+        return kept
     }
 
     /// The aliases of the metadata entry naming `host` (ports dropped), `host` first.

@@ -1,5 +1,6 @@
 import HTTP
 import JSON
+import TokenCache
 
 /// The endpoints of an authority, from its OpenID Connect discovery document.
 public struct OpenIDMetadata: Sendable, Equatable {
@@ -34,18 +35,42 @@ public struct OpenIDMetadata: Sendable, Equatable {
     }
 }
 
-/// Fetches each authority's discovery document once and shares the answer.
+/// Fetches each authority's discovery document once and shares the answer; answers kept by
+/// an earlier process (``PersistedDiscovery``) are used without a request.
 public actor MetadataCache {
     private let transport: any HTTPTransport
+    private let persisted: PersistedDiscovery
     private var known: [String: OpenIDMetadata] = [:]
+    /// Authorities whose kept metadata was looked for (found or not): once per process.
+    private var lookedUp: Set<String> = []
     private var pending: [String: Task<OpenIDMetadata, any Error>] = [:]
 
-    public init(transport: any HTTPTransport) { self.transport = transport }
+    public init(transport: any HTTPTransport, persisted: PersistedDiscovery = PersistedDiscovery(cache: nil)) {
+        self.transport = transport
+        self.persisted = persisted
+    }
+
+    /// The metadata known without a request: fetched earlier, or kept in `document`.
+    public func known(_ authority: Authority, in document: CacheDocument) -> OpenIDMetadata? {
+        if let cached = known[authority.url] { return cached }
+        guard let kept = persisted.metadata(for: authority, in: document) else { return nil }
+        known[authority.url] = kept
+        return kept
+    }
+
+    /// The metadata known without a request (fetched earlier, or kept), if any.
+    public func known(_ authority: Authority) -> OpenIDMetadata? {
+        if let cached = known[authority.url] { return cached }
+        guard lookedUp.insert(authority.url).inserted, let kept = persisted.metadata(for: authority) else { return nil }
+        known[authority.url] = kept
+        return kept
+    }
 
     public func metadata(for authority: Authority) async throws -> OpenIDMetadata {
-        if let cached = known[authority.url] { return cached }
+        if let cached = known(authority) { return cached }
         if let running = pending[authority.url] { return try await running.value }
         let transport = self.transport
+        let persisted = self.persisted
         let task = Task { () async throws -> OpenIDMetadata in
             let response = try await ServiceCall.send(HTTPRequest(url: authority.metadataURL), over: transport)
             guard response.status == 200 else {
@@ -54,7 +79,9 @@ public actor MetadataCache {
                 throw error
             }
             guard let json = try? JSONValue.parse(response.body) else { throw AuthError.malformed("the discovery document is not JSON") }
-            return try OpenIDMetadata(json: json, kind: authority.kind)
+            let metadata = try OpenIDMetadata(json: json, kind: authority.kind)
+            persisted.saveMetadata(json, for: authority)
+            return metadata
         }
         pending[authority.url] = task
         defer { pending[authority.url] = nil }

@@ -3,6 +3,10 @@ import Synchronization
 import TokenCache
 
 /// The accounts in the cache, as ``Account`` values, and the current account.
+///
+/// Resolving an account reads only that account's entries (the cache's indexes by home
+/// account ID and username), whatever the number of accounts: this is on every silent
+/// request's path. Listing (``all(username:)``) reads them all.
 struct AccountDirectory: Sendable {
     let configuration: ClientConfiguration
     let cache: TokenCache
@@ -11,45 +15,59 @@ struct AccountDirectory: Sendable {
 
     /// The accounts of this cloud, one per home account (its home-tenant profile first).
     func all(username: String? = nil) throws -> [Account] {
-        try entries(username: username).map(account)
+        try CacheAccess.run {
+            try cache.read { document in
+                let cached = username.map(document.accounts(username:)) ?? document.accountList()
+                var seen = Set<String>()
+                return cached.filter { environments.contains($0.environment.lowercased()) }
+                    .sorted { isHomeProfile($0) && !isHomeProfile($1) }
+                    .filter { seen.insert($0.homeAccountId.lowercased()).inserted }
+                    .map { account($0, in: document) }
+            }
+        }
     }
 
-    /// The account a request names; `nil` reference: the current account. Only the chosen
-    /// entry is turned into an ``Account`` (one ID-token read, not one per cached account:
-    /// this is on every silent request's path).
+    /// The account a request names; `nil` reference: the current account.
     func resolve(_ reference: AccountReference?) throws -> Account? {
+        try CacheAccess.run { try cache.read { try resolve(reference, in: $0) } }
+    }
+
+    /// ``resolve(_:)`` on a document already read.
+    func resolve(_ reference: AccountReference?, in document: CacheDocument) throws(AuthError) -> Account? {
         switch reference {
         case .homeAccountId(let id)?:
-            return try entries().first { $0.homeAccountId.lowercased() == id.lowercased() }.map(account)
+            return preferred(document.accounts(homeAccountId: id)).map { account($0, in: document) }
         case .username(let name)?:
-            let matches = try entries(username: name)
-            if matches.count > 1 {
+            let matches = document.accounts(username: name).filter { environments.contains($0.environment.lowercased()) }
+            if Set(matches.map { $0.homeAccountId.lowercased() }).count > 1 {
                 throw AuthError(.ambiguousAccount, "several accounts have the username \(name); name one by homeAccountId")
             }
-            return try matches.first.map(account)
+            return preferred(matches).map { account($0, in: document) }
         case nil:
-            return try current()
+            return current(in: document)
         }
     }
 
     /// The account marked current; else, when the cache holds exactly one account, that one.
     func current() throws -> Account? {
-        let accounts = try entries()
-        if let id = try CacheAccess.run({ try cache.currentAccountId(clientId: configuration.clientId) }) {
-            return try accounts.first { $0.homeAccountId.lowercased() == id.lowercased() }.map(account)
-        }
-        return accounts.count == 1 ? try account(accounts[0]) : nil
+        try CacheAccess.run { try cache.read { current(in: $0) } }
     }
 
-    /// The cached account entries of this cloud, one per home account (home tenant first).
-    private func entries(username: String? = nil) throws -> [CachedAccount] {
-        let cached = try CacheAccess.run {
-            try username.map { try cache.accounts(username: $0) } ?? cache.accounts()
+    /// ``current()`` on a document already read.
+    func current(in document: CacheDocument) -> Account? {
+        if let id = document.currentAccountId(clientId: configuration.clientId) {
+            return preferred(document.accounts(homeAccountId: id)).map { account($0, in: document) }
         }
-        var seen = Set<String>()
-        return cached.filter { environments.contains($0.environment.lowercased()) }
-            .sorted { isHomeProfile($0) && !isHomeProfile($1) }
-            .filter { seen.insert($0.homeAccountId.lowercased()).inserted }
+        let homes = document.homeAccountIds(environments: environments, limit: 2)
+        guard homes.count == 1 else { return nil }
+        return preferred(document.accounts(homeAccountId: homes[0])).map { account($0, in: document) }
+    }
+
+    /// Of one home account's entities, the one of this cloud to show: its home-tenant profile
+    /// first.
+    private func preferred(_ entities: [CachedAccount]) -> CachedAccount? {
+        let mine = entities.filter { environments.contains($0.environment.lowercased()) }
+        return mine.first(where: isHomeProfile) ?? mine.first
     }
 
     /// Marks the current account; a sign-in also forgets any signed-out account not yet reported.
@@ -75,11 +93,9 @@ struct AccountDirectory: Sendable {
     }
 
     /// An ``Account`` with the ID token's claims when one is cached.
-    func account(_ cached: CachedAccount) throws -> Account {
-        let idToken = try CacheAccess.run {
-            try cache.idToken(homeAccountId: cached.homeAccountId, environments: environments,
-                              realm: cached.realm, clientId: configuration.clientId)
-        }
+    func account(_ cached: CachedAccount, in document: CacheDocument) -> Account {
+        let idToken = document.idToken(homeAccountId: cached.homeAccountId, environments: environments,
+                                       realm: cached.realm, clientId: configuration.clientId)
         let claims = idToken.flatMap { try? IDToken(raw: $0.secret) }?.claims
         return Account(homeAccountId: cached.homeAccountId, localAccountId: cached.localAccountId,
                        environment: cached.environment,

@@ -1,76 +1,156 @@
 import TokenCache
 
 /// A token without UI: a valid cached access token (5-minute margin), else the refresh
-/// token. Identical concurrent requests share one refresh (``RefreshCoordinator``).
+/// token.
+///
+/// Offline first: the cached token is looked up with what is known without the network (the
+/// authority's aliases and realm, built in or kept from an earlier discovery), in one read of
+/// the cache, so a valid token costs no request and is served with the service unreachable.
+/// Discovery happens only when a refresh needs the token endpoint. Identical concurrent
+/// requests share one refresh (``RefreshCoordinator``), and processes sharing the cache take
+/// turns on it (``RefreshLock``): the ones that waited find the new token in the cache.
 struct SilentFlow: Sendable {
     let configuration: ClientConfiguration
     let dependencies: AuthDependencies
     let resolver: AuthorityResolver
     let coordinator: RefreshCoordinator
 
-    func run(_ request: SilentRequest, account: Account, correlationId: String) async throws -> TokenResult {
-        let resolved = try await resolver.resolve(try configuration.authority(for: request.authority))
-        let authority = resolved.authority
-        let metadata = resolved.metadata
+    /// How long a process waits for another one's refresh of the same token.
+    static let refreshWait: Duration = .seconds(30)
+
+    func run(_ request: SilentRequest, correlationId: String) async throws -> TokenResult {
+        let authority = try configuration.authority(for: request.authority)
         let scopes = Scopes.deduplicated(request.scopes ?? configuration.defaultScopes)
         let useCache = !request.forceRefresh && request.claims == nil
-        let lookup = Lookup(authority: authority, realm: resolved.realm, environments: resolved.environments, scopes: scopes, account: account)
-        if useCache, let cached = try cachedToken(lookup, correlationId: correlationId), !cached.needsRefresh {
-            return cached.result
-        }
-        let key = [account.homeAccountId.lowercased(), lookup.realm.lowercased(), scopes.map { $0.lowercased() }.sorted().joined(separator: " "),
-                   request.claims ?? "", request.forceRefresh ? "force" : ""].joined(separator: "|")
+        let found = try await find(request.account, authority: authority, scopes: scopes, useCache: useCache)
+        let view = found.view
+        let cached = found.cached
+        guard let account = found.account else { throw Self.noAccount(request.account) }
+        if let cached, !cached.needsRefresh { return cached.result(correlationId) }
+        let key = [configuration.clientId, account.homeAccountId, authority.url,
+                   scopes.map { $0.lowercased() }.sorted().joined(separator: " "),
+                   request.claims ?? "", request.forceRefresh ? "force" : ""].joined(separator: "|").lowercased()
         return try await coordinator.run(key: key) {
-            // A request that arrives just after a refresh finds its token here.
-            if useCache, let cached = try cachedToken(lookup, correlationId: correlationId), !cached.needsRefresh {
-                return cached.result
+            try await dependencies.cache.refreshLock.withLock(key: key, timeout: Self.refreshWait) {
+                try await refreshUnlessDone(authority: authority, view: view, scopes: scopes, account: account,
+                                            request: request, correlationId: correlationId)
             }
-            do {
-                return try await refresh(lookup, metadata: metadata, claims: request.claims, correlationId: correlationId)
-            } catch let error as AuthError where error.kind != .interactionRequired {
-                // Proactive refresh failed: a still-valid token is better than an error.
-                if useCache, let cached = try cachedToken(lookup, correlationId: correlationId) { return cached.result }
-                throw error
-            }
+        }
+    }
+
+    /// With the refresh to ourselves: a token another request (or process) just got is taken
+    /// from the cache; else the refresh token is redeemed. A failure that is not
+    /// `interactionRequired` still returns a cached token that is valid.
+    private func refreshUnlessDone(authority: Authority, view: CacheView, scopes: [String], account: Account,
+                                   request: SilentRequest, correlationId: String) async throws -> TokenResult {
+        let useCache = !request.forceRefresh && request.claims == nil
+        var lookup = Lookup(authority: authority, realms: realms(authority, view.metadataRealm, account),
+                            environments: view.environments, scopes: scopes, account: account)
+        func cached() throws -> CachedResult? {
+            guard useCache else { return nil }
+            return try CacheAccess.run { try dependencies.cache.read { cachedToken(lookup, in: $0) } }
+        }
+        if let fresh = try cached(), !fresh.needsRefresh { return fresh.result(correlationId) }
+        do {
+            let resolved = try await resolver.resolve(authority)
+            lookup = Lookup(authority: resolved.authority, realms: realms(authority, resolved.realm, account),
+                            environments: resolved.environments, scopes: scopes, account: account)
+            if let fresh = try cached(), !fresh.needsRefresh { return fresh.result(correlationId) }
+            return try await refresh(lookup, metadata: resolved.metadata, claims: request.claims, correlationId: correlationId)
+        } catch let error as AuthError where error.kind != .interactionRequired {
+            // Proactive refresh failed (network down, service error): a still-valid token is
+            // better than an error.
+            if let valid = try cached() { return valid.result(correlationId) }
+            throw error
         }
     }
 
     struct Lookup {
         let authority: Authority
-        let realm: String
+        /// The cache realms a token may be under, best first.
+        let realms: [String]
         let environments: [String]
         let scopes: [String]
         let account: Account
+        /// The realm tokens from this authority are saved under.
+        var realm: String { realms.first ?? authority.tenant }
     }
 
-    private func cachedToken(_ lookup: Lookup, correlationId: String) throws -> (result: TokenResult, needsRefresh: Bool)? {
+    /// The account a request names and its valid cached token, from one read of the cache.
+    struct Found: Sendable {
+        var view: CacheView
+        var account: Account?
+        var cached: CachedResult?
+    }
+
+    /// Reads the cache once (one `stat` when it did not change): the authority's view, the
+    /// account, and its valid cached token.
+    private func find(_ reference: AccountReference?, authority: Authority, scopes: [String], useCache: Bool) async throws -> Found {
+        let document = try CacheAccess.run { try dependencies.cache.snapshot() }
+        let view = try await resolver.cacheView(authority, in: document)
+        let directory = AccountDirectory(configuration: configuration, cache: dependencies.cache, environments: view.environments)
+        guard let account = try directory.resolve(reference, in: document) else { return Found(view: view) }
+        let lookup = Lookup(authority: authority, realms: realms(authority, view.metadataRealm, account),
+                            environments: view.environments, scopes: scopes, account: account)
+        return Found(view: view, account: account, cached: useCache ? cachedToken(lookup, in: document) : nil)
+    }
+
+    /// A valid cached token and whether it is due for a proactive refresh.
+    struct CachedResult: Sendable {
+        let result: @Sendable (String) -> TokenResult
+        let needsRefresh: Bool
+    }
+
+    /// The realms to look in: the metadata's (when known), the authority's tenant and, for
+    /// `common`/`organizations`/`consumers`, the account's home tenant.
+    private func realms(_ authority: Authority, _ metadataRealm: String?, _ account: Account) -> [String] {
+        var realms = [metadataRealm, authority.tenant].compactMap { $0 }
+        if authority.isMultiTenant, let home = account.homeAccountId.split(separator: ".").last {
+            realms.append(String(home))
+        }
+        var seen = Set<String>()
+        return realms.filter { seen.insert($0.lowercased()).inserted }
+    }
+
+    private func cachedToken(_ lookup: Lookup, in document: CacheDocument) -> CachedResult? {
         let now = dependencies.clock.now()
-        let environments = lookup.environments
-        let token = try CacheAccess.run {
-            try dependencies.cache.accessToken(homeAccountId: lookup.account.homeAccountId, environments: environments,
-                                               realm: lookup.realm, clientId: configuration.clientId, scopes: lookup.scopes)
+        let home = lookup.account.homeAccountId
+        for realm in lookup.realms {
+            guard let token = document.accessToken(homeAccountId: home, environments: lookup.environments, realm: realm,
+                                                   clientId: configuration.clientId, scopes: ScopeSet(lookup.scopes), keyId: nil),
+                  !token.isExpired(at: now)
+            else { continue }
+            let idToken = document.idToken(homeAccountId: home, environments: lookup.environments,
+                                           realm: token.realm, clientId: configuration.clientId)
+            let account = lookup.account
+            let authority = lookup.authority.url
+            let scopes = token.scopes.scopes.filter { !Scopes.reserved.contains($0.lowercased()) }
+            let result: @Sendable (String) -> TokenResult = { correlationId in
+                TokenResult(accessToken: token.secret, tokenType: token.tokenType ?? "Bearer", expiresOn: token.expiresOn,
+                            scopes: scopes, account: account, idToken: idToken?.secret, tenantId: account.tenantId,
+                            authority: authority, correlationId: correlationId, fromCache: true)
+            }
+            return CachedResult(result: result, needsRefresh: token.needsRefresh(at: now))
         }
-        guard let token, !token.isExpired(at: now) else { return nil }
-        let idToken = try CacheAccess.run {
-            try dependencies.cache.idToken(homeAccountId: lookup.account.homeAccountId, environments: environments,
-                                           realm: lookup.realm, clientId: configuration.clientId)
-        }
-        let result = TokenResult(
-            accessToken: token.secret, tokenType: token.tokenType ?? "Bearer", expiresOn: token.expiresOn,
-            scopes: token.scopes.scopes.filter { !Scopes.reserved.contains($0.lowercased()) }, account: lookup.account,
-            idToken: idToken?.secret, tenantId: lookup.account.tenantId, authority: lookup.authority.url,
-            correlationId: correlationId, fromCache: true)
-        return (result, token.needsRefresh(at: now))
+        return nil
+    }
+
+    /// `interactionRequired` (no account) or `accountNotFound` (the named one is not cached).
+    static func noAccount(_ reference: AccountReference?) -> AuthError {
+        if let reference { return PublicClientApplication.accountNotFound(reference) }
+        var error = AuthError(.interactionRequired, "no account is signed in; call acquireToken")
+        error.suberror = "no_account"
+        return error
     }
 
     private func refresh(_ lookup: Lookup, metadata: OpenIDMetadata, claims: String?, correlationId: String) async throws -> TokenResult {
         let environments = lookup.environments
-        let family = try CacheAccess.run {
-            try dependencies.cache.appMetadata(environments: environments, clientId: configuration.clientId)?.familyId
-        }
+        let clientId = configuration.clientId
         let refreshToken = try CacheAccess.run {
-            try dependencies.cache.refreshToken(homeAccountId: lookup.account.homeAccountId, environments: environments,
-                                                clientId: configuration.clientId, familyId: family)
+            try dependencies.cache.read {
+                $0.refreshTokensToTry(homeAccountId: lookup.account.homeAccountId, environments: environments,
+                                      clientId: clientId).first
+            }
         }
         guard let refreshToken else {
             var error = AuthError(.interactionRequired, "no refresh token is cached for this account; sign in interactively")
