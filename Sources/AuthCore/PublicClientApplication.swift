@@ -13,6 +13,7 @@ public final class PublicClientApplication: Sendable {
     private let dependencies: AuthDependencies
     private let resolver: AuthorityResolver
     private let refreshes = RefreshCoordinator()
+    private let silentMemo = SilentMemo()
     private let tracker = CurrentAccountTracker()
     private let interactiveRunning = Mutex(false)
 
@@ -65,7 +66,7 @@ public final class PublicClientApplication: Sendable {
     /// cached token costs no network request.
     public func acquireTokenSilently(_ request: SilentRequest, correlationId: String) async throws -> TokenResult {
         let flow = SilentFlow(configuration: configuration, dependencies: dependencies, resolver: resolver,
-                              coordinator: refreshes)
+                              coordinator: refreshes, memo: silentMemo)
         return try await flow.run(request, correlationId: correlationId)
     }
 

@@ -14,6 +14,8 @@ struct SilentFlow: Sendable {
     let dependencies: AuthDependencies
     let resolver: AuthorityResolver
     let coordinator: RefreshCoordinator
+    /// What earlier requests found in the same version of the cache.
+    let memo: SilentMemo
 
     /// How long a process waits for another one's refresh of the same token.
     static let refreshWait: Duration = .seconds(30)
@@ -26,7 +28,7 @@ struct SilentFlow: Sendable {
         let view = found.view
         let cached = found.cached
         guard let account = found.account else { throw Self.noAccount(request.account) }
-        if let cached, !cached.needsRefresh { return cached.result(correlationId) }
+        if let cached, !cached.token.needsRefresh(at: dependencies.clock.now()) { return cached.result(correlationId) }
         let key = [configuration.clientId, account.homeAccountId, authority.url,
                    scopes.map { $0.lowercased() }.sorted().joined(separator: " "),
                    request.claims ?? "", request.forceRefresh ? "force" : ""].joined(separator: "|").lowercased()
@@ -50,12 +52,12 @@ struct SilentFlow: Sendable {
             guard useCache else { return nil }
             return try CacheAccess.run { try dependencies.cache.read { cachedToken(lookup, in: $0) } }
         }
-        if let fresh = try cached(), !fresh.needsRefresh { return fresh.result(correlationId) }
+        if let fresh = try cached(), !fresh.token.needsRefresh(at: dependencies.clock.now()) { return fresh.result(correlationId) }
         do {
             let resolved = try await resolver.resolve(authority)
             lookup = Lookup(authority: resolved.authority, realms: realms(authority, resolved.realm, account),
                             environments: resolved.environments, scopes: scopes, account: account)
-            if let fresh = try cached(), !fresh.needsRefresh { return fresh.result(correlationId) }
+            if let fresh = try cached(), !fresh.token.needsRefresh(at: dependencies.clock.now()) { return fresh.result(correlationId) }
             return try await refresh(lookup, metadata: resolved.metadata, claims: request.claims, correlationId: correlationId)
         } catch let error as AuthError where error.kind != .interactionRequired {
             // Proactive refresh failed (network down, service error): a still-valid token is
@@ -87,18 +89,30 @@ struct SilentFlow: Sendable {
     /// account, and its valid cached token.
     private func find(_ reference: AccountReference?, authority: Authority, scopes: [String], useCache: Bool) async throws -> Found {
         let document = try CacheAccess.run { try dependencies.cache.snapshot() }
+        let memoKey = SilentMemo.key(reference, authority: authority, scopes: scopes)
+        if useCache, let found = memo.lookup(memoKey, stamp: document.stamp), isStillUsable(found) {
+            return found
+        }
         let view = try await resolver.cacheView(authority, in: document)
         let directory = AccountDirectory(configuration: configuration, cache: dependencies.cache, environments: view.environments)
         guard let account = try directory.resolve(reference, in: document) else { return Found(view: view) }
         let lookup = Lookup(authority: authority, realms: realms(authority, view.metadataRealm, account),
                             environments: view.environments, scopes: scopes, account: account)
-        return Found(view: view, account: account, cached: useCache ? cachedToken(lookup, in: document) : nil)
+        let found = Found(view: view, account: account, cached: useCache ? cachedToken(lookup, in: document) : nil)
+        if useCache { memo.store(found, forKey: memoKey, stamp: document.stamp) }
+        return found
     }
 
-    /// A valid cached token and whether it is due for a proactive refresh.
+    /// Whether a remembered answer may be reused: no token, or a token not yet expired.
+    private func isStillUsable(_ found: Found) -> Bool {
+        guard let cached = found.cached else { return true }
+        return !cached.token.isExpired(at: dependencies.clock.now())
+    }
+
+    /// A cached token (valid when found) and the result it makes.
     struct CachedResult: Sendable {
+        let token: CachedAccessToken
         let result: @Sendable (String) -> TokenResult
-        let needsRefresh: Bool
     }
 
     /// The realms to look in: the metadata's (when known), the authority's tenant and, for
@@ -130,7 +144,7 @@ struct SilentFlow: Sendable {
                             scopes: scopes, account: account, idToken: idToken?.secret, tenantId: account.tenantId,
                             authority: authority, correlationId: correlationId, fromCache: true)
             }
-            return CachedResult(result: result, needsRefresh: token.needsRefresh(at: now))
+            return CachedResult(token: token, result: result)
         }
         return nil
     }
