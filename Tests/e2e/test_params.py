@@ -72,11 +72,24 @@ def test_params_not_structured(spawn, framing, params):
 
 
 def test_explicit_null_params(spawn, framing):
+    # "params": null is "no params" (Emacs's jsonrpc.el, so Eglot, sends it).
     p = spawn(framing=framing)
-    p.send_raw(sc.frame(b'{"jsonrpc":"2.0","method":"getDeviceInformation","id":1,"params":null}', framing))
-    m = p.next_message()
-    sc.check_response(m)
-    assert "error" in m and m["error"]["code"] in (-32600, -32602), m
+    for method in ("getDeviceInformation", "ping", "getAccounts"):
+        p.send_raw(sc.frame(b'{"jsonrpc":"2.0","method":"%s","id":1,"params":null}' % method.encode(), framing))
+        m = p.next_message()
+        sc.check_response(m)
+        assert "result" in m, m
+
+
+def test_scalar_params_message_does_not_contradict_array_rejection(spawn, framing):
+    # The -32600 asks for an object; an array then gets -32602 saying the same.
+    p = spawn(framing=framing)
+    p.send_raw(sc.frame(b'{"jsonrpc":"2.0","method":"ping","id":1,"params":5}', framing))
+    scalar = sc.assert_error(p.next_message(), -32600, id=1)
+    array = sc.assert_error(p.request("ping", [], 2), -32602, id=2)
+    assert "object of named members" in scalar["message"], scalar
+    assert "array" not in scalar["message"], scalar
+    assert "object of named members" in array["message"], array
 
 
 @pytest.mark.parametrize("params, member", [

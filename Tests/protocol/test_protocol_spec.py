@@ -397,7 +397,8 @@ def validate_client_message(msg, *, in_setup: bool):
     m = METHODS[method]
     assert m["x-direction"] == "clientToServer", method
     assert m["x-kind"] == kind, f"{method} must be sent as a {m['x-kind']}"
-    validate(msg.get("params", {}), params_ref(method))
+    params = msg.get("params")
+    validate({} if params is None else params, params_ref(method))  # null = omitted
 
 
 def reply_method(ex, reply_id):
