@@ -165,3 +165,23 @@ def test_echo_returns_params(spawn, framing):
     p = spawn(framing=framing)
     params = {"n": [1, 2.5, -3, 1e300], "o": {"a": None, "b": True}, "s": "x"}
     sc.assert_result(p.request("diagnostics/echo", params, 1), id=1, result=params)
+
+
+@pytest.mark.parametrize("params, member", [
+    ({"path": "/me\r\nX-Injected: 1"}, "path"),
+    ({"path": "/me\n"}, "path"),
+    ({"path": "/me\x00"}, "path"),
+    ({"headers": {"X-A": "1\r\nX-Injected: 1"}}, "headers.X-A"),
+    ({"headers": {"X-A\n": "1"}}, "headers.X-A\n"),
+])
+def test_call_graph_control_characters_are_bad_params(spawn, framing, params, member):
+    # Checked before any token or network: -32602, not a transport error (-51009).
+    p = spawn(framing=framing)
+    assert member_error(p.request("callGraph", params, 1), 1) == member
+
+
+def test_call_graph_query_may_hold_control_characters(spawn, framing):
+    # Query values are percent-encoded: a newline in one is data, not bad params (this
+    # process has no signed-in account, so the call ends -50002 before any network).
+    p = spawn(framing=framing)
+    sc.assert_error(p.request("callGraph", {"query": {"$search": "a\nb"}}, 1), -50002, id=1)
