@@ -258,6 +258,36 @@ def test_device_code_cancel_request(launch, mock):
     p.ping()
 
 
+def test_device_code_polling_survives_transient_failures(launch, mock):
+    # A 429 with Retry-After, a TCP reset and 503s while the user types the code: polling
+    # backs off and goes on (it used to abort the sign-in on the first one).
+    p = launch()
+    rid, n = start_device_code(p, mock)
+    mock.admin.call("faults", {"faults": [
+        {"endpoint": "token:device_code", "type": "status", "status": 429, "retry_after": 1, "times": 1},
+        {"endpoint": "token:device_code", "type": "reset", "times": 1},
+        {"endpoint": "token:device_code", "type": "status", "status": 503, "retry_after": 1, "times": 2},
+    ]})
+    deadline = time.monotonic() + 30
+    while mock.admin.counts().get("token:device_code", 0) < 5 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert mock.admin.counts().get("token:device_code", 0) >= 5, "the faults were not all polled through"
+    mock.admin.device("approve", n["userCode"], username=ALICE)
+    r = sc.assert_result(p.wait_for(rid, 20))
+    assert r["account"]["username"] == ALICE, r
+
+
+def test_device_code_polling_gives_up_on_a_lasting_failure(launch, mock):
+    # Bounded: a fault that does not go away ends the sign-in with its error before the
+    # code expires (the Retry-After outlives the code here).
+    mock.admin.config(device_code_lifetime=60)
+    p = launch()
+    rid, n = start_device_code(p, mock)
+    mock.admin.fault(endpoint="token:device_code", type="status", status=429, retry_after=3600, times=-1)
+    e = sc.assert_error(p.wait_for(rid, 20), -50006, name="serverError")
+    assert e["data"].get("httpStatus") == 429 and e["data"].get("retryAfter") == 3600, e
+
+
 # --------------------------------------------------------------------------
 # The service or the network fails
 
