@@ -336,6 +336,29 @@ def test_network_down_wrong_port(launch, mock, tmp_path):
     p.error("acquireToken", {"scopes": SCOPES}, -51001, name="networkError", timeout=20)
 
 
+@pytest.mark.parametrize("how", ["initialize", "command line"])
+def test_http_timeout_seconds_bounds_every_request(launch, mock, how):
+    # httpTimeoutSeconds: 1 and a token endpoint that answers after 4 s: a timeout
+    # (-51002) after about a second, not after the default 30.
+    if how == "initialize":
+        p = launch(httpTimeoutSeconds=1)
+    else:
+        p = launch("--http-timeout-seconds", "1")
+    signed_in_with_expired_token(p, mock)
+    mock.admin.fault(endpoint="token", type="latency", delay_ms=4000, times=-1)
+    started = time.monotonic()
+    p.error("acquireTokenSilent", {"scopes": SCOPES}, -51002, name="timeout", timeout=20)
+    assert time.monotonic() - started < 3.5, "the 4 s answer was waited for"
+
+
+def test_interactive_timeout_seconds(launch, mock):
+    # The browser never comes back: the sign-in ends after interactiveTimeoutSeconds.
+    p = launch(browser_action="cancel", interactiveTimeoutSeconds=2)
+    started = time.monotonic()
+    p.error("acquireToken", {"scopes": SCOPES}, -51002, name="timeout", timeout=20)
+    assert time.monotonic() - started < 15
+
+
 def test_network_reset_during_refresh(launch, mock):
     p = launch()
     signed_in_with_expired_token(p, mock)
