@@ -19,7 +19,9 @@ public struct GraphRequest: Sendable {
     public var allPages = false
     /// The most pages followed when `allPages` is set.
     public var maxPages = 20
-    public var timeout: Duration = .seconds(30)
+    /// Per request (`callGraph`'s `timeoutSeconds`); `nil`: the transport's default
+    /// (`httpTimeoutSeconds`).
+    public var timeout: Duration?
 
     public init() {}
 }

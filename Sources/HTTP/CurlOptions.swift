@@ -16,8 +16,9 @@ struct CurlOptions {
         set(CURLOPT_SSL_VERIFYHOST, 2)
         set(CURLOPT_ACCEPT_ENCODING, "")
         set(CURLOPT_USERAGENT, userAgent)
-        set(CURLOPT_TIMEOUT_MS, Int(request.timeout.components.seconds * 1000 + request.timeout.components.attoseconds / 1_000_000_000_000_000))
-        set(CURLOPT_CONNECTTIMEOUT_MS, 15_000)
+        let timeout = Self.milliseconds(request.timeout ?? .seconds(30))
+        set(CURLOPT_TIMEOUT_MS, timeout)
+        set(CURLOPT_CONNECTTIMEOUT_MS, min(15_000, timeout))
         if let caFile { set(CURLOPT_CAINFO, caFile) }
         _ = ccurl_setopt_ptr(library.setopt, handle, CURLOPT_ERRORBUFFER, errorBuffer)
         _ = ccurl_setopt_ptr(library.setopt, handle, CURLOPT_HTTPHEADER, headers)
@@ -29,6 +30,13 @@ struct CurlOptions {
         set(CURLOPT_NOPROGRESS, 0)
         setFunction(CURLOPT_XFERINFOFUNCTION, unsafeBitCast(CurlCallbacks.progress, to: UnsafeMutableRawPointer.self))
         _ = ccurl_setopt_ptr(library.setopt, handle, CURLOPT_XFERINFODATA, context)
+    }
+
+    /// At least 1 ms (0 would mean "no limit" to libcurl), at most a day.
+    static func milliseconds(_ duration: Duration) -> Int {
+        let (seconds, attoseconds) = duration.components
+        let total = min(max(seconds, 0), 86_400) * 1000 + max(attoseconds, 0) / 1_000_000_000_000_000
+        return Int(max(total, 1))
     }
 
     private func setMethodAndBody(_ request: HTTPRequest) {

@@ -13,11 +13,15 @@ import Synchronization
 public struct CurlTransport: HTTPTransport {
     public var caFile: String?
     public var userAgent: String
+    /// The time limit of a request that names none (``HTTPRequest/timeout`` `nil`).
+    public var defaultTimeout: Duration
     private let logger: Logger
 
-    public init(caFile: String? = nil, userAgent: String = "auth-sidecar", logger: Logger) {
+    public init(caFile: String? = nil, userAgent: String = "auth-sidecar", defaultTimeout: Duration = .seconds(30),
+                logger: Logger) {
         self.caFile = caFile
         self.userAgent = userAgent
+        self.defaultTimeout = defaultTimeout
         self.logger = logger
     }
 
@@ -26,6 +30,8 @@ public struct CurlTransport: HTTPTransport {
             throw .insecureOrInvalidURL("refusing \(URLParts(request.url)?.origin ?? "an invalid URL"): HTTPS is required except for loopback hosts")
         }
         let library = try CurlLibrary.shared()
+        var request = request
+        request.timeout = request.timeout ?? defaultTimeout
         let transfer = CurlTransfer(library: library, request: request, caFile: caFile, userAgent: userAgent)
         logger.debug("http", metadata: ["method": "\(request.method)", "url": "\(url.origin)\(url.path.prefix { $0 != "?" })"])
         let result: Result<HTTPResponse, HTTPError> = await withTaskCancellationHandler {

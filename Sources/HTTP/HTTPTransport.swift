@@ -5,11 +5,12 @@ public struct HTTPRequest: Sendable, Equatable {
     /// Header fields in order (names as given).
     public var headers: [(name: String, value: String)]
     public var body: [UInt8]?
-    /// The whole exchange must finish within this time.
-    public var timeout: Duration
+    /// The whole exchange must finish within this time; `nil`: the transport's default
+    /// (``CurlTransport/defaultTimeout``, the `httpTimeoutSeconds` setting).
+    public var timeout: Duration?
 
     public init(method: String = "GET", url: String, headers: [(name: String, value: String)] = [],
-                body: [UInt8]? = nil, timeout: Duration = .seconds(30)) {
+                body: [UInt8]? = nil, timeout: Duration? = nil) {
         self.method = method
         self.url = url
         self.headers = headers
@@ -19,7 +20,7 @@ public struct HTTPRequest: Sendable, Equatable {
 
     /// A POST of `application/x-www-form-urlencoded` fields (OAuth token requests).
     public static func form(url: String, fields: [(String, String)], headers: [(name: String, value: String)] = [],
-                            timeout: Duration = .seconds(30)) -> HTTPRequest {
+                            timeout: Duration? = nil) -> HTTPRequest {
         let body = fields.map { "\(FormEncoding.escape($0.0))=\(FormEncoding.escape($0.1))" }.joined(separator: "&")
         return HTTPRequest(method: "POST", url: url,
                            headers: [("Content-Type", "application/x-www-form-urlencoded")] + headers,

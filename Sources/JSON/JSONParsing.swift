@@ -25,6 +25,11 @@ extension JSONValue {
         guard let base = raw.baseAddress, raw.count > 0 else {
             throw JSONParseError(message: "empty input", position: 0)
         }
+        // A raw NUL is never valid JSON text, but jansson drops one that directly follows a
+        // number or a literal (it ungets the byte, then reads a NUL as "refill"): `4\0,`.
+        if let nul = raw.firstIndex(of: 0) {
+            throw JSONParseError(message: "a NUL byte outside a string", position: nul)
+        }
         var error = json_error_t()
         let result: Result<JSONValue, JSONParseError> = {
             guard let root = json_loadb(

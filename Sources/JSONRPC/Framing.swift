@@ -6,9 +6,10 @@ public enum Framing: String, Sendable {
     case lsp
 
     /// The framing a stream uses, judged from its first non-whitespace byte:
-    /// `C`/`c` means LSP headers, anything else newline-delimited JSON.
+    /// `C` (as in `Content-Length:`) means LSP headers, anything else (a lower-case `c`
+    /// too, as the protocol says) newline-delimited JSON.
     public init(firstByte: UInt8) {
-        self = (firstByte == UInt8(ascii: "C") || firstByte == UInt8(ascii: "c")) ? .lsp : .ndjson
+        self = firstByte == UInt8(ascii: "C") ? .lsp : .ndjson
     }
 
     /// Appends `body` to `output` framed for this framing.

@@ -35,9 +35,12 @@ public enum IncomingMessage: Sendable, Equatable {
             self = .invalid(id: id ?? .null, error: .invalidRequest(#"member "method" must be a string"#))
             return
         }
-        let params = object["params"]
+        // `"params": null` means no params: Emacs's jsonrpc.el (Eglot) sends it (with
+        // `shutdown` and `exit`), and LSP servers accept it.
+        let params: JSONValue? = object["params"]?.isNull == true ? Optional.none : object["params"]
         if let params, params.objectValue == nil, params.arrayValue == nil {
-            self = .invalid(id: id ?? .null, error: .invalidRequest(#"member "params" must be an object or array"#))
+            self = .invalid(id: id ?? .null, error: .invalidRequest(
+                #"member "params" must be an object of named members (or null, or absent), not \#(params.typeName)"#))
             return
         }
         self = id.map { .request(id: $0, method: method, params: params) }

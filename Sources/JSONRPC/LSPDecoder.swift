@@ -58,7 +58,7 @@ struct LSPDecoder: Sendable {
         switch state {
         case .body:
             emit(.error(.parseError("input ended inside a message body")))
-        case .headers(let length) where length != nil || !buffer.allSatisfy(\.isJSONWhitespace):
+        case .headers(let length) where length != nil || headerLinesSeen > 0 || !buffer.allSatisfy(\.isJSONWhitespace):
             emit(.error(.parseError("input ended inside a header block")))
         default: break
         }

@@ -23,7 +23,7 @@ enum POSIX {
 
     /// A non-blocking TCP socket listening on 127.0.0.1:`port` (0: any free port).
     /// Returns the descriptor and the bound port.
-    static func listenOnLoopback(port: UInt16, backlog: Int32 = 16) throws(LoopbackError) -> (fd: Int32, port: UInt16) {
+    static func listenOnLoopback(port: UInt16, backlog: Int32 = 128) throws(LoopbackError) -> (fd: Int32, port: UInt16) {
         let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
         let fd = socket(AF_INET, type, 0)
         guard fd >= 0 else { throw .bindFailed("socket: \(errorString(errno))") }

@@ -11,6 +11,10 @@ import Logging
 /// Every response closes its connection. When the request carrying the expected state
 /// arrives, its page is written, the response is delivered and the loop ends, closing
 /// everything; `close()` ends it at any time through the wake-up socket.
+///
+/// Idle connections cannot starve the browser (slow-loris): connections are served
+/// concurrently, and when all `maxConnections` slots are taken a new connection replaces
+/// the oldest idle one (a parked or answering one is never evicted).
 final class ServerLoop {
     static let maxConnections = 32
     /// A connection must deliver its whole request within this time (slow clients).
@@ -78,7 +82,7 @@ final class ServerLoop {
             if let expected = exchange.expectedState { decideParked(expectedState: expected) }
             if finished { break }
             var fds = [pollfd(fd: wakeReadFD, events: Int16(POLLIN), revents: 0)]
-            let accepting = !accepted && connections.count < Self.maxConnections
+            let accepting = !accepted && (connections.count < Self.maxConnections || evictableIndex() != nil)
             fds.append(pollfd(fd: accepting ? listenFD : -1, events: Int16(POLLIN), revents: 0))
             for connection in connections {
                 let events: Int32
@@ -120,10 +124,31 @@ final class ServerLoop {
         while let count = POSIX.readAvailable(wakeReadFD, into: &sink, max: 64), count > 0 { sink.removeAll() }
     }
 
+    /// Accepts what is pending; at the cap, each new connection replaces the oldest one
+    /// still reading (accepted first, so the one that waited longest without a request).
     private func acceptConnections() {
-        while connections.count < Self.maxConnections, let fd = POSIX.acceptConnection(listenFD) {
+        while true {
+            let victim = connections.count < Self.maxConnections ? nil : evictableIndex()
+            guard connections.count < Self.maxConnections || victim != nil,
+                  let fd = POSIX.acceptConnection(listenFD)
+            else { return }
+            if let victim {
+                logger.debug("loopback: connection limit reached; closing the oldest idle connection")
+                close(connections[victim].fd)
+                connections.remove(at: victim)
+            }
             connections.append(Connection(fd: fd, deadline: POSIX.monotonicMilliseconds() + Self.readTimeoutMilliseconds))
         }
+    }
+
+    /// The oldest connection that has sent nothing yet, else the oldest still reading its
+    /// request (connections are kept in accept order).
+    private func evictableIndex() -> Int? {
+        func reading(_ connection: Connection) -> Bool {
+            guard connection.fd >= 0, case .reading = connection.phase else { return false }
+            return true
+        }
+        return connections.firstIndex { reading($0) && $0.input.isEmpty } ?? connections.firstIndex(where: reading)
     }
 
     private func service(_ index: Int, revents: Int32) {

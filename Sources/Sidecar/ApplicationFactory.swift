@@ -31,7 +31,8 @@ enum ApplicationFactory {
             refreshLock = FileRefreshLock(path: path + ".refresh.lock")
         }
         let caFile = ProcessEnvironment.value("SSL_CERT_FILE") ?? ProcessEnvironment.value("CURL_CA_BUNDLE")
-        let transport = CurlTransport(caFile: caFile, userAgent: "auth-sidecar/\(ServerInfo.version)", logger: logger)
+        let transport = CurlTransport(caFile: caFile, userAgent: "auth-sidecar/\(ServerInfo.version)",
+                                      defaultTimeout: .seconds(configuration.httpTimeoutSeconds), logger: logger)
         let dependencies = AuthDependencies(
             transport: transport,
             cache: TokenCache(store: store, refreshLock: refreshLock),
@@ -43,6 +44,7 @@ enum ApplicationFactory {
             knownAuthorities: configuration.knownAuthorities, defaultScopes: configuration.scopes,
             clientCapabilities: configuration.clientCapabilities, sharedDeviceMode: configuration.sharedDeviceMode)
         client.instanceDiscovery = configuration.instanceDiscovery
+        client.interactiveTimeout = .seconds(configuration.interactiveTimeoutSeconds)
         let app = PublicClientApplication(configuration: client, dependencies: dependencies)
         let graph = GraphClient(app: app, transport: transport, endpoint: configuration.graphEndpoint, logger: logger)
         return AuthMethods(app: app, graph: graph, browserMode: configuration.browser)

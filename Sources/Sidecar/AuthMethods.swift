@@ -102,7 +102,9 @@ struct AuthMethods: Sendable {
         let p = try Params(params, allowed: Self.callGraphKeys)
         var request = GraphRequest()
         if let path: String = try p.optional("path") {
-            guard path.hasPrefix("/"), !path.contains("://"), !path.contains("/../"), !path.hasSuffix("/..") else {
+            guard path.hasPrefix("/"), !path.contains("://"), !path.contains("/../"), !path.hasSuffix("/.."),
+                !Self.hasControlCharacters(path)
+            else {
                 throw RPCError.invalidParams("'path' must be a path under the Graph endpoint, starting with /", member: "path")
             }
             request.path = path
@@ -110,7 +112,7 @@ struct AuthMethods: Sendable {
         request.method = try p.optional("method", oneOf: ["GET", "POST", "PUT", "PATCH", "DELETE"]) ?? "GET"
         request.apiVersion = try p.optional("apiVersion", oneOf: ["v1.0", "beta"]) ?? "v1.0"
         request.query = try Self.stringPairs(p, "query")
-        request.headers = try Self.stringPairs(p, "headers")
+        request.headers = try Self.stringPairs(p, "headers", controlCharacters: false)
         if request.headers.contains(where: { $0.0.lowercased() == "authorization" }) {
             throw RPCError.invalidParams("'headers' may not set Authorization: the sidecar does", member: "headers.Authorization")
         }
@@ -132,13 +134,22 @@ struct AuthMethods: Sendable {
         }
     }
 
-    /// An object of string values, as ordered pairs.
-    private static func stringPairs(_ p: Params, _ key: String) throws(RPCError) -> [(String, String)] {
+    /// CR, LF, NUL and the other C0 controls (and DEL): never part of a URL path or a header.
+    private static func hasControlCharacters(_ text: String) -> Bool {
+        text.utf8.contains { $0 < 0x20 || $0 == 0x7F }
+    }
+
+    /// An object of string values, as ordered pairs; without `controlCharacters`, a name or
+    /// value holding one is refused (a header line cannot carry CR or LF).
+    private static func stringPairs(_ p: Params, _ key: String, controlCharacters: Bool = true) throws(RPCError) -> [(String, String)] {
         guard let object: JSONObject = try p.optional(key) else { return [] }
         var pairs: [(String, String)] = []
         for (name, value) in object {
             guard let text = value.stringValue else {
                 throw .invalidParams("'\(key).\(name)' must be a string", member: "\(key).\(name)")
+            }
+            if !controlCharacters, hasControlCharacters(name) || hasControlCharacters(text) {
+                throw .invalidParams("'\(key).\(name)' may not contain control characters (CR, LF, ...)", member: "\(key).\(name)")
             }
             pairs.append((name, text))
         }

@@ -32,6 +32,16 @@ public struct Configuration: Sendable, Equatable {
     public var authorityType: String?
     /// Validate AAD hosts and find their aliases with instance discovery.
     public var instanceDiscovery = true
+    /// The time limit of every HTTP request to the identity service and Graph (a
+    /// `callGraph` may set its own), in seconds.
+    public var httpTimeoutSeconds = 30
+    /// How long a browser sign-in may wait for the redirect (cancellable sooner), in seconds.
+    public var interactiveTimeoutSeconds = 600
+
+    /// The accepted range of ``httpTimeoutSeconds``.
+    public static let httpTimeoutRange = 1...300
+    /// The accepted range of ``interactiveTimeoutSeconds``.
+    public static let interactiveTimeoutRange = 1...3600
 
     public init(clientId: String, cache: CacheSetting = .file(path: Configuration.defaultCachePath())) {
         self.clientId = clientId
@@ -59,6 +69,8 @@ public struct Configuration: Sendable, Equatable {
             "sharedDeviceMode": .bool(sharedDeviceMode), "clientCapabilities": JSONValue(clientCapabilities),
             "browser": .string(browser.rawValue),
             "authorityType": JSONValue(authorityType), "instanceDiscovery": .bool(instanceDiscovery),
+            "httpTimeoutSeconds": .int(Int64(httpTimeoutSeconds)),
+            "interactiveTimeoutSeconds": .int(Int64(interactiveTimeoutSeconds)),
         ]
     }
 }

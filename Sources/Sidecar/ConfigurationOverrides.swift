@@ -16,6 +16,8 @@ public struct ConfigurationOverrides: Sendable, Equatable {
     public var browser: Configuration.BrowserMode?
     public var authorityType: String?
     public var instanceDiscovery: Bool?
+    public var httpTimeoutSeconds: Int?
+    public var interactiveTimeoutSeconds: Int?
 
     public init() {}
 
@@ -23,6 +25,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
     public static let keys: Set<String> = [
         "clientId", "authority", "redirectUri", "knownAuthorities", "scopes", "graphEndpoint",
         "cache", "sharedDeviceMode", "clientCapabilities", "browser", "authorityType", "instanceDiscovery",
+        "httpTimeoutSeconds", "interactiveTimeoutSeconds",
     ]
 
     /// Reads the configuration keys from `params` (other members must be in `alsoAllowed`).
@@ -39,6 +42,8 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         browser = try p.optional("browser", oneOf: ["system", "client"]).flatMap(Configuration.BrowserMode.init)
         authorityType = try p.optional("authorityType", oneOf: ["aad", "b2c", "ciam", "oidc"])
         instanceDiscovery = try p.optional("instanceDiscovery")
+        httpTimeoutSeconds = try p.optional("httpTimeoutSeconds")
+        interactiveTimeoutSeconds = try p.optional("interactiveTimeoutSeconds")
         if let cacheParams = try p.nested("cache", allowed: ["path", "persistence", "encryption"]) {
             let persistence = try cacheParams.optional("persistence", oneOf: ["file", "memory"])
             let path: String? = try cacheParams.optional("path")
@@ -68,6 +73,8 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         result.browser = browser ?? base.browser
         result.authorityType = authorityType ?? base.authorityType
         result.instanceDiscovery = instanceDiscovery ?? base.instanceDiscovery
+        result.httpTimeoutSeconds = httpTimeoutSeconds ?? base.httpTimeoutSeconds
+        result.interactiveTimeoutSeconds = interactiveTimeoutSeconds ?? base.interactiveTimeoutSeconds
         return result
     }
 
@@ -88,6 +95,8 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         if let browser { config.browser = browser }
         config.authorityType = authorityType
         if let instanceDiscovery { config.instanceDiscovery = instanceDiscovery }
+        if let httpTimeoutSeconds { config.httpTimeoutSeconds = httpTimeoutSeconds }
+        if let interactiveTimeoutSeconds { config.interactiveTimeoutSeconds = interactiveTimeoutSeconds }
         try ConfigurationValidator.validate(config)
         return config
     }

@@ -16,8 +16,16 @@ enum ConfigurationValidator {
                 throw .invalidParams("cache.encryption.keyFile must be an absolute path", member: "cache.encryption.keyFile")
             }
         }
+        try requireRange(config.httpTimeoutSeconds, Configuration.httpTimeoutRange, member: "httpTimeoutSeconds")
+        try requireRange(config.interactiveTimeoutSeconds, Configuration.interactiveTimeoutRange, member: "interactiveTimeoutSeconds")
         for host in config.knownAuthorities where host.isEmpty || host.contains("/") && URLParts(host) == nil {
             throw .invalidParams("knownAuthorities must list host names or URLs", member: "knownAuthorities")
+        }
+    }
+
+    private static func requireRange(_ value: Int, _ range: ClosedRange<Int>, member: String) throws(RPCError) {
+        guard range.contains(value) else {
+            throw .invalidParams("\(member) must be \(range.lowerBound) to \(range.upperBound) seconds, not \(value)", member: member)
         }
     }
 

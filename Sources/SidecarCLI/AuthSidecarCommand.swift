@@ -38,6 +38,14 @@ public struct AuthSidecarCommand: ParsableCommand {
     @Option(name: .customLong("max-message-size"), help: "The largest message accepted, in bytes.")
     var maxMessageSize: Int = 4 << 20
 
+    @Option(name: .customLong("http-timeout-seconds"),
+            help: ArgumentHelp("The time limit of each HTTP request (1-300, default 30).", valueName: "seconds"))
+    var httpTimeoutSeconds: Int?
+
+    @Option(name: .customLong("interactive-timeout-seconds"),
+            help: ArgumentHelp("How long a browser sign-in may take (1-3600, default 600).", valueName: "seconds"))
+    var interactiveTimeoutSeconds: Int?
+
     @Flag(name: .customLong("enable-diagnostics"), help: .hidden)
     var enableDiagnostics = false
 
@@ -50,7 +58,8 @@ public struct AuthSidecarCommand: ParsableCommand {
     /// The options as a plain value, for ``Launcher``.
     public var launchOptions: LaunchOptions {
         LaunchOptions(clientID: clientID, authority: authority, config: config, cache: cache, logLevel: logLevel,
-                      maxMessageSize: maxMessageSize, enableDiagnostics: enableDiagnostics)
+                      maxMessageSize: maxMessageSize, enableDiagnostics: enableDiagnostics,
+                      httpTimeoutSeconds: httpTimeoutSeconds, interactiveTimeoutSeconds: interactiveTimeoutSeconds)
     }
 
     public func run() throws {

@@ -16,9 +16,14 @@ public struct LaunchOptions: Sendable, Equatable {
     public var logLevel: Logger.Level = .warning
     public var maxMessageSize: Int = 4 << 20
     public var enableDiagnostics = false
+    /// The `httpTimeoutSeconds` configuration key (validated with the configuration).
+    public var httpTimeoutSeconds: Int?
+    /// The `interactiveTimeoutSeconds` configuration key (validated with the configuration).
+    public var interactiveTimeoutSeconds: Int?
 
     public init(clientID: String? = nil, authority: String? = nil, config: String? = nil, cache: String? = nil,
-                logLevel: Logger.Level = .warning, maxMessageSize: Int = 4 << 20, enableDiagnostics: Bool = false) {
+                logLevel: Logger.Level = .warning, maxMessageSize: Int = 4 << 20, enableDiagnostics: Bool = false,
+                httpTimeoutSeconds: Int? = nil, interactiveTimeoutSeconds: Int? = nil) {
         self.clientID = clientID
         self.authority = authority
         self.config = config
@@ -26,6 +31,8 @@ public struct LaunchOptions: Sendable, Equatable {
         self.logLevel = logLevel
         self.maxMessageSize = maxMessageSize
         self.enableDiagnostics = enableDiagnostics
+        self.httpTimeoutSeconds = httpTimeoutSeconds
+        self.interactiveTimeoutSeconds = interactiveTimeoutSeconds
     }
 
     /// The options of `arguments` (without the program name), or `nil` when they need the
@@ -54,6 +61,12 @@ public struct LaunchOptions: Sendable, Equatable {
             case "--max-message-size":
                 guard let size = Int(value), size >= 64 else { return nil }
                 options.maxMessageSize = size
+            case "--http-timeout-seconds":
+                guard let seconds = Int(value) else { return nil }
+                options.httpTimeoutSeconds = seconds
+            case "--interactive-timeout-seconds":
+                guard let seconds = Int(value) else { return nil }
+                options.interactiveTimeoutSeconds = seconds
             default:
                 return nil
             }

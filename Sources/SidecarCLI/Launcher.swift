@@ -59,6 +59,8 @@ public enum Launcher {
         var fromFlags = ConfigurationOverrides()
         fromFlags.clientId = options.clientID
         fromFlags.authority = options.authority
+        fromFlags.httpTimeoutSeconds = options.httpTimeoutSeconds
+        fromFlags.interactiveTimeoutSeconds = options.interactiveTimeoutSeconds
         if let cache = options.cache { fromFlags.cache = cache == "memory" ? .memory : .file(path: cache) }
         return fromFlags.merged(over: fromFile)
     }

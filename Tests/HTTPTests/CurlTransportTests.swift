@@ -63,6 +63,17 @@ import Loopback
         try mock.admin("faults/clear")
     }
 
+    @Test func aRequestWithoutATimeoutGetsTheTransportDefault() async throws {
+        try mock.admin("faults", ["type": "latency", "delay_ms": 3000, "endpoint": "*"])
+        let quick = CurlTransport(caFile: mock.caFile, defaultTimeout: .milliseconds(500), logger: Logger(label: "test"))
+        let started = ContinuousClock.now
+        await #expect(throws: HTTPError.timedOut) {
+            _ = try await quick.send(HTTPRequest(url: "\(mock.url)/common/v2.0/.well-known/openid-configuration"))
+        }
+        #expect(ContinuousClock.now - started < .milliseconds(2500))  // not the 3 s answer
+        try mock.admin("faults/clear")
+    }
+
     @Test func cancellingTheTaskAbortsTheTransfer() async throws {
         try mock.admin("faults", ["type": "latency", "delay_ms": 30000, "endpoint": "*"])
         let started = ContinuousClock.now

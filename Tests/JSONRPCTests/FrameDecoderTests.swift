@@ -63,6 +63,13 @@ private func lsp(_ body: String) -> String { "Content-Length: \(body.utf8.count)
         #expect(framing == .ndjson)
         #expect(messages(events) == ["x y"])
     }
+
+    /// Only an upper-case `C` (as in `Content-Length:`) selects LSP framing.
+    @Test func choosesNDJSONForALowerCaseC() {
+        let (framing, events) = decode(Array("content-length: 2\r\n\r\n{}\n".utf8))
+        #expect(framing == .ndjson)
+        #expect(messages(events) == ["content-length: 2", "{}"])
+    }
 }
 
 @Suite struct LSPFramingTests {
@@ -115,6 +122,16 @@ private func lsp(_ body: String) -> String { "Content-Length: \(body.utf8.count)
 
     @Test func reportsAFrameTruncatedByEndOfInput() {
         let (_, events) = decode(Array("Content-Length: 10\r\n\r\n{}".utf8))
+        #expect(messages(events).isEmpty)
+        #expect(errorNames(events) == ["parseError"])
+    }
+
+    /// A line that looks like a header (`C{"a":1}` has a colon) then end of input: an
+    /// unfinished header block, answered with a parse error rather than silence.
+    @Test(arguments: ["C{\"jsonrpc\":\"2.0\",\"id\":1}\n", "Content-Type: x\r\n"])
+    func reportsAHeaderBlockEndedByEndOfInput(text: String) {
+        let (framing, events) = decode(Array(text.utf8))
+        #expect(framing == .lsp)
         #expect(messages(events).isEmpty)
         #expect(errorNames(events) == ["parseError"])
     }

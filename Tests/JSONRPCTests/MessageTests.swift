@@ -14,6 +14,29 @@ import Testing
         #expect(try classify(#"{"jsonrpc":"2.0","method":"n","params":[1]}"#) == .notification(method: "n", params: [1]))
     }
 
+    @Test func nullParamsMeanNoParams() throws {
+        #expect(try classify(#"{"jsonrpc":"2.0","id":1,"method":"shutdown","params":null}"#)
+            == .request(id: .number(1), method: "shutdown", params: nil))
+        #expect(try classify(#"{"jsonrpc":"2.0","method":"exit","params":null}"#) == .notification(method: "exit", params: nil))
+    }
+
+    /// The -32600 for a scalar `params` asks for what `Params` then accepts (an object), so
+    /// a client that follows it is not rejected next for sending an array.
+    @Test func scalarParamsMessageAgreesWithParamsChecking() throws {
+        guard case .invalid(_, let error) = try classify(#"{"jsonrpc":"2.0","id":1,"method":"m","params":5}"#) else {
+            Issue.record("expected invalid")
+            return
+        }
+        #expect(error.message.contains("an object of named members"))
+        #expect(!error.message.contains("array"))
+        do {
+            _ = try Params([1], allowed: [])
+            Issue.record("an array was accepted")
+        } catch {
+            #expect(error.message.contains("an object of named members"))
+        }
+    }
+
     @Test func classifiesRepliesToServerRequests() throws {
         #expect(try classify(#"{"jsonrpc":"2.0","id":"sidecar-1","result":{}}"#)
             == .response(id: .string("sidecar-1"), outcome: .success([:])))

@@ -45,6 +45,13 @@ import Testing
         #expect(throws: JSONParseError.self) { try JSONValue.parse(hostile) }
     }
 
+    @Test(arguments: [#"{"id":4"#, #"{"id":true"#, #"{"id":null"#, #"{"id":"x"#, #"{"#])
+    func rejectsARawNULAnywhere(prefix: String) {
+        let bytes = Array(prefix.utf8) + [0] + Array(#","a":1}"#.utf8)
+        #expect(throws: JSONParseError.self) { try JSONValue.parse(bytes) }
+        #expect(throws: JSONParseError.self) { try JSONValue.parse([0x34, 0]) }  // "4\0"
+    }
+
     @Test func keepsNULInsideStringValuesButRejectsItInKeys() throws {
         let value = try JSONValue.parse(#"{"k":"a\u0000b"}"#)
         #expect(value["k"]?.stringValue == "a\u{0}b")

@@ -139,6 +139,37 @@ struct LoopbackListenerTests {
         #expect(try await task.value.code == "x")
     }
 
+    @Test("100 idle connections (slow-loris) neither delay the real redirect nor hold more than the cap")
+    func idleConnectionsDoNotStarveTheRedirect() async throws {
+        func redirectDuration(idle: Int) async throws -> (Duration, closedIdle: Int) {
+            let pending = try listener.startListening(redirectURI: "http://localhost")
+            let task = waiting(pending)
+            let sockets = TestSockets.idleConnections(port: pending.port, count: idle)
+            defer { sockets.forEach { close($0) } }
+            // Give the listener time to see them all (the evicted ones are closed).
+            var closedIdle = 0
+            for _ in 0..<30 where closedIdle < idle - ServerLoop.maxConnections {
+                try await Task.sleep(for: .milliseconds(100))
+                closedIdle = TestSockets.closedByPeer(sockets)
+            }
+            let start = ContinuousClock.now
+            let reply = try await TestHTTPClient.raw(
+                port: pending.port, "GET /?code=real&state=S1 HTTP/1.1\r\nHost: localhost:\(pending.port)\r\n\r\n",
+                timeout: .seconds(30))
+            let elapsed = ContinuousClock.now - start
+            #expect(reply.hasPrefix("HTTP/1.1 200"))
+            #expect(try await task.value.code == "real")
+            return (elapsed, closedIdle)
+        }
+        let (alone, _) = try await redirectDuration(idle: 0)
+        let (crowded, closedIdle) = try await redirectDuration(idle: 100)
+        // Before: the 32 slots held idle sockets until their 10 s read deadline. Far apart
+        // figures only (a loaded CI machine is slow, but not 5 s slow on loopback).
+        #expect(crowded < alone + .seconds(5), "alone \(alone), with 100 idle connections \(crowded)")
+        // The cap: all but the 32 newest idle sockets were closed to make room.
+        #expect(closedIdle >= 100 - ServerLoop.maxConnections)
+    }
+
     @Test("timeout: LoopbackError.timedOut, port freed")
     func timeout() async throws {
         let pending = try listener.startListening(redirectURI: "http://localhost")

@@ -120,6 +120,31 @@ extension POSIX {
 
 /// Socket facts for the tests.
 enum TestSockets {
+    /// Opens `count` connections to 127.0.0.1:`port` that never send anything (a slow-loris);
+    /// non-blocking, so a full accept queue cannot stall the test. The caller closes them.
+    static func idleConnections(port: UInt16, count: Int) -> [Int32] {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        return (0..<count).map { _ in
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+            _ = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            return fd
+        }
+    }
+
+    /// How many of `fds` the peer has closed (a read returns end of file or a reset).
+    static func closedByPeer(_ fds: [Int32]) -> Int {
+        fds.filter { fd in
+            var byte: UInt8 = 0
+            let count = recv(fd, &byte, 1, Int32(MSG_DONTWAIT))
+            return count == 0 || (count < 0 && errno == ECONNRESET)
+        }.count
+    }
+
     /// Binds 127.0.0.1:`port` without SO_REUSEADDR and closes; true when the port was free.
     static func canBind(port: UInt16) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

@@ -10,6 +10,7 @@ import Testing
         ["--config", "/etc/app.json", "--cache", "memory", "--log-level", "debug"],
         ["--max-message-size", "1024", "--enable-diagnostics", "--cache=/tmp/c.json"],
         ["--log-level=trace", "--client-id", "x"],
+        ["--http-timeout-seconds", "5", "--interactive-timeout-seconds=120", "--client-id", "x"],
     ]
 
     @Test(arguments: plainLines)
@@ -22,6 +23,7 @@ import Testing
         ["--help"], ["-h"], ["--version"], ["--client-id"], ["--client-id", "--authority", "x"],
         ["--log-level", "loud"], ["--max-message-size", "12"], ["--max-message-size", "big"],
         ["--client-id", "a", "--client-id", "b"], ["--unknown", "x"], ["positional"], ["--enable-diagnostics=yes"],
+        ["--http-timeout-seconds", "soon"],
     ]
 
     @Test(arguments: unusualLines)

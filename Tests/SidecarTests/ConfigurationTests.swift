@@ -12,6 +12,19 @@ import Testing
         #expect(config.graphEndpoint == "https://graph.microsoft.com/")
         #expect(config.browser == .system)
         #expect(!config.sharedDeviceMode)
+        #expect(config.httpTimeoutSeconds == 30)
+        #expect(config.interactiveTimeoutSeconds == 600)
+    }
+
+    @Test func readsAndLayersTheTimeouts() throws {
+        let file = try ConfigurationOverrides(params: ["clientId": "a", "httpTimeoutSeconds": 5, "interactiveTimeoutSeconds": 60])
+        var flags = ConfigurationOverrides()
+        flags.httpTimeoutSeconds = 7
+        let config = try flags.merged(over: file).resolved()
+        #expect(config.httpTimeoutSeconds == 7)
+        #expect(config.interactiveTimeoutSeconds == 60)
+        #expect(config.json["httpTimeoutSeconds"] == 7)
+        #expect(config.json["interactiveTimeoutSeconds"] == 60)
     }
 
     @Test func layersSourcesWithTheLaterWinning() throws {
@@ -43,6 +56,11 @@ import Testing
         (["browser": "lynx"], "browser"),
         (["scopes": "user.read"], "scopes"),
         (["clientId": ""], "clientId"),
+        (["httpTimeoutSeconds": 0], "httpTimeoutSeconds"),
+        (["httpTimeoutSeconds": 301], "httpTimeoutSeconds"),
+        (["httpTimeoutSeconds": "30"], "httpTimeoutSeconds"),
+        (["interactiveTimeoutSeconds": 0], "interactiveTimeoutSeconds"),
+        (["interactiveTimeoutSeconds": 3601], "interactiveTimeoutSeconds"),
     ]
 
     @Test(arguments: badValues)

@@ -34,11 +34,35 @@ def test_detection_batch_first_byte(spawn):
     sc.assert_result(m[0], id=1, result={})
 
 
-def test_detection_lowercase_lsp(spawn):
-    p = spawn(framing=sc.LSP)
-    body = sc.dumps(sc.req("ping", {}, 1))
-    p.send_raw(b"content-length: %d\r\n\r\n" % len(body) + body)
+def test_detection_lowercase_c_is_ndjson(spawn):
+    # Only an upper-case C selects LSP framing (the protocol says so); a lower-case
+    # header line is then an NDJSON line that is not JSON.
+    p = spawn(framing=sc.NDJSON)
+    p.send_raw(b"content-length: 2\r\n\r\n" + ping_bytes(1, sc.NDJSON))
+    sc.assert_error(p.next_message(), -32700, id=None, name="parseError")
     sc.assert_result(p.next_message(), id=1, result={})
+
+
+def test_detection_c_then_json_line_then_eof(spawn):
+    # `C{...}\n` selects LSP framing, and the line looks like a header (it has a colon);
+    # at end of input that unfinished header block still gets a parse error.
+    p = spawn(framing=sc.LSP)
+    p.send_raw(b'C{"jsonrpc":"2.0","method":"ping","id":1}\n')
+    rest, code = p.finish()
+    assert len(rest) == 1, rest
+    sc.assert_error(rest[0], -32700, id=None, name="parseError")
+    assert code == 0
+
+
+@pytest.mark.parametrize("prefix", [b'{"jsonrpc":"2.0","method":"ping","id":4',
+                                    b'{"jsonrpc":"2.0","method":"ping","id":4,"params":null',
+                                    b'{"jsonrpc":"2.0","method":"ping","id":4,"params":{"a":true'])
+def test_raw_nul_after_number_or_literal(spawn, framing, prefix):
+    # jansson used to drop a NUL right after a number or literal: `"id":4\x00,`.
+    p = spawn(framing=framing)
+    p.send_raw(sc.frame(prefix + b"\x00" + (b"}" if prefix.endswith(b"true") else b"") + b"}", framing))
+    sc.assert_error(p.next_message(), -32700, id=None, name="parseError")
+    p.ping("after")
 
 
 def test_detection_other_first_byte_is_ndjson(spawn):

@@ -102,6 +102,16 @@ def test_shutdown_then_exit(spawn, framing):
     assert p.drain() == []
 
 
+def test_shutdown_then_exit_with_null_params(spawn, framing):
+    # What Emacs's jsonrpc.el (Eglot) sends (clients/emacs tests it with jsonrpc.el itself).
+    p = spawn(framing=framing)
+    p.send_raw(sc.frame(b'{"jsonrpc":"2.0","id":1,"method":"shutdown","params":null}', framing))
+    sc.assert_result(p.next_message(), id=1, result=None)
+    p.send_raw(sc.frame(b'{"jsonrpc":"2.0","method":"exit","params":null}', framing))
+    assert p.wait_exit(5) == 0
+    assert p.drain() == []
+
+
 def test_shutdown_and_exit_in_one_write(spawn, framing):
     p = spawn(framing=framing)
     p.send_many([sc.req("shutdown", None, "s"), sc.note("exit")])

@@ -72,11 +72,24 @@ def test_params_not_structured(spawn, framing, params):
 
 
 def test_explicit_null_params(spawn, framing):
+    # "params": null is "no params" (Emacs's jsonrpc.el, so Eglot, sends it).
     p = spawn(framing=framing)
-    p.send_raw(sc.frame(b'{"jsonrpc":"2.0","method":"getDeviceInformation","id":1,"params":null}', framing))
-    m = p.next_message()
-    sc.check_response(m)
-    assert "error" in m and m["error"]["code"] in (-32600, -32602), m
+    for method in ("getDeviceInformation", "ping", "getAccounts"):
+        p.send_raw(sc.frame(b'{"jsonrpc":"2.0","method":"%s","id":1,"params":null}' % method.encode(), framing))
+        m = p.next_message()
+        sc.check_response(m)
+        assert "result" in m, m
+
+
+def test_scalar_params_message_does_not_contradict_array_rejection(spawn, framing):
+    # The -32600 asks for an object; an array then gets -32602 saying the same.
+    p = spawn(framing=framing)
+    p.send_raw(sc.frame(b'{"jsonrpc":"2.0","method":"ping","id":1,"params":5}', framing))
+    scalar = sc.assert_error(p.next_message(), -32600, id=1)
+    array = sc.assert_error(p.request("ping", [], 2), -32602, id=2)
+    assert "object of named members" in scalar["message"], scalar
+    assert "array" not in scalar["message"], scalar
+    assert "object of named members" in array["message"], array
 
 
 @pytest.mark.parametrize("params, member", [
@@ -152,3 +165,23 @@ def test_echo_returns_params(spawn, framing):
     p = spawn(framing=framing)
     params = {"n": [1, 2.5, -3, 1e300], "o": {"a": None, "b": True}, "s": "x"}
     sc.assert_result(p.request("diagnostics/echo", params, 1), id=1, result=params)
+
+
+@pytest.mark.parametrize("params, member", [
+    ({"path": "/me\r\nX-Injected: 1"}, "path"),
+    ({"path": "/me\n"}, "path"),
+    ({"path": "/me\x00"}, "path"),
+    ({"headers": {"X-A": "1\r\nX-Injected: 1"}}, "headers.X-A"),
+    ({"headers": {"X-A\n": "1"}}, "headers.X-A\n"),
+])
+def test_call_graph_control_characters_are_bad_params(spawn, framing, params, member):
+    # Checked before any token or network: -32602, not a transport error (-51009).
+    p = spawn(framing=framing)
+    assert member_error(p.request("callGraph", params, 1), 1) == member
+
+
+def test_call_graph_query_may_hold_control_characters(spawn, framing):
+    # Query values are percent-encoded: a newline in one is data, not bad params (this
+    # process has no signed-in account, so the call ends -50002 before any network).
+    p = spawn(framing=framing)
+    sc.assert_error(p.request("callGraph", {"query": {"$search": "a\nb"}}, 1), -50002, id=1)

@@ -258,6 +258,36 @@ def test_device_code_cancel_request(launch, mock):
     p.ping()
 
 
+def test_device_code_polling_survives_transient_failures(launch, mock):
+    # A 429 with Retry-After, a TCP reset and 503s while the user types the code: polling
+    # backs off and goes on (it used to abort the sign-in on the first one).
+    p = launch()
+    rid, n = start_device_code(p, mock)
+    mock.admin.call("faults", {"faults": [
+        {"endpoint": "token:device_code", "type": "status", "status": 429, "retry_after": 1, "times": 1},
+        {"endpoint": "token:device_code", "type": "reset", "times": 1},
+        {"endpoint": "token:device_code", "type": "status", "status": 503, "retry_after": 1, "times": 2},
+    ]})
+    deadline = time.monotonic() + 30
+    while mock.admin.counts().get("token:device_code", 0) < 5 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert mock.admin.counts().get("token:device_code", 0) >= 5, "the faults were not all polled through"
+    mock.admin.device("approve", n["userCode"], username=ALICE)
+    r = sc.assert_result(p.wait_for(rid, 20))
+    assert r["account"]["username"] == ALICE, r
+
+
+def test_device_code_polling_gives_up_on_a_lasting_failure(launch, mock):
+    # Bounded: a fault that does not go away ends the sign-in with its error before the
+    # code expires (the Retry-After outlives the code here).
+    mock.admin.config(device_code_lifetime=60)
+    p = launch()
+    rid, n = start_device_code(p, mock)
+    mock.admin.fault(endpoint="token:device_code", type="status", status=429, retry_after=3600, times=-1)
+    e = sc.assert_error(p.wait_for(rid, 20), -50006, name="serverError")
+    assert e["data"].get("httpStatus") == 429 and e["data"].get("retryAfter") == 3600, e
+
+
 # --------------------------------------------------------------------------
 # The service or the network fails
 
@@ -304,6 +334,29 @@ def test_network_down_wrong_port(launch, mock, tmp_path):
     p = launch(authority=f"https://127.0.0.1:{port}/organizations")
     p.error("acquireToken", {"scopes": SCOPES, "flow": "deviceCode"}, -51001, name="networkError", timeout=20)
     p.error("acquireToken", {"scopes": SCOPES}, -51001, name="networkError", timeout=20)
+
+
+@pytest.mark.parametrize("how", ["initialize", "command line"])
+def test_http_timeout_seconds_bounds_every_request(launch, mock, how):
+    # httpTimeoutSeconds: 1 and a token endpoint that answers after 4 s: a timeout
+    # (-51002) after about a second, not after the default 30.
+    if how == "initialize":
+        p = launch(httpTimeoutSeconds=1)
+    else:
+        p = launch("--http-timeout-seconds", "1")
+    signed_in_with_expired_token(p, mock)
+    mock.admin.fault(endpoint="token", type="latency", delay_ms=4000, times=-1)
+    started = time.monotonic()
+    p.error("acquireTokenSilent", {"scopes": SCOPES}, -51002, name="timeout", timeout=20)
+    assert time.monotonic() - started < 3.5, "the 4 s answer was waited for"
+
+
+def test_interactive_timeout_seconds(launch, mock):
+    # The browser never comes back: the sign-in ends after interactiveTimeoutSeconds.
+    p = launch(browser_action="cancel", interactiveTimeoutSeconds=2)
+    started = time.monotonic()
+    p.error("acquireToken", {"scopes": SCOPES}, -51002, name="timeout", timeout=20)
+    assert time.monotonic() - started < 15
 
 
 def test_network_reset_during_refresh(launch, mock):

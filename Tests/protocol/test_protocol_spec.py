@@ -82,6 +82,8 @@ CONTRACT_CONFIG_DEFAULTS = {
     "browser": "system",
     "authorityType": None,  # absent/null: detected from the authority URL
     "instanceDiscovery": True,
+    "httpTimeoutSeconds": 30,
+    "interactiveTimeoutSeconds": 600,
 }
 CONTRACT_CODES = {-32700, -32600, -32601, -32602, -32603, -32002, -32800,
                   -50000, -50001, -50002, -50003, -50004, -50005, -50006}
@@ -271,6 +273,10 @@ def test_configuration_keys_and_defaults():
     cfg.validate({"clientId": ZERO, "authorityType": None})
     assert not cfg.is_valid({"authorityType": "OIDC"})
     assert not cfg.is_valid({"instanceDiscovery": "false"})
+    cfg.validate({"clientId": ZERO, "httpTimeoutSeconds": 1, "interactiveTimeoutSeconds": 3600})
+    for bad in ({"httpTimeoutSeconds": 0}, {"httpTimeoutSeconds": 301}, {"httpTimeoutSeconds": 1.5},
+                {"interactiveTimeoutSeconds": 0}, {"interactiveTimeoutSeconds": 3601}):
+        assert not cfg.is_valid(bad), bad
     init = validator_for_ref("InitializeParams.schema.json")
     init.validate({"clientId": ZERO, "processId": 1, "clientInfo": {"name": "x"}, "trace": "off",
                    "rootUri": None, "workspaceFolders": None, "locale": "en", "capabilities": {}})
@@ -397,7 +403,8 @@ def validate_client_message(msg, *, in_setup: bool):
     m = METHODS[method]
     assert m["x-direction"] == "clientToServer", method
     assert m["x-kind"] == kind, f"{method} must be sent as a {m['x-kind']}"
-    validate(msg.get("params", {}), params_ref(method))
+    params = msg.get("params")
+    validate({} if params is None else params, params_ref(method))  # null = omitted
 
 
 def reply_method(ex, reply_id):

@@ -28,6 +28,10 @@ export interface Configuration {
   authorityType?: 'aad' | 'b2c' | 'ciam' | 'oidc';
   /** validate AAD hosts and find their aliases (default true) */
   instanceDiscovery?: boolean;
+  /** time limit of every HTTP request to the identity service and Graph, 1-300 s (default 30) */
+  httpTimeoutSeconds?: number;
+  /** how long a browser sign-in waits for the redirect, 1-3600 s (default 600) */
+  interactiveTimeoutSeconds?: number;
   [key: string]: unknown;
 }
 

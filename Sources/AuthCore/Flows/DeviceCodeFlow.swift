@@ -13,7 +13,8 @@ struct DeviceCodeFlow: Sendable {
         let metadata = resolved.metadata
         let scopes = Scopes.deduplicated(request.scopes ?? configuration.defaultScopes)
         let claims = try Scopes.mergedClaims(request.claims, capabilities: configuration.clientCapabilities)
-        let client = TokenEndpointClient(transport: dependencies.transport, clientId: configuration.clientId)
+        let client = TokenEndpointClient(transport: dependencies.transport, clientId: configuration.clientId,
+                                         clock: dependencies.clock)
 
         var fields = [("scope", Scopes.decorated(scopes).joined(separator: " "))]
         if let claims { fields.append(("claims", claims)) }
@@ -25,15 +26,18 @@ struct DeviceCodeFlow: Sendable {
               let verificationUri = (answer["verification_uri"] ?? answer["verification_url"])?.stringValue
         else { throw AuthError.malformed("the device code answer lacks device_code, user_code or verification_uri") }
         let now = dependencies.clock.now()
-        let expiresOn = now + (TokenResponse.seconds(answer["expires_in"]) ?? 900)
-        var interval = max(TokenResponse.seconds(answer["interval"]) ?? 5, 1)
+        // Bounded: the service's numbers must not overflow the arithmetic below.
+        let expiresOn = now + min(max(TokenResponse.seconds(answer["expires_in"]) ?? 900, 0), 86_400)
+        var interval = min(max(TokenResponse.seconds(answer["interval"]) ?? 5, 1), 600)
         request.onUserCode(DeviceCodeInfo(
             userCode: userCode, verificationUri: verificationUri,
             message: answer["message"]?.stringValue ?? "To sign in, open \(verificationUri) and enter the code \(userCode).",
             expiresOn: expiresOn))
 
+        var retry = TransientRetry()
+        var wait = interval
         while true {
-            try await Task.sleep(for: .seconds(interval))
+            try await dependencies.clock.sleep(for: .seconds(wait))
             do {
                 let tokens = try await client.redeem(DeviceCodeGrant(deviceCode: deviceCode).fields,
                                                      at: metadata.tokenEndpoint, correlationId: correlationId)
@@ -43,9 +47,13 @@ struct DeviceCodeFlow: Sendable {
             } catch var error as AuthError {
                 switch error.oauthError {
                 case "authorization_pending":
+                    retry.answered()
                     if dependencies.clock.now() >= expiresOn { throw Self.expired(error) }
+                    wait = interval
                 case "slow_down":
+                    retry.answered()
                     interval += 5
+                    wait = interval
                 case "expired_token", "code_expired":
                     throw Self.expired(error)
                 case "authorization_declined", "access_denied":
@@ -53,10 +61,24 @@ struct DeviceCodeFlow: Sendable {
                     error.message = "the user declined the device code sign-in"
                     throw error
                 default:
-                    throw error
+                    wait = try retryDelay(after: error, retry: &retry, interval: interval, expiresOn: expiresOn)
                 }
             }
         }
+    }
+
+    /// The wait before polling again after a transient failure; rethrows `error` when it is
+    /// not transient, too many came in a row, or the code would expire first.
+    private func retryDelay(after error: AuthError, retry: inout TransientRetry, interval: Int64,
+                            expiresOn: Int64) throws(AuthError) -> Int64 {
+        guard let delay = retry.delay(after: error, interval: interval),
+              dependencies.clock.now() + delay < expiresOn
+        else { throw error }
+        dependencies.logger.warning("device code polling failed; retrying", metadata: [
+            "error": "\(error.kind.rawValue)", "httpStatus": "\(error.httpStatus.map(String.init) ?? "none")",
+            "retryInSeconds": "\(delay)", "attempt": "\(retry.consecutiveFailures)",
+        ])
+        return delay
     }
 
     private static func expired(_ error: AuthError) -> AuthError {

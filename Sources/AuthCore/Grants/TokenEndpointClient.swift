@@ -5,6 +5,8 @@ import JSON
 struct TokenEndpointClient: Sendable {
     let transport: any HTTPTransport
     let clientId: String
+    /// Waits before the one retry of a 5xx answer.
+    var clock: any AuthClock = SystemClock()
 
     /// The headers MSAL sends with every call (correlation, SDK identification).
     static func headers(correlationId: String) -> [(name: String, value: String)] {
@@ -28,7 +30,7 @@ struct TokenEndpointClient: Sendable {
             headers: Self.headers(correlationId: correlationId))
         var response = try await ServiceCall.send(request, over: transport)
         if [500, 502, 503, 504].contains(response.status) {  // one retry, as MSAL does
-            try await Task.sleep(for: .seconds(min(Self.retryAfter(response) ?? 1, 5)))
+            try await clock.sleep(for: .seconds(min(Self.retryAfter(response) ?? 1, 5)))
             response = try await ServiceCall.send(request, over: transport)
         }
         let json = try? JSONValue.parse(response.body)

@@ -43,9 +43,19 @@ extension ClientConfiguration {
     }
 }
 
-/// The current time in Unix seconds (a seam: tests move it).
+/// The current time in Unix seconds, and waiting (a seam: tests move it, and their waits
+/// return at once).
 public protocol AuthClock: Sendable {
     func now() -> Int64
+    /// Waits `duration`; throws `CancellationError` when the task is cancelled.
+    /// The default is `Task.sleep`.
+    func sleep(for duration: Duration) async throws
+}
+
+extension AuthClock {
+    public func sleep(for duration: Duration) async throws {
+        try await Task.sleep(for: duration)
+    }
 }
 
 public struct SystemClock: AuthClock {

@@ -204,4 +204,26 @@
   (auth-sidecar-test--should-fail -32603 (auth-sidecar-account))
   (auth-sidecar-stop))
 
+(ert-deftest auth-sidecar-test-11-jsonrpc-shutdown-exit ()
+  "Plain jsonrpc.el (as Eglot uses it) sends `\"params\": null' with shutdown and exit;
+the sidecar answers shutdown and then exits with status 0."
+  (let* ((proc nil)
+         (conn (make-instance
+                'jsonrpc-process-connection
+                :name "auth-sidecar-lsp-way"
+                :process (lambda ()
+                           (setq proc (make-process
+                                       :name "auth-sidecar-lsp-way"
+                                       :command (list (auth-sidecar-test--env "AUTH_SIDECAR_BIN")
+                                                      "--client-id" "00000000-0000-0000-0000-000000000000"
+                                                      "--cache" "memory")
+                                       :connection-type 'pipe
+                                       :coding 'utf-8-emacs-unix
+                                       :noquery t
+                                       :stderr (get-buffer-create "*auth-sidecar-lsp-way stderr*")))))))
+    (should (null (jsonrpc-request conn :shutdown nil :timeout 10)))
+    (jsonrpc-notify conn :exit nil)
+    (auth-sidecar-test--wait "the sidecar to exit" (lambda () (not (process-live-p proc))) 10)
+    (should (eql (process-exit-status proc) 0))))
+
 ;;; auth-sidecar-test.el ends here

@@ -14,13 +14,16 @@ const diagnostics = () => ({ binary: BINARY, args: ['--client-id', ZERO, '--enab
 describe('client without the identity service', { ...needsBinary, timeout: 60000 }, () => {
   test('initialize and the no-service methods', guarded(async () => {
     const client = await SidecarClient.start({
-      binary: BINARY, env: baseEnv(), clientId: CLIENT_ID, cache: 'memory', knownAuthorities: 'example.b2clogin.com', timeout: QUICK,
+      binary: BINARY, env: baseEnv(), clientId: CLIENT_ID, cache: 'memory', knownAuthorities: 'example.b2clogin.com',
+      httpTimeoutSeconds: 7, timeout: QUICK,
     });
     try {
       assert.equal(client.serverInfo.serverInfo.name, 'auth-sidecar');
       assert.equal(client.serverInfo.protocolVersion, '1.0');
       assert.deepEqual(client.serverInfo.configuration.cache, { persistence: 'memory' });
       assert.deepEqual(client.serverInfo.configuration.knownAuthorities, ['example.b2clogin.com']);
+      assert.equal(client.serverInfo.configuration.httpTimeoutSeconds, 7);
+      assert.equal(client.serverInfo.configuration.interactiveTimeoutSeconds, 600);
       assert.deepEqual(await client.ping(), {});
       const device = await client.getDeviceInformation();
       assert.equal(device.deviceMode, 'private');

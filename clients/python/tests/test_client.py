@@ -41,6 +41,16 @@ def test_camel_case_keys_and_shared_device(sidecar_bin, base_env):
         assert sidecar.get_device_information().shared
 
 
+def test_timeout_keys(sidecar_bin, base_env):
+    with a.SidecarClient(sidecar_bin, env=base_env, client_id=CLIENT_ID, cache="memory", http_timeout_seconds=7,
+                         interactive_timeout_seconds=120, timeout=QUICK) as sidecar:
+        assert sidecar.server_info.configuration["httpTimeoutSeconds"] == 7
+        assert sidecar.server_info.configuration["interactiveTimeoutSeconds"] == 120
+    with pytest.raises(a.InvalidParamsError):
+        a.SidecarClient(sidecar_bin, env=base_env, client_id=CLIENT_ID, cache="memory", http_timeout_seconds=0,
+                        timeout=QUICK)
+
+
 def test_command_line_configuration_without_initialize(sidecar_bin, base_env):
     with a.SidecarClient(sidecar_bin, args=["--client-id", ZERO, "--cache", "memory"], env=base_env,
                          timeout=QUICK) as sidecar:

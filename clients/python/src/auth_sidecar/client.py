@@ -76,7 +76,8 @@ class SidecarClient:
     ``SidecarClient(binary=None, *, args=(), env=None, **config)``: ``binary`` or
     ``$AUTH_SIDECAR_BIN`` or ``auth-sidecar`` on PATH. Configuration keys are keyword
     arguments, snake_case or camelCase (``client_id``, ``authority``, ``known_authorities``,
-    ``cache`` (a path, ``"memory"`` or a dict), ``graph_endpoint``, ``browser``, ...);
+    ``cache`` (a path, ``"memory"`` or a dict), ``graph_endpoint``, ``browser``,
+    ``http_timeout_seconds``, ``interactive_timeout_seconds``, ...);
     ``initialize`` is sent at start when any is given (or ``initialize=True``).
 
     ``on_device_code(DeviceCode)`` is called for each ``deviceCode`` notification (unless the
