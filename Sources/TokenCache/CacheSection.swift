@@ -80,12 +80,18 @@ struct CacheSection<Entity: CacheEntity>: Sendable {
     }
 
     private mutating func add(_ key: String, home: String?, lookup: String?) {
-        if let home { byAccount[home.lowercased(), default: []].append(key) }
-        if let lookup { byLookupField[lookup.lowercased(), default: []].append(key) }
+        if let home { byAccount[Self.folded(home), default: []].append(key) }
+        if let lookup { byLookupField[Self.folded(lookup), default: []].append(key) }
+    }
+
+    /// `value` lower-cased, without a new string when it has no upper-case ASCII letter and no
+    /// non-ASCII byte (home account IDs: lower-case GUIDs), which is the common case at load.
+    private static func folded(_ value: String) -> String {
+        value.utf8.contains { $0 >= 0x80 || (0x41...0x5A).contains($0) } ? value.lowercased() : value
     }
 
     private static func unindex(_ key: String, _ value: String, from index: inout [String: [String]]) {
-        let folded = value.lowercased()
+        let folded = folded(value)
         index[folded]?.removeAll { $0 == key }
         if index[folded]?.isEmpty == true { index[folded] = nil }
     }

@@ -48,6 +48,7 @@ enum POSIXFile {
         guard fstat(fd, &info) == 0 else { throw .unreadable(path, "fstat: \(lastError)") }
         guard (info.st_mode & S_IFMT) == S_IFREG else { throw .unreadable(path, "not a regular file") }
         var bytes: [UInt8] = []
+        bytes.reserveCapacity(Int(max(info.st_size, 0)) + 1)  // one allocation for the whole file
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
             let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
