@@ -115,22 +115,22 @@ extension CacheDocument {
 
     /// Marks `homeAccountId` as the client's current account (`nil`: none).
     mutating func setCurrentAccountId(_ homeAccountId: String?, clientId: String) {
-        guard currentAccountId(clientId: clientId) != homeAccountId else { return }
-        var state = sidecarState
-        var current = state["current_account"]?.objectValue ?? JSONObject()
-        current[clientId] = homeAccountId.map { .string($0) }
-        state["current_account"] = .object(current)
-        sidecarState = state
-        touch()
+        setSidecarEntry("current_account", clientId, to: homeAccountId.map { .string($0) })
     }
 
     /// Records (or with `nil` forgets) a snapshot of the account the client last signed out.
     mutating func setSignedOutAccount(_ snapshot: JSONObject?, clientId: String) {
-        guard signedOutAccount(clientId: clientId) != snapshot else { return }
+        setSidecarEntry("signed_out_account", clientId, to: snapshot.map { .object($0) })
+    }
+
+    /// Sets (or with `nil` removes) `AuthSidecar.{group}.{key}`; marks the document changed
+    /// only when that changed it.
+    mutating func setSidecarEntry(_ group: String, _ key: String, to value: JSONValue?) {
+        guard sidecarState[group]?[key] != value else { return }
         var state = sidecarState
-        var accounts = state["signed_out_account"]?.objectValue ?? JSONObject()
-        accounts[clientId] = snapshot.map { .object($0) }
-        state["signed_out_account"] = .object(accounts)
+        var entries = state[group]?.objectValue ?? JSONObject()
+        entries[key] = value
+        state[group] = .object(entries)
         sidecarState = state
         touch()
     }

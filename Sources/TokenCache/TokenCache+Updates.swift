@@ -82,12 +82,6 @@ extension CacheDocument {
 
     /// Stores (or with `nil` removes) the discovery record under `key`.
     mutating func setDiscoveryRecord(_ record: JSONObject?, forKey key: String) {
-        guard discoveryRecord(key) != record else { return }
-        var state = sidecarState
-        var records = state["discovery"]?.objectValue ?? JSONObject()
-        records[key] = record.map { .object($0) }
-        state["discovery"] = .object(records)
-        sidecarState = state
-        touch()
+        setSidecarEntry("discovery", key, to: record.map { .object($0) })
     }
 }

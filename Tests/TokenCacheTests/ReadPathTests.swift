@@ -118,3 +118,45 @@ import Testing
         #expect(top["AuthSidecar"]?["discovery"]?["metadata x"] != nil)
     }
 }
+
+/// Large caches (over a megabyte) read back whole; a cut one is refused and kept.
+@Suite struct LargeCacheTests {
+    @Test func aLargeCacheReadsBackWholeAndACutOneIsRefusedAndKept() throws {
+        let temp = TemporaryDirectory()
+        defer { temp.remove() }
+        let path = temp.path + "/cache.json"
+        let writer = TokenCache(store: FileTokenCacheStore(path: path))
+        try writer.store.transaction { document in
+            for n in 0..<1500 {
+                document.save(Fixture.record(uid: "u\(n)", username: "user\(n)@contoso.com", secret: String(repeating: "s", count: 400)))
+            }
+        }
+        let whole = readBytes(path) ?? []
+        #expect(whole.count > 1_000_000)
+        let reader = TokenCache(store: FileTokenCacheStore(path: path))
+        #expect(try reader.read { $0.accounts(username: "user1234@contoso.com").count } == 1)
+        #expect(try reader.accounts().count == 1500)
+        let cut = Array(whole.prefix(whole.count - 10))
+        writeBytes(path, cut)
+        let error = #expect(throws: TokenCacheError.self) { _ = try TokenCache(store: FileTokenCacheStore(path: path)).accounts() }
+        #expect(error?.code == .unreadable)
+        #expect(readBytes(path) == cut, "left untouched")
+    }
+
+    @Test func aLargeEncryptedCacheIsOpenedWithItsKey() throws {
+        let temp = TemporaryDirectory()
+        defer { temp.remove() }
+        let path = temp.path + "/cache.json"
+        let keyFile = temp.path + "/key"
+        writeBytes(keyFile, Array(repeating: 7, count: 32))
+        chmod(keyFile, 0o600)
+        let key = try AESGCMCacheEncryption(keyFile: keyFile)
+        try TokenCache(store: FileTokenCacheStore(path: path, encryption: key)).store.transaction { document in
+            for n in 0..<1500 {
+                document.save(Fixture.record(uid: "u\(n)", username: "user\(n)@contoso.com", secret: String(repeating: "s", count: 400)))
+            }
+        }
+        #expect(AESGCMCacheEncryption.isSealed(readBytes(path) ?? []))
+        #expect(try TokenCache(store: FileTokenCacheStore(path: path, encryption: key)).accounts().count == 1500)
+    }
+}
