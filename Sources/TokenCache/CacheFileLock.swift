@@ -17,8 +17,10 @@ import Darwin
 /// the dying inode and believe they hold the lock.
 ///
 /// A lock file left by a crashed process is removed when nobody `flock`s it and the pid
-/// written in it is no longer alive (or, with no pid in it, it is older than 5 s); the check
-/// itself runs under `flock` so two waiters cannot both remove a fresh lock.
+/// written in it is no longer alive (or, with no pid in it — a crash between creating and
+/// writing it — it is older than half a second: a live writer writes its pid within
+/// microseconds); the check itself runs under `flock` so two waiters cannot both remove a
+/// fresh lock. A timeout names the process holding the lock, as written in the file.
 enum CacheFileLock {
     /// Runs `body` holding the lock on `path`, waiting at most `timeout` for it; the lock
     /// file is deleted and the lock released when `body` returns or throws.
@@ -40,8 +42,8 @@ enum CacheFileLock {
         var pause: UInt32 = 1_000  // microseconds; doubles up to 50 ms
         func wait() throws(TokenCacheError) {
             guard clock.now < deadline else {
-                throw .lockTimeout(path, "held by another process for more than \(timeout) "
-                    + "(if no process is using the cache, delete the lock file)")
+                throw .lockTimeout(path, "held by \(holder(of: path)) for more than \(timeout) "
+                    + "(if that process is not using the cache, delete the lock file)")
             }
             usleep(pause)
             pause = min(pause * 2, 50_000)
@@ -75,16 +77,39 @@ enum CacheFileLock {
         guard flock(fd, LOCK_EX | LOCK_NB) == 0, isCurrent(fd, path: path) else { return }
         var info = stat()
         guard fstat(fd, &info) == 0 else { return }
-        var buffer = [UInt8](repeating: 0, count: 64)
-        let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        let text = String(decoding: buffer.prefix(max(count, 0)), as: UTF8.self)
         let stale: Bool
-        if let first = text.split(separator: " ").first, let pid = Int32(first), pid > 0 {
+        if let (pid, _) = owner(fd) {
             stale = kill(pid, 0) != 0 && errno == ESRCH
         } else {
-            stale = Int64(time(nil)) - Int64(info.st_mtim.tv_sec) > 5
+            var now = timespec()
+            clock_gettime(CLOCK_REALTIME, &now)
+            let ageNanos = (Int64(now.tv_sec) - Int64(info.st_mtim.tv_sec)) * 1_000_000_000
+                + Int64(now.tv_nsec) - Int64(info.st_mtim.tv_nsec)
+            stale = ageNanos > 500_000_000
         }
         if stale { unlink(path) }
+    }
+
+    /// The `"{pid} {program}"` written in the lock file open at `fd`, if it holds one.
+    private static func owner(_ fd: Int32) -> (pid: Int32, program: String)? {
+        var buffer = [UInt8](repeating: 0, count: 256)
+        let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+        let text = String(decoding: buffer.prefix(max(count, 0)), as: UTF8.self)
+        let parts = text.split(separator: " ", maxSplits: 1)
+        guard let first = parts.first, let pid = Int32(first), pid > 0 else { return nil }
+        // Printable ASCII only: the file may have been planted by someone else.
+        let program = parts.count > 1 ? String(parts[1].unicodeScalars.filter { (0x21..<0x7F).contains($0.value) }) : ""
+        return (pid, String(program.prefix(80)))
+    }
+
+    /// Who holds the lock at `path`, for an error message: `process 1234 (python3)`.
+    private static func holder(of path: String) -> String {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else { return "another process" }
+        defer { close(fd) }
+        guard let (pid, program) = owner(fd) else { return "another process (no pid in the lock file)" }
+        let name = program.split(separator: "/").last.map(String.init) ?? program
+        return "process \(pid)" + (name.isEmpty ? "" : " (\(name))")
     }
 
     /// Whether `fd` is still the file at `path` (not unlinked or replaced meanwhile).

@@ -79,6 +79,20 @@ import AuthTestSupport
         #expect(error?.kind == .networkError)
     }
 
+    @Test func aTokenDueForRefreshIsServedWhenTheServiceIsUnreachable() async throws {
+        let cache = TokenCache(store: MemoryTokenCacheStore())
+        try cache.save(TokenResponseRecord(
+            clientId: "client", environment: "login.microsoftonline.com", realm: "common", homeAccountId: "oid-1.tid-1",
+            localAccountId: "oid-1", username: "alice@contoso.com", scopes: ["User.Read"], accessToken: "still-valid",
+            cachedAt: clock.now(), expiresOn: clock.now() + 3600, refreshOn: clock.now() + 60, refreshToken: "rt-0"))
+        clock.advance(120)  // past refresh_on: a refresh is due, the token still valid for an hour
+        let http = Self.unreachable()
+        let result = try await app("https://login.microsoftonline.com/common", cache: cache, transport: http)
+            .acquireTokenSilently(SilentRequest(), correlationId: "c")
+        #expect(result.accessToken == "still-valid" && result.fromCache)
+        #expect(!http.requests.isEmpty, "the refresh was tried")
+    }
+
     @Test func discoveryIsKeptSoTheNextProcessRefreshesWithOneRequest() async throws {
         let cache = TokenCache(store: MemoryTokenCacheStore())
         try seed(cache, environment: "login.microsoftonline.com", realm: "common", expiresIn: 10)

@@ -97,9 +97,23 @@ import Testing
             try TokenCache(store: store).setCurrentAccountId("someone", clientId: "client")
         }
         #expect(error?.code == .lockTimeout && error?.path == path + ".lockfile")
+        #expect(error?.reason.contains("held by process \(getpid()) (holder)") == true, "names the holder: \(error?.reason ?? "")")
         // A lock file left by a dead process is removed.
         writeBytes(path + ".lockfile", Array("999999999 crashed".utf8))
         try TokenCache(store: store).setCurrentAccountId("someone", clientId: "client")
+        #expect(temp.entries() == ["cache.json"])
+    }
+
+    @Test func aLockFileWithNoPidIsRecoveredAtOnce() throws {
+        // A crash between creating the lock file and writing its pid leaves it empty; nobody
+        // flocks it. It must not stall the next writer for seconds.
+        let temp = TemporaryDirectory()
+        defer { temp.remove() }
+        let path = temp.path + "/cache.json"
+        writeBytes(path + ".lockfile", [])
+        let store = FileTokenCacheStore(path: path, lockTimeout: .seconds(3))
+        try TokenCache(store: store).setCurrentAccountId("someone", clientId: "client")
+        #expect(try TokenCache(store: store).currentAccountId(clientId: "client") == "someone")
         #expect(temp.entries() == ["cache.json"])
     }
 
