@@ -8,7 +8,8 @@ extension POSIXFile {
     /// Replaces `path` with `bytes` atomically: a temporary file (mode 0600) in the same
     /// directory is written, fsync'ed and renamed over `path`, then the directory is
     /// fsync'ed. Readers see the old or the new contents, never a mix; on failure the
-    /// temporary file is removed and `path` is unchanged.
+    /// temporary file is removed and `path` is unchanged. Temporary files left by processes
+    /// that died mid-write (`kill -9`) are removed first: they are full copies of the cache.
     ///
     /// - Returns: the identity of the new file.
     static func replaceAtomically(_ path: String, with bytes: [UInt8]) throws(TokenCacheError) -> FileIdentity {
@@ -16,6 +17,7 @@ extension POSIXFile {
         let directory = directoryName(path)
         let base = path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path
         let prefix = directory.isEmpty ? "" : (directory == "/" ? "/" : directory + "/")
+        removeOrphanTemporaries(in: directory.isEmpty ? "." : directory, of: base)
         let temporary = "\(prefix).\(base).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
 
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
@@ -35,6 +37,27 @@ extension POSIXFile {
             throw .writeFailed(path, "the file vanished after rename")
         }
         return identity
+    }
+
+    /// Removes `.{base}.tmp-{pid}-{n}` files of `directory` whose process is gone (only
+    /// regular files owned by this user; a live writer's file is left alone).
+    static func removeOrphanTemporaries(in directory: String, of base: String) {
+        guard let dir = opendir(directory) else { return }
+        defer { closedir(dir) }
+        let prefix = ".\(base).tmp-"
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            guard name.hasPrefix(prefix),
+                  let pid = name.dropFirst(prefix.count).split(separator: "-").first.flatMap({ Int32($0) }), pid > 0,
+                  kill(pid, 0) != 0, errno == ESRCH
+            else { continue }
+            let full = directory + "/" + name
+            var info = stat()
+            guard lstat(full, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_uid == geteuid() else { continue }
+            unlink(full)
+        }
     }
 
     /// Makes a rename in `directory` durable (best effort: some file systems refuse).

@@ -170,3 +170,20 @@ final class LockedBox<Value: Sendable>: @unchecked Sendable {
     func set(_ newValue: Value) { lock.wait(); value = newValue; lock.signal() }
     func get() -> Value { lock.wait(); defer { lock.signal() }; return value }
 }
+
+/// Temporary files of writers killed mid-write (full copies of the cache) do not pile up.
+@Suite struct OrphanTemporaryTests {
+    @Test func theNextWriteRemovesTemporariesOfDeadProcessesOnly() throws {
+        let temp = TemporaryDirectory()
+        defer { temp.remove() }
+        let path = temp.path + "/cache.json"
+        let dead = temp.path + "/.cache.json.tmp-999999999-1"
+        let live = temp.path + "/.cache.json.tmp-\(getpid())-2"
+        let other = temp.path + "/.other.json.tmp-999999999-3"
+        for file in [dead, live, other] { writeBytes(file, Array("{}".utf8)) }
+        try TokenCache(store: FileTokenCacheStore(path: path)).setCurrentAccountId("someone", clientId: "client")
+        #expect(access(dead, F_OK) != 0, "a dead writer's temporary is removed")
+        #expect(access(live, F_OK) == 0, "a live writer's temporary is left alone")
+        #expect(access(other, F_OK) == 0, "another file's temporaries are not ours")
+    }
+}
