@@ -53,15 +53,7 @@ public actor AuthorityResolver {
         case .trusted:
             environments = EnvironmentAliases.of(authority.host)
         case .discover:
-            let host = authority.host.lowercased()
-            if let known = aliases[host] {
-                environments = known
-            } else if let kept = persisted.aliases(of: host, in: document) {
-                for name in kept { aliases[name] = kept }
-                environments = kept
-            } else {
-                environments = EnvironmentAliases.of(host)
-            }
+            environments = knownAliases(of: authority.host, in: document)
         }
         return CacheView(environments: environments, metadataRealm: await metadataCache.known(authority, in: document)?.realm)
     }
@@ -109,14 +101,17 @@ public actor AuthorityResolver {
         knownAliases(of: host)
     }
 
-    private func knownAliases(of host: String) -> [String] {
-        aliases[host.lowercased()] ?? keptAliases(of: host) ?? EnvironmentAliases.of(host)
+    private func knownAliases(of host: String, in document: CacheDocument? = nil) -> [String] {
+        aliases[host.lowercased()] ?? keptAliases(of: host, in: document) ?? EnvironmentAliases.of(host)
     }
 
-    /// The aliases kept by an earlier process (looked for once per host).
-    private func keptAliases(of host: String) -> [String]? {
+    /// The aliases kept by an earlier process, in `document` (`nil`: the cache is read, once
+    /// per process and host).
+    private func keptAliases(of host: String, in document: CacheDocument? = nil) -> [String]? {
         let host = host.lowercased()
-        guard aliasesLookedUp.insert(host).inserted, let kept = persisted.aliases(of: host) else { return nil }
+        guard document != nil || aliasesLookedUp.insert(host).inserted,
+              let kept = persisted.aliases(of: host, in: document)
+        else { return nil }
         for name in kept { aliases[name] = kept }
         return kept
     }

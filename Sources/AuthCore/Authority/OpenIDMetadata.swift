@@ -50,18 +50,13 @@ public actor MetadataCache {
         self.persisted = persisted
     }
 
-    /// The metadata known without a request: fetched earlier, or kept in `document`.
-    public func known(_ authority: Authority, in document: CacheDocument) -> OpenIDMetadata? {
+    /// The metadata known without a request: fetched earlier, or kept in `document` (`nil`:
+    /// the cache is read, once per process and authority).
+    public func known(_ authority: Authority, in document: CacheDocument? = nil) -> OpenIDMetadata? {
         if let cached = known[authority.url] { return cached }
-        guard let kept = persisted.metadata(for: authority, in: document) else { return nil }
-        known[authority.url] = kept
-        return kept
-    }
-
-    /// The metadata known without a request (fetched earlier, or kept), if any.
-    public func known(_ authority: Authority) -> OpenIDMetadata? {
-        if let cached = known[authority.url] { return cached }
-        guard lookedUp.insert(authority.url).inserted, let kept = persisted.metadata(for: authority) else { return nil }
+        guard document != nil || lookedUp.insert(authority.url).inserted,
+              let kept = persisted.metadata(for: authority, in: document)
+        else { return nil }
         known[authority.url] = kept
         return kept
     }

@@ -32,19 +32,11 @@ public struct PersistedDiscovery: Sendable {
         self.logger = logger
     }
 
-    /// The kept metadata of `authority`, when fresh and valid (reads the cache).
-    func metadata(for authority: Authority) -> OpenIDMetadata? {
-        metadata(for: authority, in: stored(Self.metadataKey(authority)))
-    }
-
-    /// The kept metadata of `authority` in a cache document already read.
-    func metadata(for authority: Authority, in document: CacheDocument) -> OpenIDMetadata? {
-        metadata(for: authority, in: document.discoveryRecord(Self.metadataKey(authority)))
-    }
-
-    private func metadata(for authority: Authority, in record: JSONObject?) -> OpenIDMetadata? {
-        guard let document = fresh(record)?["document"] else { return nil }
-        return try? OpenIDMetadata(json: document, kind: authority.kind)
+    /// The kept metadata of `authority`, when fresh and valid, in `document` (`nil`: the
+    /// cache is read).
+    func metadata(for authority: Authority, in document: CacheDocument? = nil) -> OpenIDMetadata? {
+        guard let kept = fresh(Self.metadataKey(authority), in: document)?["document"] else { return nil }
+        return try? OpenIDMetadata(json: kept, kind: authority.kind)
     }
 
     /// Keeps the members of a discovery `document` the auth core uses.
@@ -53,18 +45,9 @@ public struct PersistedDiscovery: Sendable {
         save(["document": .object(kept)], forKey: Self.metadataKey(authority))
     }
 
-    /// The kept aliases of `host`, when fresh (reads the cache).
-    func aliases(of host: String) -> [String]? {
-        aliases(of: host, in: stored(Self.aliasesKey(host)))
-    }
-
-    /// The kept aliases of `host` in a cache document already read.
-    func aliases(of host: String, in document: CacheDocument) -> [String]? {
-        aliases(of: host, in: document.discoveryRecord(Self.aliasesKey(host)))
-    }
-
-    private func aliases(of host: String, in record: JSONObject?) -> [String]? {
-        guard let list = fresh(record)?["aliases"]?.arrayValue else { return nil }
+    /// The kept aliases of `host`, when fresh, in `document` (`nil`: the cache is read).
+    func aliases(of host: String, in document: CacheDocument? = nil) -> [String]? {
+        guard let list = fresh(Self.aliasesKey(host), in: document)?["aliases"]?.arrayValue else { return nil }
         let names = list.compactMap(\.stringValue).map { $0.lowercased() }
         return names.contains(host.lowercased()) ? names : nil
     }
@@ -78,16 +61,18 @@ public struct PersistedDiscovery: Sendable {
 
     static func aliasesKey(_ host: String) -> String { "aliases \(host.lowercased())" }
 
-    private func stored(_ key: String) -> JSONObject? {
-        guard let cache else { return nil }
-        do { return try cache.discoveryRecord(key) } catch {
-            logger.debug("kept discovery answer unreadable", metadata: ["error": "\(error)"])
-            return nil
+    /// The record under `key` in `document` (else in the cache), if it is fresh.
+    private func fresh(_ key: String, in document: CacheDocument?) -> JSONObject? {
+        let record: JSONObject?
+        if let document {
+            record = document.discoveryRecord(key)
+        } else {
+            guard let cache else { return nil }
+            do { record = try cache.discoveryRecord(key) } catch {
+                logger.debug("kept discovery answer unreadable", metadata: ["error": "\(error)"])
+                return nil
+            }
         }
-    }
-
-    /// `record` if it is fresh.
-    private func fresh(_ record: JSONObject?) -> JSONObject? {
         guard let record, let fetched = record["fetched_at"]?.intValue else { return nil }
         let age = clock.now() - fetched
         return age >= 0 && age < Self.lifetime ? record : nil

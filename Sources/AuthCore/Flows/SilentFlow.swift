@@ -129,19 +129,20 @@ struct SilentFlow: Sendable {
     private func cachedToken(_ lookup: Lookup, in document: CacheDocument) -> CachedResult? {
         let now = dependencies.clock.now()
         let home = lookup.account.homeAccountId
+        let scopes = ScopeSet(lookup.scopes)
         for realm in lookup.realms {
             guard let token = document.accessToken(homeAccountId: home, environments: lookup.environments, realm: realm,
-                                                   clientId: configuration.clientId, scopes: ScopeSet(lookup.scopes), keyId: nil),
+                                                   clientId: configuration.clientId, scopes: scopes, keyId: nil),
                   !token.isExpired(at: now)
             else { continue }
             let idToken = document.idToken(homeAccountId: home, environments: lookup.environments,
                                            realm: token.realm, clientId: configuration.clientId)
             let account = lookup.account
             let authority = lookup.authority.url
-            let scopes = token.scopes.scopes.filter { !Scopes.reserved.contains($0.lowercased()) }
+            let granted = token.scopes.scopes.filter { !Scopes.reserved.contains($0.lowercased()) }
             let result: @Sendable (String) -> TokenResult = { correlationId in
                 TokenResult(accessToken: token.secret, tokenType: token.tokenType ?? "Bearer", expiresOn: token.expiresOn,
-                            scopes: scopes, account: account, idToken: idToken?.secret, tenantId: account.tenantId,
+                            scopes: granted, account: account, idToken: idToken?.secret, tenantId: account.tenantId,
                             authority: authority, correlationId: correlationId, fromCache: true)
             }
             return CachedResult(token: token, result: result)
