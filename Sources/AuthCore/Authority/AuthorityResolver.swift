@@ -51,7 +51,7 @@ public actor AuthorityResolver {
         let environments: [String]
         switch try trust.decide(authority) {
         case .trusted:
-            environments = EnvironmentAliases.of(authority.host)
+            environments = Self.environments(ofTrusted: authority)
         case .discover:
             environments = knownAliases(of: authority.host, in: document)
         }
@@ -62,7 +62,7 @@ public actor AuthorityResolver {
         let environments: [String]
         switch try trust.decide(authority) {
         case .trusted:
-            environments = EnvironmentAliases.of(authority.host)
+            environments = Self.environments(ofTrusted: authority)
         case .discover(let validates):
             environments = try await discoveredAliases(authority, validates: validates)
         }
@@ -99,6 +99,18 @@ public actor AuthorityResolver {
     /// The aliases of `host` known so far (discovered or kept, else built in).
     public func aliases(of host: String) -> [String] {
         knownAliases(of: host)
+    }
+
+    /// The cache environments of `authority` known so far: a generic OpenID provider's
+    /// issuer; else the host's aliases (discovered or kept, else built in).
+    public func environments(of authority: Authority) -> [String] {
+        authority.kind == .oidc ? [authority.cacheEnvironment] : knownAliases(of: authority.host)
+    }
+
+    /// A trusted authority's environments without discovery: the issuer (generic OpenID), or
+    /// the host and its built-in aliases.
+    static func environments(ofTrusted authority: Authority) -> [String] {
+        authority.kind == .oidc ? [authority.cacheEnvironment] : EnvironmentAliases.of(authority.host)
     }
 
     private func knownAliases(of host: String, in document: CacheDocument? = nil) -> [String] {

@@ -28,7 +28,7 @@ struct TokenResponseHandler: Sendable {
         let now = dependencies.clock.now()
         let granted = response.scope ?? context.requestedScopes
         let record = TokenResponseRecord(
-            clientId: configuration.clientId, environment: context.authority.host,
+            clientId: configuration.clientId, environment: context.authority.cacheEnvironment,
             realm: context.metadata.realm ?? context.authority.tenant,
             homeAccountId: account.homeAccountId, localAccountId: account.localAccountId,
             username: account.username, name: account.name, clientInfo: response.clientInfo,
@@ -63,7 +63,7 @@ struct TokenResponseHandler: Sendable {
             guard let homeAccountId, let localId = idToken.objectId else {
                 throw AuthError.malformed("neither client_info nor the ID token identify the account")
             }
-            return Account(homeAccountId: homeAccountId, localAccountId: localId, environment: context.authority.host,
+            return Account(homeAccountId: homeAccountId, localAccountId: localId, environment: context.authority.cacheEnvironment,
                            tenantId: idToken.tenantId ?? context.authority.tenant, username: idToken.username ?? "",
                            name: idToken.name, idTokenClaims: idToken.claims)
         }
