@@ -32,6 +32,8 @@ public actor AuthorityResolver {
     private let transport: any HTTPTransport
     private let trust: AuthorityTrust
     private let metadataCache: MetadataCache
+    /// The issuers' signing keys (ID token signatures of generic OpenID providers).
+    nonisolated let signingKeys: SigningKeyCache
     private let persisted: PersistedDiscovery
     private var aliases: [String: [String]] = [:]
     /// Hosts whose kept aliases were looked for (found or not): looked for once per process.
@@ -42,6 +44,7 @@ public actor AuthorityResolver {
         self.trust = trust
         self.persisted = persisted
         metadataCache = MetadataCache(transport: transport, persisted: persisted)
+        signingKeys = SigningKeyCache(transport: transport, persisted: persisted)
     }
 
     /// What the cache needs for `authority`, with no network request and no further read of

@@ -2,8 +2,8 @@ import JSON
 import Logging
 import TokenCache
 
-/// Discovery answers (an authority's OpenID metadata, a host's instance-discovery aliases)
-/// kept in the token cache for 24 hours, so a fresh process resolves an authority it used
+/// Discovery answers (an authority's OpenID metadata, a host's instance-discovery aliases,
+/// an issuer's signing keys) kept in the token cache for 24 hours, so a fresh process resolves an authority it used
 /// before without the network: a refresh then costs one request, the token request.
 ///
 /// Records live under the cache document's `AuthSidecar.discovery` (see
@@ -56,6 +56,18 @@ public struct PersistedDiscovery: Sendable {
     func saveAliases(_ aliases: [String], of host: String) {
         save(["aliases": JSONValue(aliases)], forKey: Self.aliasesKey(host))
     }
+
+    /// The kept signing keys published at `uri`, when fresh.
+    func signingKeys(at uri: String) -> SigningKeys? {
+        fresh(Self.signingKeysKey(uri), in: nil)?["jwks"].flatMap(SigningKeys.init)
+    }
+
+    /// Keeps a JWK Set fetched from `uri`.
+    func saveSigningKeys(_ jwks: JSONValue, at uri: String) {
+        save(["jwks": jwks], forKey: Self.signingKeysKey(uri))
+    }
+
+    static func signingKeysKey(_ uri: String) -> String { "jwks \(uri)" }
 
     static func metadataKey(_ authority: Authority) -> String { "metadata \(authority.url.lowercased())" }
 

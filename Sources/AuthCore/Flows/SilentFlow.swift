@@ -177,7 +177,7 @@ struct SilentFlow: Sendable {
         let client = TokenEndpointClient(transport: dependencies.transport, clientId: configuration.clientId)
         dependencies.logger.debug("refreshing a token", metadata: ["realm": "\(lookup.realm)"])
         let tokens = try await client.redeem(grant.fields, at: metadata.tokenEndpoint, correlationId: correlationId)
-        return try TokenResponseHandler(configuration: configuration, dependencies: dependencies).handle(
+        return try await TokenResponseHandler(configuration: configuration, dependencies: dependencies, resolver: resolver).handle(
             tokens, .init(authority: lookup.authority, metadata: metadata, requestedScopes: lookup.scopes,
                           correlationId: correlationId, knownAccount: lookup.account, grant: nil))
     }

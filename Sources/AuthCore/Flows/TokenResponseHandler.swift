@@ -5,6 +5,7 @@ import TokenCache
 struct TokenResponseHandler: Sendable {
     let configuration: ClientConfiguration
     let dependencies: AuthDependencies
+    let resolver: AuthorityResolver
 
     struct Context {
         var authority: Authority
@@ -19,10 +20,14 @@ struct TokenResponseHandler: Sendable {
         var grant: String?
     }
 
-    func handle(_ response: TokenResponse, _ context: Context) throws -> TokenResult {
+    func handle(_ response: TokenResponse, _ context: Context) async throws -> TokenResult {
         let idToken = try response.idToken.map { (raw: String) throws(AuthError) in try IDToken(raw: raw) }
-        if let nonce = context.nonce, let idToken, idToken.nonce != nonce {
-            throw AuthError(.malformedResponse, "the ID token's nonce does not match the request's (possible replay)")
+        if let idToken {
+            try await IDTokenValidator(
+                clientId: configuration.clientId, authority: context.authority, metadata: context.metadata,
+                environments: await resolver.environments(of: context.authority), now: dependencies.clock.now(),
+                nonce: context.nonce, signingKeys: resolver.signingKeys
+            ).validate(idToken)
         }
         let account = try account(from: response, idToken: idToken, context: context)
         let now = dependencies.clock.now()
