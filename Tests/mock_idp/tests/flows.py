@@ -42,6 +42,14 @@ def redirect_params(resp):
     return parser.fields
 
 
+def endpoint_url(mock, tenant, name):
+    """URL of the endpoint `name` (authorize, token, devicecode, logout) of an authority:
+    a tenant ("organizations", "tfp/…") or a generic issuer ("issuers/a")."""
+    if tenant.startswith("issuers/"):
+        return "%s/%s/%s" % (mock.url, tenant, "device" if name == "devicecode" else name)
+    return "%s/%s/oauth2/v2.0/%s" % (mock.url, tenant, name)
+
+
 def authorize(mock, tenant="organizations", cookie=None, **params):
     """GET /authorize with sane defaults; None values drop a parameter."""
     verifier, challenge = pkce()
@@ -51,7 +59,7 @@ def authorize(mock, tenant="organizations", cookie=None, **params):
     query.update(params)
     query = {k: v for k, v in query.items() if v is not None}
     headers = {"Cookie": cookie} if cookie else {}
-    resp = http("GET", "%s/%s/oauth2/v2.0/authorize?%s" % (mock.url, tenant, urlencode(query)),
+    resp = http("GET", endpoint_url(mock, tenant, "authorize") + "?" + urlencode(query),
                 mock.ca_file, headers=headers)
     resp.verifier, resp.sent = verifier, query
     return resp
@@ -64,7 +72,7 @@ def session_cookie(resp):
 
 def token(mock, tenant="organizations", headers=None, **form):
     form.setdefault("client_id", mock.client_id)
-    return http("POST", "%s/%s/oauth2/v2.0/token" % (mock.url, tenant), mock.ca_file,
+    return http("POST", endpoint_url(mock, tenant, "token"), mock.ca_file,
                 form=form, headers=headers)
 
 
@@ -100,3 +108,28 @@ def assert_error_shape(body, error, code, suberror=None):
 
 def decode_client_info(value):
     return json.loads(base64.urlsafe_b64decode(value + "=" * (-len(value) % 4)))
+
+
+def b64url_decode(text):
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def verify_es256(jwt, jwks):
+    """Verify an ES256 JWT (signature = r || s) against a JWKS document with `cryptography`;
+    return (header, claims). Raises cryptography's InvalidSignature when it does not verify."""
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
+
+    head, body, sig = jwt.split(".")
+    header = json.loads(b64url_decode(head))
+    assert header["alg"] == "ES256", header
+    jwk = next(k for k in jwks["keys"] if k["kid"] == header["kid"])
+    assert (jwk["kty"], jwk["crv"], jwk["alg"], jwk["use"]) == ("EC", "P-256", "ES256", "sig")
+    x, y = (int.from_bytes(b64url_decode(jwk[c]), "big") for c in ("x", "y"))
+    key = ec.EllipticCurvePublicNumbers(x, y, ec.SECP256R1()).public_key()
+    raw = b64url_decode(sig)
+    assert len(raw) == 64, len(raw)
+    der = encode_dss_signature(int.from_bytes(raw[:32], "big"), int.from_bytes(raw[32:], "big"))
+    key.verify(der, (head + "." + body).encode("ascii"), ec.ECDSA(hashes.SHA256()))
+    return header, json.loads(b64url_decode(body))
