@@ -2,7 +2,7 @@
 
 import uuid
 
-from . import devicecode, faults, issuers as generic_issuers
+from . import devicecode, faults, issuers as generic_issuers, tamper
 from .http_util import json_response
 from .state import DEFAULT_CONFIG, new_user
 
@@ -26,7 +26,8 @@ def get_state(app, req, body):
             "clients": list(s.clients.values()), "sessions": len(s.sessions),
             "clock_offset": s.clock_offset, "now": s.now(), "faults": s.faults,
             "refresh_tokens": len(s.refresh_tokens), "base_url": app.base_url,
-            "issuers": [generic_issuers.describe(app, name) for name in s.issuers]}
+            "issuers": [generic_issuers.describe(app, name) for name in s.issuers],
+            "id_token_tamper": s.id_token_tamper}
 
 
 def reset(app, req, body):
@@ -192,10 +193,15 @@ def authorize_next(app, req, body):
 
 
 def issuers(app, req, body):
-    """POST {name}: add a generic issuer; GET: list them."""
-    if req.method == "POST":
+    """POST {name}: add a generic issuer; GET (or POST without a name): list them."""
+    if req.method == "POST" and "name" in body:
         generic_issuers.add(app, body.get("name"))
     return {"issuers": [generic_issuers.describe(app, name) for name in app.state.issuers]}
+
+
+def id_token(app, req, body):
+    """{tamper: signature|issuer|audience|expired|not_yet_valid|nonce|none, times?: 1}"""
+    return tamper.arm(app.state, body.get("tamper"), body.get("times", 1))
 
 
 def clear_sessions(app, req, body):
@@ -211,6 +217,7 @@ ROUTES = {
     "counts/reset": reset_counts, "log": log, "log/clear": clear_log,
     "graph/challenge": graph_challenge, "authorize/next": authorize_next,
     "sessions/clear": clear_sessions, "issuers": issuers,
+    "id_token": id_token,
 }
 
 

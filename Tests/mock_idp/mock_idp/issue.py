@@ -7,6 +7,7 @@ import uuid
 
 from .errors import OAuthError
 from .jwtsign import b64url
+from .tamper import sign_id_token
 
 OIDC_SCOPES = {"openid", "profile", "offline_access", "email"}
 GRAPH = "https://graph.microsoft.com"
@@ -103,7 +104,7 @@ def issue(app, req, ctx, grant):
     if cfg["refresh_in"] is not None:
         response["refresh_in"] = int(cfg["refresh_in"])
     if "openid" in oidc or ctx.b2c:
-        response["id_token"] = signer.sign(_id_claims(app, ctx, grant, issuer, now))
+        response["id_token"] = sign_id_token(app, signer, _id_claims(app, ctx, grant, issuer, now))
     if req.param("client_info") == "1":
         response["client_info"] = client_info(user, ctx.policy)
     if "offline_access" in oidc:

@@ -14,6 +14,7 @@ import secrets
 from .http_util import json_response
 from .issue import store_refresh_token
 from .jwtsign import ECSigner
+from .tamper import sign_id_token
 from .tenancy import IssuerCtx
 
 NAME = re.compile(r"[a-z0-9-]{1,32}\Z")
@@ -106,7 +107,7 @@ def issue_tokens(app, req, ctx, grant):
                   "email": user["username"], "email_verified": True}
         if grant.get("nonce"):
             claims["nonce"] = grant["nonce"]
-        response["id_token"] = key.sign(claims)
+        response["id_token"] = sign_id_token(app, key, claims)
     if "offline_access" in lowered:
         response["refresh_token"] = store_refresh_token(state, ctx, grant, now)
     return response

@@ -90,6 +90,7 @@ class State:
             self.graph_challenge = None
             self.authorize_outcomes = []   # queued outcomes for the next /authorize calls
             self.issuers = {name: {"name": name} for name in DEFAULT_ISSUERS}
+            self.id_token_tamper = None    # {"tamper": mode, "times": n}, see tamper.py
 
     def now(self):
         """The mock's clock (wall clock plus the admin-controlled offset)."""

@@ -114,22 +114,25 @@ def b64url_decode(text):
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
-def verify_es256(jwt, jwks):
-    """Verify an ES256 JWT (signature = r || s) against a JWKS document with `cryptography`;
-    return (header, claims). Raises cryptography's InvalidSignature when it does not verify."""
+def verify_jwt(jwt, jwks):
+    """Verify an ES256 (signature = r || s) or RS256 JWT against a JWKS document with
+    `cryptography`; return (header, claims). Raises InvalidSignature when it does not verify."""
     from cryptography.hazmat.primitives import hashes
-    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
     from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 
     head, body, sig = jwt.split(".")
-    header = json.loads(b64url_decode(head))
-    assert header["alg"] == "ES256", header
+    header, raw, data = json.loads(b64url_decode(head)), b64url_decode(sig), (head + "." + body).encode()
     jwk = next(k for k in jwks["keys"] if k["kid"] == header["kid"])
-    assert (jwk["kty"], jwk["crv"], jwk["alg"], jwk["use"]) == ("EC", "P-256", "ES256", "sig")
-    x, y = (int.from_bytes(b64url_decode(jwk[c]), "big") for c in ("x", "y"))
-    key = ec.EllipticCurvePublicNumbers(x, y, ec.SECP256R1()).public_key()
-    raw = b64url_decode(sig)
-    assert len(raw) == 64, len(raw)
-    der = encode_dss_signature(int.from_bytes(raw[:32], "big"), int.from_bytes(raw[32:], "big"))
-    key.verify(der, (head + "." + body).encode("ascii"), ec.ECDSA(hashes.SHA256()))
+    number = lambda name: int.from_bytes(b64url_decode(jwk[name]), "big")  # noqa: E731
+    assert header["alg"] == jwk["alg"] and jwk["use"] == "sig", (header, jwk)
+    if header["alg"] == "ES256":
+        assert (jwk["kty"], jwk["crv"], len(raw)) == ("EC", "P-256", 64)
+        key = ec.EllipticCurvePublicNumbers(number("x"), number("y"), ec.SECP256R1()).public_key()
+        der = encode_dss_signature(int.from_bytes(raw[:32], "big"), int.from_bytes(raw[32:], "big"))
+        key.verify(der, data, ec.ECDSA(hashes.SHA256()))
+    else:
+        assert header["alg"] == "RS256" and jwk["kty"] == "RSA"
+        key = rsa.RSAPublicNumbers(number("e"), number("n")).public_key()
+        key.verify(raw, data, padding.PKCS1v15(), hashes.SHA256())
     return header, json.loads(b64url_decode(body))

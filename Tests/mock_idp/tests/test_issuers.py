@@ -6,7 +6,7 @@ from urllib.parse import urlencode
 import pytest
 from cryptography.exceptions import InvalidSignature
 
-from flows import REDIRECT, authorize, redirect_params, refresh, sign_in, token, verify_es256
+from flows import REDIRECT, authorize, redirect_params, refresh, sign_in, token, verify_jwt
 from mock_idp.testing import http
 from test_devicecode import poll, start
 
@@ -79,17 +79,17 @@ def test_round_trip_with_pkce(mock):
                            "refresh_token"}
     assert tokens["token_type"] == "bearer" and tokens["expires_in"] == 3600
     assert tokens["scope"] == SCOPE
-    header, claims = verify_es256(tokens["id_token"], jwks(mock, "a"))
+    header, claims = verify_jwt(tokens["id_token"], jwks(mock, "a"))
     assert header["kid"] == jwks(mock, "a")["keys"][0]["kid"]
     assert claims["iss"] == mock.url + "/issuers/a" and claims["aud"] == mock.client_id
     assert claims["nonce"] == "n-generic" and claims["preferred_username"] == "alice@contoso.com"
     assert claims["email"] == "alice@contoso.com" and claims["name"] == "Alice Example"
     assert claims["exp"] - claims["iat"] == 3600 and claims["nbf"] == claims["iat"]
     assert "oid" not in claims and "tid" not in claims and claims["sub"]
-    _, access = verify_es256(tokens["access_token"], jwks(mock, "a"))
+    _, access = verify_jwt(tokens["access_token"], jwks(mock, "a"))
     assert access["sub"] == claims["sub"] and access["scope"] == SCOPE
     with pytest.raises(InvalidSignature):                          # not b's key
-        verify_es256(tokens["id_token"], {"keys": [dict(jwks(mock, "b")["keys"][0],
+        verify_jwt(tokens["id_token"], {"keys": [dict(jwks(mock, "b")["keys"][0],
                                                         kid=header["kid"])]})
     for key in ("token:authorization_code", "issuer:a:token:authorization_code",
                 "issuer:a:token", "issuer:a:authorize", "authorize"):
@@ -100,7 +100,7 @@ def test_round_trip_with_pkce(mock):
 def test_sub_stable_per_user_and_issuer(mock):
     def sub(tenant, user="alice@contoso.com"):
         tokens, _ = sign_in(mock, tenant, scope=SCOPE, login_hint=user)
-        return verify_es256(tokens["id_token"], jwks(mock, tenant.split("/")[1]))[1]["sub"]
+        return verify_jwt(tokens["id_token"], jwks(mock, tenant.split("/")[1]))[1]["sub"]
 
     assert sub(A) == sub(A) != sub(B)
     assert sub(A, "bob@contoso.com") != sub(A)
@@ -115,7 +115,7 @@ def test_refresh_token_bound_to_its_issuer(mock):
     body = again.json()
     assert body["token_type"] == "bearer" and "client_info" not in body
     assert body["refresh_token"] != tokens["refresh_token"]
-    assert verify_es256(body["id_token"], jwks(mock, "a"))[1]["iss"].endswith("/issuers/a")
+    assert verify_jwt(body["id_token"], jwks(mock, "a"))[1]["iss"].endswith("/issuers/a")
     assert mock.admin.count("issuer:a:token:refresh_token") == 1
     assert mock.admin.count("issuer:b:token:refresh_token") == 1
     assert mock.admin.count("token:refresh_token") == 2
@@ -158,7 +158,7 @@ def test_device_code_at_an_issuer(mock):
     assert done.status == 200, done.text
     tokens = done.json()
     assert tokens["token_type"] == "bearer" and "client_info" not in tokens
-    claims = verify_es256(tokens["id_token"], jwks(mock, "a"))[1]
+    claims = verify_jwt(tokens["id_token"], jwks(mock, "a"))[1]
     assert claims["preferred_username"] == "bob@contoso.com" and "nonce" not in claims
     assert mock.admin.count("devicecode") == 1 and mock.admin.count("issuer:a:devicecode") == 1
     assert mock.admin.count("issuer:a:token:device_code") == 2
@@ -191,7 +191,7 @@ def test_issuers_control_and_reset(mock):
     assert [i["name"] for i in added["issuers"]] == ["a", "b", "c"]
     assert discovery(mock, "c")["issuer"] == mock.url + "/issuers/c"
     tokens, _ = sign_in(mock, "issuers/c", scope=SCOPE)
-    verify_es256(tokens["id_token"], jwks(mock, "c"))
+    verify_jwt(tokens["id_token"], jwks(mock, "c"))
     for bad in ("C", "a_b", "x" * 33, ""):
         with pytest.raises(RuntimeError):
             mock.admin.issuers(name=bad)
@@ -201,7 +201,8 @@ def test_issuers_control_and_reset(mock):
     assert {i["name"]: i["issuer"] for i in state["issuers"]}["c"] == mock.url + "/issuers/c"
     mock.admin.reset()
     assert get(mock, "/issuers/c/jwks").status == 404
-    assert [i["name"] for i in mock.admin.call("issuers")["issuers"]] == ["a", "b"]
+    assert [i["name"] for i in mock.admin.call("issuers")["issuers"]] == ["a", "b"]   # GET
+    assert [i["name"] for i in mock.admin.issuers()["issuers"]] == ["a", "b"]         # no name
     assert jwks(mock, "a")["keys"][0]["kid"] == kid_a                # keys survive a reset
 
 
