@@ -65,7 +65,7 @@ import AuthTestSupport
         let authority = try Authority(authority, declared: kind)
         return IDTokenValidator(
             clientId: "client", authority: authority, metadata: try OpenIDMetadata(json: metadata, kind: authority.kind),
-            environments: AuthorityResolver.environments(ofTrusted: authority), now: Self.now, nonce: nonce,
+            environments: EnvironmentAliases.of(authority.host), now: Self.now, nonce: nonce,
             signingKeys: SigningKeyCache(transport: transport, persisted: PersistedDiscovery(cache: nil, clock: clock)))
     }
 

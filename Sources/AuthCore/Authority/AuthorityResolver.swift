@@ -51,21 +51,15 @@ public actor AuthorityResolver {
     /// the cache: its environments and, when known, its metadata's realm (in memory, else kept
     /// in `document`). Checks trust that needs no network (a B2C host must be listed).
     public func cacheView(_ authority: Authority, in document: CacheDocument) async throws -> CacheView {
-        let environments: [String]
-        switch try trust.decide(authority) {
-        case .trusted:
-            environments = Self.environments(ofTrusted: authority)
-        case .discover:
-            environments = knownAliases(of: authority.host, in: document)
-        }
-        return CacheView(environments: environments, metadataRealm: await metadataCache.known(authority, in: document)?.realm)
+        _ = try trust.decide(authority)
+        return CacheView(environments: environments(of: authority, in: document), metadataRealm: await metadataCache.known(authority, in: document)?.realm)
     }
 
     public func resolve(_ authority: Authority) async throws -> ResolvedAuthority {
         let environments: [String]
         switch try trust.decide(authority) {
         case .trusted:
-            environments = Self.environments(ofTrusted: authority)
+            environments = self.environments(of: authority)
         case .discover(let validates):
             environments = try await discoveredAliases(authority, validates: validates)
         }
@@ -104,16 +98,11 @@ public actor AuthorityResolver {
         knownAliases(of: host)
     }
 
-    /// The cache environments of `authority` known so far: a generic OpenID provider's
-    /// issuer; else the host's aliases (discovered or kept, else built in).
-    public func environments(of authority: Authority) -> [String] {
-        authority.kind == .oidc ? [authority.cacheEnvironment] : knownAliases(of: authority.host)
-    }
-
-    /// A trusted authority's environments without discovery: the issuer (generic OpenID), or
-    /// the host and its built-in aliases.
-    static func environments(ofTrusted authority: Authority) -> [String] {
-        authority.kind == .oidc ? [authority.cacheEnvironment] : EnvironmentAliases.of(authority.host)
+    /// The cache environments of `authority` known without a request: a generic OpenID
+    /// provider's issuer; else the host's aliases (discovered, or kept in `document` or the
+    /// cache, else built in).
+    public func environments(of authority: Authority, in document: CacheDocument? = nil) -> [String] {
+        authority.kind == .oidc ? [authority.cacheEnvironment] : knownAliases(of: authority.host, in: document)
     }
 
     private func knownAliases(of host: String, in document: CacheDocument? = nil) -> [String] {

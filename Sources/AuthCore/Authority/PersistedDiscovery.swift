@@ -52,9 +52,11 @@ public struct PersistedDiscovery: Sendable {
         return names.contains(host.lowercased()) ? names : nil
     }
 
-    /// Keeps the aliases found for `host`.
+    /// Keeps the aliases found for `host`, under each of them (a process configured with
+    /// an alias finds them too).
     func saveAliases(_ aliases: [String], of host: String) {
-        save(["aliases": JSONValue(aliases)], forKey: Self.aliasesKey(host))
+        let hosts = Set(aliases.map { $0.lowercased() } + [host.lowercased()])
+        save(["aliases": JSONValue(aliases)], forKeys: hosts.sorted().map(Self.aliasesKey))
     }
 
     /// The kept signing keys published at `uri`, when fresh.
@@ -91,10 +93,14 @@ public struct PersistedDiscovery: Sendable {
     }
 
     private func save(_ payload: JSONObject, forKey key: String) {
+        save(payload, forKeys: [key])
+    }
+
+    private func save(_ payload: JSONObject, forKeys keys: [String]) {
         guard let cache else { return }
         var record = payload
         record["fetched_at"] = .int(clock.now())
-        do { try cache.saveDiscoveryRecord(record, forKey: key) } catch {
+        do { try cache.saveDiscoveryRecord(record, forKeys: keys) } catch {
             logger.warning("could not keep a discovery answer", metadata: ["error": "\(error)"])
         }
     }
