@@ -161,23 +161,46 @@ struct SilentFlow: Sendable {
     private func refresh(_ lookup: Lookup, metadata: OpenIDMetadata, claims: String?, correlationId: String) async throws -> TokenResult {
         let environments = lookup.environments
         let clientId = configuration.clientId
-        let refreshToken = try CacheAccess.run {
+        let candidates = try CacheAccess.run {
             try dependencies.cache.read {
-                $0.refreshTokensToTry(homeAccountId: lookup.account.homeAccountId, environments: environments,
-                                      clientId: clientId).first
+                Self.candidates($0.refreshTokensToTry(homeAccountId: lookup.account.homeAccountId, environments: environments,
+                                                      clientId: clientId), clientId: clientId)
             }
         }
-        guard let refreshToken else {
+        guard !candidates.isEmpty else {
             var error = AuthError(.interactionRequired, "no refresh token is cached for this account; sign in interactively")
             error.suberror = "no_refresh_token"
             throw error
         }
         let merged = try Scopes.mergedClaims(claims, capabilities: configuration.clientCapabilities)
-        let grant = RefreshTokenGrant(refreshToken: refreshToken.secret, scopes: Scopes.decorated(lookup.scopes), claims: merged)
         let client = TokenEndpointClient(transport: dependencies.transport, clientId: configuration.clientId)
         dependencies.logger.debug("refreshing a token", metadata: ["realm": "\(lookup.realm)"])
-        let tokens = try await client.redeem(grant.fields, at: metadata.tokenEndpoint, correlationId: correlationId)
-        return try await TokenResponseHandler(configuration: configuration, dependencies: dependencies, resolver: resolver).handle(
+        var firstFailure: AuthError?
+        for refreshToken in candidates {
+            let grant = RefreshTokenGrant(refreshToken: refreshToken.secret, scopes: Scopes.decorated(lookup.scopes), claims: merged)
+            do {
+                let tokens = try await client.redeem(grant.fields, at: metadata.tokenEndpoint, correlationId: correlationId)
+                return try await handle(tokens, lookup, metadata: metadata, correlationId: correlationId)
+            } catch let error as AuthError where error.oauthError == "invalid_grant" {
+                // MSAL's FOCI rule: the client's own token, then the family's; a service that
+                // says the client is not in the family (client_mismatch) ends the search.
+                firstFailure = firstFailure ?? error
+                if error.suberror == "client_mismatch" { break }
+            }
+        }
+        throw firstFailure ?? AuthError(.interactionRequired, "no refresh token was accepted; sign in interactively")
+    }
+
+    /// The client's newest own refresh token, then the newest family token (FOCI).
+    static func candidates(_ tokens: [CachedRefreshToken], clientId: String) -> [CachedRefreshToken] {
+        let own = tokens.first { $0.clientId.lowercased() == clientId.lowercased() }
+        let family = tokens.first { $0.clientId.lowercased() != clientId.lowercased() }
+        return [own, family].compactMap { $0 }
+    }
+
+    private func handle(_ tokens: TokenResponse, _ lookup: Lookup, metadata: OpenIDMetadata,
+                        correlationId: String) async throws -> TokenResult {
+        try await TokenResponseHandler(configuration: configuration, dependencies: dependencies, resolver: resolver).handle(
             tokens, .init(authority: lookup.authority, metadata: metadata, requestedScopes: lookup.scopes,
                           correlationId: correlationId, knownAccount: lookup.account, grant: nil))
     }

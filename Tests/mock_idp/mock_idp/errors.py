@@ -46,6 +46,9 @@ CATALOG = {
                                "provided when requesting Authorization code.", 400),
     "bad_refresh_token": ("invalid_grant", 9002313,
                           "Invalid request. Request is malformed or invalid.", 400),
+    "client_mismatch": ("invalid_grant", 70000,
+                        "The provided value for the 'refresh_token' is not valid: the client is not a "
+                        "member of the refresh token's family.", 400),
     "rt_expired": ("invalid_grant", 700082,
                    "The refresh token has expired due to inactivity. The token was issued on {issued} "
                    "and was inactive for {inactive}.", 400),

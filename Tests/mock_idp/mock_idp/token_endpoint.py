@@ -75,8 +75,13 @@ def _refresh_token(app, req, ctx):
     if not rt:
         raise OAuthError("missing_parameter", param="refresh_token")
     record = state.refresh_tokens.get(rt)
-    if record is None or record["client_id"] != p("client_id") and not (
-            record["family"] and state.clients[p("client_id")].get("family") == record["family"]):
+    if record is None:
+        raise OAuthError("bad_refresh_token")
+    if record["client_id"] != p("client_id") and not (
+            record["family"] and state.clients.get(p("client_id"), {}).get("family") == record["family"]):
+        # Another client's token: a family token presented by a non-member is client_mismatch.
+        if record["family"]:
+            raise OAuthError("client_mismatch", suberror="client_mismatch")
         raise OAuthError("bad_refresh_token")
     user = state.users.get(record["oid"])
     if user is None:

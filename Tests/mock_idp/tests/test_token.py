@@ -171,8 +171,8 @@ def test_foci_family_refresh(mock):
     tokens, _ = sign_in(mock)
     other = refresh(mock, tokens["refresh_token"], client_id="family-app-2")
     assert other.status == 200
-    assert_error_shape(refresh(mock, tokens["refresh_token"], client_id="lonely-app").json(),
-                       "invalid_grant", 9002313)
+    mismatch = refresh(mock, tokens["refresh_token"], client_id="lonely-app").json()
+    assert_error_shape(mismatch, "invalid_grant", 70000, suberror="client_mismatch")
 
 
 def test_other_resource_and_default_scope(mock):
