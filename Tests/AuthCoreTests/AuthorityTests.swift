@@ -75,6 +75,13 @@ import AuthTestSupport
         #expect(try ClientInfo(raw: Tokens.clientInfo).homeAccountId == "oid-1.tid-1")
     }
 
+    @Test func grantsTheClientIdScopeTheServiceDoesNotEcho() {
+        #expect(Scopes.granted(["openid"], requested: ["App-Id"], clientId: "app-id") == ["openid", "App-Id"])
+        #expect(Scopes.declined(requested: ["App-Id"], granted: Scopes.granted(["openid"], requested: ["App-Id"], clientId: "app-id")).isEmpty)
+        #expect(Scopes.granted(nil, requested: ["User.Read"], clientId: "app-id") == ["User.Read"])
+        #expect(Scopes.granted(["openid"], requested: ["Mail.Read"], clientId: "app-id") == ["openid"])
+    }
+
     @Test func findsDeclinedScopes() {
         #expect(Scopes.declined(requested: ["User.Read", "Mail.Read", "openid"], granted: ["user.read", "profile"]) == ["Mail.Read"])
         #expect(Scopes.decorated(["User.Read", "openid"]) == ["User.Read", "openid", "profile", "offline_access"])

@@ -105,3 +105,19 @@ def test_b2c_host_not_in_known_authorities(launch, mock):
     q.error("acquireToken", {"scopes": B2C_SCOPES}, -51008, name="authorityNotTrusted")
     counts = mock.admin.counts()
     assert counts.get("authorize", 0) == 0 and counts.get("openid-configuration", 0) == 0, counts
+
+
+def test_b2c_client_id_as_the_scope(launch, mock):
+    """B2C's idiom `scopes: [clientId]`: an ID token and refresh token for the app itself
+    (MSAL accepts it); the token is then served from the cache and refreshed silently."""
+    from authorities_e2e import CLIENT_ID
+    p = launch(authority=mock.url + b2c_path(SUSI), knownAuthorities=["127.0.0.1"])
+    first = p.sign_in(scopes=[CLIENT_ID])
+    assert first["account"]["username"] == DAVE and first.get("idToken")
+    assert jwt_claims(first["accessToken"])["aud"] == CLIENT_ID
+    mock.admin.counts__reset()
+    again = p.silent(scopes=[CLIENT_ID])
+    assert again["fromCache"] is True and again["accessToken"] == first["accessToken"]
+    assert token_calls(mock) == {}
+    fresh = p.silent(scopes=[CLIENT_ID], forceRefresh=True)
+    assert fresh["fromCache"] is False and fresh["scopes"] == [CLIENT_ID]

@@ -31,7 +31,7 @@ struct TokenResponseHandler: Sendable {
         }
         let account = try account(from: response, idToken: idToken, context: context)
         let now = dependencies.clock.now()
-        let granted = response.scope ?? context.requestedScopes
+        let granted = Scopes.granted(response.scope, requested: context.requestedScopes, clientId: configuration.clientId)
         let record = TokenResponseRecord(
             clientId: configuration.clientId, environment: context.authority.cacheEnvironment,
             realm: context.metadata.realm ?? context.authority.tenant,

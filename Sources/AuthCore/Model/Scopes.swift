@@ -15,6 +15,15 @@ public enum Scopes {
         return scopes.filter { !$0.isEmpty && seen.insert($0.lowercased()).inserted }
     }
 
+    /// The scopes a token response granted: its `scope` (else what was requested), plus the
+    /// client id when that was requested (B2C's idiom for a token for the app itself, which
+    /// the service does not echo; MSAL accepts it).
+    public static func granted(_ scope: [String]?, requested: [String], clientId: String) -> [String] {
+        guard let scope else { return requested }
+        let own = requested.filter { $0.lowercased() == clientId.lowercased() }
+        return deduplicated(scope + own)
+    }
+
     /// The requested scopes the service did not grant (reserved ones and case ignored).
     /// A granted `.default` scope of a resource covers that resource's scopes.
     public static func declined(requested: [String], granted: [String]) -> [String] {
