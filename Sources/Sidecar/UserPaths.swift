@@ -1,0 +1,29 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Where the per-user files live: the agent's socket and the default configuration file.
+public enum UserPaths {
+    /// The agent's socket: `$AUTH_SIDECAR_SOCK`, else
+    /// `$XDG_RUNTIME_DIR/auth-sidecar/agent.sock`, else under `$XDG_CACHE_HOME` (or
+    /// `~/.cache`), else `/tmp/auth-sidecar-UID/agent.sock`.
+    public static func agentSocket(_ environment: (String) -> String? = ProcessEnvironment.value) -> String {
+        if let explicit = environment("AUTH_SIDECAR_SOCK"), !explicit.isEmpty { return explicit }
+        if let runtime = environment("XDG_RUNTIME_DIR"), runtime.hasPrefix("/") {
+            return runtime + "/auth-sidecar/agent.sock"
+        }
+        if let cache = environment("XDG_CACHE_HOME"), cache.hasPrefix("/") { return cache + "/auth-sidecar/agent.sock" }
+        if let home = environment("HOME"), home.hasPrefix("/") { return home + "/.cache/auth-sidecar/agent.sock" }
+        return "/tmp/auth-sidecar-\(getuid())/agent.sock"
+    }
+
+    /// The default configuration file: `$XDG_CONFIG_HOME/auth-sidecar/config.json`, else
+    /// `~/.config/auth-sidecar/config.json`; `nil` without either variable.
+    public static func defaultConfigFile(_ environment: (String) -> String? = ProcessEnvironment.value) -> String? {
+        if let config = environment("XDG_CONFIG_HOME"), config.hasPrefix("/") { return config + "/auth-sidecar/config.json" }
+        if let home = environment("HOME"), home.hasPrefix("/") { return home + "/.config/auth-sidecar/config.json" }
+        return nil
+    }
+}
