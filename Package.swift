@@ -56,9 +56,13 @@ let package = Package(
             "JSON", "JSONRPC", "AuthCore", "Graph", "HTTP", "TokenCache", "Loopback",
             .product(name: "Logging", package: "swift-log"),
         ]),
+        // The per-user agent: the stdio protocol on a Unix socket, one engine for all.
+        .target(name: "Agent", dependencies: [
+            "Sidecar", "JSONRPC", "JSON", .product(name: "Logging", package: "swift-log"),
+        ]),
         // The command line, stdout hygiene, signals and wiring.
         .target(name: "SidecarCLI", dependencies: [
-            "Sidecar", "JSONRPC", "JSON",
+            "Sidecar", "JSONRPC", "JSON", "Agent",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),

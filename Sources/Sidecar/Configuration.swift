@@ -57,20 +57,26 @@ public struct Configuration: Sendable, Equatable {
 
     /// The configuration as `initialize` reports it back (no secrets exist in it).
     public var json: JSONValue {
-        let cacheJSON: JSONValue = switch cache {
-        case .file(let path, nil): ["path": .string(path)]
-        case .file(let path, let keyFile?): ["path": .string(path), "encryption": ["keyFile": .string(keyFile)]]
-        case .memory: ["persistence": "memory"]
-        }
-        return [
+        [
             "clientId": .string(clientId), "authority": .string(authority), "redirectUri": .string(redirectUri),
             "knownAuthorities": JSONValue(knownAuthorities), "scopes": JSONValue(scopes),
-            "graphEndpoint": .string(graphEndpoint), "cache": cacheJSON,
+            "graphEndpoint": .string(graphEndpoint), "cache": cache.json,
             "sharedDeviceMode": .bool(sharedDeviceMode), "clientCapabilities": JSONValue(clientCapabilities),
             "browser": .string(browser.rawValue),
             "authorityType": JSONValue(authorityType), "instanceDiscovery": .bool(instanceDiscovery),
             "httpTimeoutSeconds": .int(Int64(httpTimeoutSeconds)),
             "interactiveTimeoutSeconds": .int(Int64(interactiveTimeoutSeconds)),
         ]
+    }
+}
+
+extension Configuration.CacheSetting {
+    /// The `cache` member as `initialize` takes it.
+    public var json: JSONValue {
+        switch self {
+        case .file(let path, nil): ["path": .string(path)]
+        case .file(let path, let keyFile?): ["path": .string(path), "encryption": ["keyFile": .string(keyFile)]]
+        case .memory: ["persistence": "memory"]
+        }
     }
 }

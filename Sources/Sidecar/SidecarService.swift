@@ -11,6 +11,9 @@ public final class SidecarService: RPCService, Sendable {
         public var startup = ConfigurationOverrides()
         /// Offer `diagnostics/sleep` and `diagnostics/echo` (for engine tests).
         public var diagnostics = false
+        /// Where applications are built: shared by every connection of an agent, so
+        /// connections with the same configuration share one engine (cache, refreshes).
+        public var applications = ApplicationRegistry()
         public init() {}
     }
 
@@ -23,7 +26,8 @@ public final class SidecarService: RPCService, Sendable {
     public init(options: Options, logger: Logger) throws(RPCError) {
         self.options = options
         self.logger = logger
-        let configured = options.startup.clientId == nil ? nil : try Self.configure(try options.startup.resolved(), logger: logger)
+        let configured = options.startup.clientId == nil ? nil
+            : try Self.configure(try options.startup.resolved(), registry: options.applications, logger: logger)
         session = SessionState(configured: configured)
     }
 
@@ -81,8 +85,9 @@ public final class SidecarService: RPCService, Sendable {
         logger.debug("stopping")
     }
 
-    private static func configure(_ configuration: Configuration, logger: Logger) throws(RPCError) -> SessionState.Configured {
-        .init(configuration: configuration, methods: try ApplicationFactory.make(configuration, logger: logger))
+    private static func configure(_ configuration: Configuration, registry: ApplicationRegistry,
+                                  logger: Logger) throws(RPCError) -> SessionState.Configured {
+        .init(configuration: configuration, methods: try registry.methods(for: configuration, logger: logger))
     }
 
     /// Runs an auth method with the configured application.
@@ -100,7 +105,7 @@ public final class SidecarService: RPCService, Sendable {
     private func initialize(_ params: JSONValue?) throws -> JSONValue {
         let overrides = try ConfigurationOverrides(params: params, alsoAllowed: Self.editorInitializeKeys)
         let configuration = try overrides.merged(over: options.startup).resolved()
-        try session.initialize(with: try Self.configure(configuration, logger: logger))
+        try session.initialize(with: try Self.configure(configuration, registry: options.applications, logger: logger))
         logger.info("initialized", metadata: ["authority": "\(configuration.authority)"])
         let methods = SidecarMethod.allCases.filter { $0.isImplemented && (!$0.isDiagnostic || options.diagnostics) }
         return [

@@ -18,7 +18,8 @@ public struct AuthSidecarCommand: ParsableCommand {
             Send newline-delimited JSON-RPC or LSP-framed (Content-Length) messages on stdin; \
             replies come on stdout in the same framing. Logs go to stderr. See protocol/README.md.
             """,
-        version: ServerInfo.version)
+        version: ServerInfo.version,
+        subcommands: [AgentCommand.self])
 
     @Option(name: .customLong("client-id"), help: "The application (client) ID.")
     var clientID: String?

@@ -20,6 +20,10 @@ public struct LaunchOptions: Sendable, Equatable {
     public var httpTimeoutSeconds: Int?
     /// The `interactiveTimeoutSeconds` configuration key (validated with the configuration).
     public var interactiveTimeoutSeconds: Int?
+    /// `agent --socket`.
+    public var agentSocket: String?
+    /// `agent --idle-timeout`, in seconds.
+    public var agentIdleTimeout: Int?
 
     public init(clientID: String? = nil, authority: String? = nil, config: String? = nil, cache: String? = nil,
                 logLevel: Logger.Level = .warning, maxMessageSize: Int = 4 << 20, enableDiagnostics: Bool = false,

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Agent
 import ArgumentParser
 import JSON
 import JSONRPC
@@ -14,6 +15,12 @@ import Sidecar
 public enum Launcher {
     /// The process entry point: the fast path for plain option lines, else swift-argument-parser.
     public static func main(arguments: [String] = Array(CommandLine.arguments.dropFirst())) -> Never {
+        if arguments.first == AgentCommand.configuration.commandName {
+            // A subcommand parses its own options as a root command: the root's options of the
+            // same names would otherwise take them.
+            AgentCommand.main(Array(arguments.dropFirst()))
+            Glibc.exit(0)
+        }
         guard let options = LaunchOptions.quickParse(arguments) else {
             AuthSidecarCommand.main(arguments)
             Glibc.exit(0)
@@ -25,9 +32,15 @@ public enum Launcher {
         }
     }
 
-    /// Serves until end of input; returns only by throwing a configuration error.
+    /// Serves until end of input; returns only by throwing a configuration error. With an
+    /// agent of the user's running, forwards to it instead (``AgentRelay``).
     static func run(_ options: LaunchOptions) throws(RPCError) -> Never {
         let protocolOutput = StandardStreams.reserveStdoutForProtocol()
+        if let agent = agentToForwardTo(options) {
+            let overrides = try startupOverrides(options)
+            let preamble = overrides == ConfigurationOverrides() ? nil : StartupPreamble.line(overrides.json)
+            Glibc.exit(AgentRelay.run(socket: agent, input: STDIN_FILENO, output: protocolOutput, preamble: preamble))
+        }
         let logger = makeLogger(level: options.logLevel)
         var serviceOptions = SidecarService.Options()
         serviceOptions.diagnostics = options.enableDiagnostics
@@ -41,6 +54,31 @@ public enum Launcher {
             Glibc.exit(0)
         }
         Glibc.exit(server.run(input: STDIN_FILENO, output: protocolOutput))
+    }
+
+    /// A connection to the user's agent, unless this process must stay standalone
+    /// (`AUTH_SIDECAR_NO_AGENT`, or diagnostics, which only a standalone server offers).
+    static func agentToForwardTo(_ options: LaunchOptions) -> Int32? {
+        guard !options.enableDiagnostics, ProcessEnvironment.value("AUTH_SIDECAR_NO_AGENT").map({ $0.isEmpty || $0 == "0" }) ?? true
+        else { return nil }
+        return AgentConnection.connect(to: UserPaths.agentSocket())
+    }
+
+    /// Runs the agent until SIGTERM/SIGINT or its idle timeout.
+    static func runAgent(_ options: LaunchOptions) throws -> Never {
+        _ = StandardStreams.reserveStdoutForProtocol()  // nothing is written to stdout
+        let logger = makeLogger(level: options.logLevel)
+        var agentOptions = AgentServer.Options(socketPath: options.agentSocket ?? UserPaths.agentSocket())
+        agentOptions.idleTimeout = options.agentIdleTimeout.map { .seconds($0) }
+        agentOptions.startup = try startupOverrides(options)
+        if agentOptions.startup.clientId != nil { _ = try agentOptions.startup.resolved() }  // refuse a bad configuration at once
+        let server = AgentServer(options: agentOptions, logger: logger)
+        TerminationSignals.onTerminate {
+            logger.notice("signal received; finishing requests in flight")
+            server.stop()
+        }
+        try server.run()
+        Glibc.exit(0)
     }
 
     /// The configuration from `--config` overlaid with the other options.

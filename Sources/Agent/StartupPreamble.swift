@@ -1,0 +1,40 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import JSON
+import JSONRPC
+import Sidecar
+
+/// The optional first line of an agent connection: `#auth-sidecar-startup {configuration}`,
+/// sent by a stdio sidecar that forwards to the agent, so its command-line configuration
+/// (`--config`, `--client-id`, ...) still applies. A connection starting with anything else
+/// is plain JSON-RPC (NDJSON or LSP framing).
+public enum StartupPreamble {
+    static let marker = "#auth-sidecar-startup "
+    static let limit = 1 << 16
+
+    /// The line for `configuration` (the keys as `initialize` takes them).
+    public static func line(_ configuration: JSONValue) -> [UInt8] {
+        Array(marker.utf8) + configuration.serialized() + [UInt8(ascii: "\n")]
+    }
+
+    /// Reads the preamble when the connection starts with one (consuming exactly that line).
+    static func read(from fd: Int32) throws(RPCError) -> ConfigurationOverrides? {
+        var first: UInt8 = 0
+        guard recv(fd, &first, 1, Int32(MSG_PEEK)) == 1, first == UInt8(ascii: "#") else { return nil }
+        var line: [UInt8] = []
+        var byte: UInt8 = 0
+        while line.count < limit, recv(fd, &byte, 1, 0) == 1, byte != UInt8(ascii: "\n") { line.append(byte) }
+        guard line.starts(with: Array(marker.utf8)), let json = try? JSONValue.parse(Array(line.dropFirst(marker.utf8.count))) else {
+            throw .invalidParams("the connection's first line is not a startup preamble")
+        }
+        return try ConfigurationOverrides(params: json)
+    }
+
+    /// Tells a connection its configuration was refused (a JSON-RPC error with a null id).
+    static func refuse(_ fd: Int32, _ error: RPCError) {
+        let response: JSONValue = ["jsonrpc": "2.0", "id": nil, "error": error.json]
+        let reply = response.serialized() + [UInt8(ascii: "\n")]
+        _ = reply.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    }
+}

@@ -1,0 +1,65 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Agent
+import JSONRPC
+import ArgumentParser
+import Logging
+import Sidecar
+
+/// `auth-sidecar agent`: one resident engine for all of the user's programs, on a Unix socket.
+struct AgentCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "agent",
+        abstract: "Serve the JSON-RPC protocol on a Unix socket for all of the user's programs.",
+        discussion: """
+            Every connection is a JSON-RPC session as on stdin/stdout (NDJSON or LSP framing, its own \
+            initialize); sessions with the same configuration share one token cache in memory and one \
+            refresh per token. The stdio mode, the shell verbs and the clients use a running agent \
+            (AUTH_SIDECAR_SOCK, default $XDG_RUNTIME_DIR/auth-sidecar/agent.sock); set \
+            AUTH_SIDECAR_NO_AGENT=1 to keep a process standalone. SIGTERM lets requests in flight \
+            finish, cancels the rest and removes the socket.
+            """)
+
+    @Option(help: ArgumentHelp("The socket (default: $AUTH_SIDECAR_SOCK, else under $XDG_RUNTIME_DIR).", valueName: "path"))
+    var socket: String?
+
+    @Option(name: .customLong("idle-timeout"),
+            help: ArgumentHelp("Exit after this many seconds without a connection (default: never).", valueName: "seconds"))
+    var idleTimeout: Int?
+
+    @Option(name: .customLong("client-id"), help: "The application (client) ID every session starts with.")
+    var clientID: String?
+
+    @Option(help: "The authority URL every session starts with.")
+    var authority: String?
+
+    @Option(help: ArgumentHelp("A JSON file with configuration keys (default: the user's config file).", valueName: "file"))
+    var config: String?
+
+    @Option(help: ArgumentHelp("The token cache file, or 'memory'.", valueName: "path"))
+    var cache: String?
+
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
+    var logLevel: Logger.Level = .notice
+
+    func validate() throws {
+        if let idleTimeout, idleTimeout < 1 { throw ValidationError("--idle-timeout must be at least 1 second") }
+    }
+
+    func run() throws {
+        var launch = LaunchOptions(clientID: clientID, authority: authority, config: config, cache: cache, logLevel: logLevel)
+        launch.agentSocket = socket
+        launch.agentIdleTimeout = idleTimeout
+        do {
+            try Launcher.runAgent(launch)
+        } catch let error as RPCError {
+            throw ValidationError(error.message)
+        } catch {
+            // Cannot start (another agent, an unsafe path): one line, exit status 1.
+            let line = "auth-sidecar agent: \(error)\n"
+            _ = line.utf8CString.withUnsafeBufferPointer { write(STDERR_FILENO, $0.baseAddress, $0.count - 1) }
+            throw ExitCode.failure
+        }
+    }
+}
