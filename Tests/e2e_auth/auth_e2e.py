@@ -41,6 +41,32 @@ class Mock:
         return {k: v for k, v in c.items() if k.startswith("token") or k in ("devicecode", "authorize")}
 
 
+def sidecar_env(mock, tmp_path, browser_action="complete", env=None) -> dict:
+    """The environment of a sidecar (or agent) under test: the mock's CA, the scripted
+    browser, a home, cache and agent socket of the test's own (so a user's agent running on
+    the machine is never used)."""
+    e = dict(os.environ)
+    for key in [k for k in e if k.startswith("SCRIPTED_BROWSER_") or k == "AUTH_SIDECAR_NO_AGENT"]:
+        del e[key]
+    wrapper = make_browser_wrapper(tmp_path)
+    set_browser_action(tmp_path, browser_action)
+    e.update({
+        "SSL_CERT_FILE": mock.ca_file,
+        "BROWSER": wrapper,
+        "SCRIPTED_BROWSER_CA": mock.ca_file,
+        "SCRIPTED_BROWSER_COOKIES": str(tmp_path / "browser-cookies.txt"),
+        "SCRIPTED_BROWSER_LOG": str(tmp_path / "browser.log"),
+        "XDG_CACHE_HOME": str(tmp_path / "xdg-cache"),
+        "HOME": str(tmp_path / "home"),
+        "AUTH_SIDECAR_POLICY_FILE": str(tmp_path / "no-such-policy.json"),
+        "AUTH_SIDECAR_SOCK": str(tmp_path / "agent" / "agent.sock"),
+    })
+    os.makedirs(e["HOME"], exist_ok=True)
+    if env:
+        e.update(env)
+    return e
+
+
 class AuthSidecar(sc.Sidecar):
     """One auth-sidecar process; NDJSON; request ids are allocated automatically."""
 
@@ -49,24 +75,7 @@ class AuthSidecar(sc.Sidecar):
     @classmethod
     def start(cls, binary, mock, tmp_path, args, env=None, browser_action="complete",
               stderr_path=None) -> "AuthSidecar":
-        e = dict(os.environ)
-        for key in [k for k in e if k.startswith("SCRIPTED_BROWSER_")]:
-            del e[key]
-        wrapper = make_browser_wrapper(tmp_path)
-        set_browser_action(tmp_path, browser_action)
-        e.update({
-            "SSL_CERT_FILE": mock.ca_file,
-            "BROWSER": wrapper,
-            "SCRIPTED_BROWSER_CA": mock.ca_file,
-            "SCRIPTED_BROWSER_COOKIES": str(tmp_path / "browser-cookies.txt"),
-            "SCRIPTED_BROWSER_LOG": str(tmp_path / "browser.log"),
-            "XDG_CACHE_HOME": str(tmp_path / "xdg-cache"),
-            "HOME": str(tmp_path / "home"),
-            "AUTH_SIDECAR_POLICY_FILE": str(tmp_path / "no-such-policy.json"),
-        })
-        os.makedirs(e["HOME"], exist_ok=True)
-        if env:
-            e.update(env)
+        e = sidecar_env(mock, tmp_path, browser_action, env)
         p = cls([binary, *args], framing=sc.NDJSON, env=e, stderr_path=stderr_path)
         p.mock = mock
         p.tmp_path = tmp_path

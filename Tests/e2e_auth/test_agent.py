@@ -1,0 +1,228 @@
+"""auth-sidecar agent: one engine on a Unix socket for all of a user's programs.
+
+Stdio processes started by `launch` (AUTH_SIDECAR_SOCK = the test's socket) forward to the
+agent when it runs; raw socket clients speak the protocol directly."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import stat
+import subprocess
+import threading
+import time
+
+import pytest
+
+from auth_e2e import ALICE, CLIENT_ID, sidecar_env
+
+SCOPES = ["User.Read"]
+
+
+class Agent:
+    def __init__(self, binary, mock, tmp_path, *args, socket_path=None, config=True):
+        self.path = socket_path or str(tmp_path / "agent" / "agent.sock")
+        self.env = sidecar_env(mock, tmp_path)
+        argv = [binary, "agent", "--socket", self.path, "--log-level", "debug", *args]
+        if config:
+            argv += ["--client-id", CLIENT_ID, "--authority", mock.url + "/organizations",
+                     "--cache", str(tmp_path / "cache" / "cache.json")]
+        self.stderr = open(tmp_path / "agent-stderr.log", "wb")
+        self.process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                        stderr=self.stderr, env=self.env)
+        self.log_path = tmp_path / "agent-stderr.log"
+
+    def wait_listening(self, timeout=10.0):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if "agent listening" in self.log_path.read_text(errors="replace"):
+                return self
+            assert self.process.poll() is None, self.log()
+            time.sleep(0.02)
+        raise AssertionError("agent did not start: " + self.log())
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        self.stderr.close()
+
+
+@pytest.fixture
+def agent(sidecar_bin, mock, tmp_path):
+    started = []
+
+    def _start(*args, **kwargs):
+        a = Agent(sidecar_bin, mock, tmp_path, *args, **kwargs)
+        started.append(a)
+        return a
+
+    yield _start
+    for a in started:
+        a.stop()
+
+
+class RawClient:
+    """A client on the socket itself, NDJSON."""
+
+    def __init__(self, path):
+        self.sock = socket.socket(socket.AF_UNIX)
+        self.sock.settimeout(20)
+        self.sock.connect(path)
+        self.file = self.sock.makefile("rwb")
+
+    def send(self, message):
+        self.file.write(json.dumps(message).encode() + b"\n")
+        self.file.flush()
+
+    def call(self, rid, method, params=None):
+        self.send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params or {}})
+        while True:
+            reply = json.loads(self.file.readline())
+            if reply.get("id") == rid:
+                return reply
+
+    def close(self):
+        self.sock.close()
+
+
+def test_stdio_processes_share_one_engine_and_one_refresh(agent, launch, mock):
+    a = agent().wait_listening()
+    mock.admin.config(access_token_lifetime=301)  # due for refresh (5-minute margin) a second later
+    first = launch(initialize=False)
+    first.initialize(cache=None)  # the agent's configuration (its cache)
+    signed_in = first.sign_in(loginHint=ALICE)
+    time.sleep(1.2)
+    mock.admin.counts__reset()
+    processes = [launch(initialize=False) for _ in range(8)]
+    for p in processes:
+        p.initialize(cache=None)
+    results = [None] * len(processes)
+
+    def silent(i):
+        results[i] = processes[i].silent()
+
+    threads = [threading.Thread(target=silent, args=(i,)) for i in range(len(processes))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    tokens = {r["accessToken"] for r in results}
+    assert len(tokens) == 1 and signed_in["accessToken"] not in tokens
+    assert mock.admin.count("token:refresh_token") == 1, mock.admin.counts()
+    assert a.log().count("connection opened") == 9, "every process went through the agent"
+
+
+def test_socket_is_private_and_one_agent_per_socket(agent, sidecar_bin, mock, tmp_path):
+    a = agent().wait_listening()
+    directory = os.path.dirname(a.path)
+    assert stat.S_IMODE(os.lstat(directory).st_mode) == 0o700
+    assert stat.S_ISSOCK(os.lstat(a.path).st_mode) and stat.S_IMODE(os.lstat(a.path).st_mode) == 0o600
+    second = subprocess.run([sidecar_bin, "agent", "--socket", a.path], capture_output=True, text=True,
+                            env=a.env, timeout=10)
+    assert second.returncode != 0 and "already running" in second.stderr and a.path in second.stderr, second
+    assert second.stdout == ""
+    assert a.process.poll() is None
+
+
+def test_a_killed_agent_leaves_nothing_that_blocks_the_next(agent):
+    first = agent().wait_listening()
+    first.process.send_signal(signal.SIGKILL)
+    first.process.wait()
+    assert os.path.exists(first.path)  # a dead agent's socket
+    again = agent().wait_listening()
+    client = RawClient(again.path)
+    assert "result" in client.call(1, "ping")
+
+
+@pytest.mark.parametrize("plant", ["symlinked-directory", "foreign-directory", "open-directory", "foreign-file"])
+def test_unsafe_socket_paths_are_refused(sidecar_bin, mock, tmp_path, plant):
+    base = tmp_path / "planted"
+    base.mkdir()
+    directory = base / "dir"
+    if plant == "symlinked-directory":
+        target = base / "elsewhere"
+        target.mkdir(mode=0o700)
+        directory.symlink_to(target)
+    else:
+        directory.mkdir(mode=0o700)
+        if plant == "foreign-directory":
+            os.chown(directory, 65534, 65534)
+        elif plant == "open-directory":
+            os.chmod(directory, 0o777)
+        else:
+            (directory / "agent.sock").write_text("not a socket")
+            os.chown(directory / "agent.sock", 65534, 65534)
+    path = str(directory / "agent.sock")
+    run = subprocess.run([sidecar_bin, "agent", "--socket", path], capture_output=True, text=True,
+                         env=sidecar_env(mock, tmp_path), timeout=10)
+    assert run.returncode != 0 and str(directory) in run.stderr, run
+    # A stdio process never forwards to such a path either: it serves standalone.
+    out = subprocess.run([sidecar_bin], input='{"jsonrpc":"2.0","id":1,"method":"ping"}\n', capture_output=True,
+                         text=True, env={**sidecar_env(mock, tmp_path), "AUTH_SIDECAR_SOCK": path}, timeout=10)
+    assert json.loads(out.stdout)["result"] == {}
+
+
+def test_another_users_connection_is_refused(agent, tmp_path):
+    # A path another user can reach (pytest's own temporary directories are private).
+    base = f"/tmp/auth-sidecar-peer-{os.getpid()}-{time.monotonic_ns()}"
+    os.mkdir(base, 0o755)
+    a = agent(socket_path=base + "/dir/agent.sock").wait_listening()
+    # Simulate a misconfigured directory: the uid check is the last line of defence.
+    os.chmod(os.path.dirname(a.path), 0o777)
+    os.chmod(a.path, 0o666)
+    probe = ("import json,os,socket; os.setgid(65534); os.setuid(65534); s=socket.socket(socket.AF_UNIX); "
+             f"s.settimeout(5); s.connect({a.path!r}); "
+             "s.sendall(b'{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\\n'); print(repr(s.recv(100)))")
+    out = subprocess.run(["python3", "-c", probe], capture_output=True, text=True, timeout=10)
+    assert out.stdout.strip() in ("b''", ""), out
+    assert "refused a connection from another user" in a.log()
+    client = RawClient(a.path)
+    assert "result" in client.call(1, "ping")
+    a.stop()
+    subprocess.run(["rm", "-rf", base])
+
+
+def test_garbage_and_vanishing_clients_do_not_disturb_others(agent, launch):
+    a = agent().wait_listening()
+    steady = RawClient(a.path)
+    junk = RawClient(a.path)
+    junk.sock.sendall(b"\x00\xff garbage {{{\n" * 50)
+    vanishing = RawClient(a.path)
+    vanishing.send({"jsonrpc": "2.0", "id": 9, "method": "acquireTokenSilent", "params": {"scopes": SCOPES}})
+    vanishing.sock.shutdown(socket.SHUT_RDWR)
+    vanishing.close()
+    half = RawClient(a.path)
+    half.sock.sendall(b'{"jsonrpc":"2.0","id":1,"meth')
+    half.close()
+    lsp = socket.socket(socket.AF_UNIX)
+    lsp.connect(a.path)
+    body = b'{"jsonrpc":"2.0","id":7,"method":"ping"}'
+    lsp.sendall(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    assert b"Content-Length:" in lsp.recv(200)  # framing detected per connection
+    for i in range(1, 4):
+        assert "result" in steady.call(i, "getAccounts")
+    assert a.process.poll() is None
+
+
+def test_idle_timeout_and_sigterm_remove_the_socket(agent, mock):
+    idle = agent("--idle-timeout", "1").wait_listening()
+    assert idle.process.wait(timeout=10) == 0
+    assert not os.path.exists(idle.path)
+
+    busy = agent().wait_listening()
+    client = RawClient(busy.path)
+    mock.admin.fault(endpoint="openid-configuration", type="latency", delay_ms=1500, times=1)
+    client.send({"jsonrpc": "2.0", "id": 1, "method": "getAccounts", "params": {}})
+    client.send({"jsonrpc": "2.0", "id": 2, "method": "acquireTokenSilent", "params": {"scopes": SCOPES}})
+    assert json.loads(client.file.readline())["id"] == 1
+    time.sleep(0.3)  # the silent request is waiting on the slow discovery
+    busy.process.send_signal(signal.SIGTERM)
+    reply = json.loads(client.file.readline())
+    assert reply["id"] == 2 and ("error" in reply or "result" in reply), reply  # answered, not dropped
+    assert busy.process.wait(timeout=15) == 0
+    assert not os.path.exists(busy.path)
