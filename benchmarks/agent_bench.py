@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""The agent's figures (issue #11), one run against the bundled mock, on one machine:
+
+1. a fresh stdio process asking one silent token, 10,001 accounts in the cache: standalone
+   vs forwarded to a running agent (spawn to exit, median);
+2. `auth-sidecar token` (the shell verb, when this build has it) with and without the agent;
+3. 8 processes through one agent on an expired token: token requests the mock counted;
+4. the agent's resident memory with 100 connected clients idle (each made one call).
+
+    python3 benchmarks/agent_bench.py [--binary PATH] [--runs N]
+
+Set-up (mock, sign-in through the scripted browser, synthetic accounts) is token_bench.py's.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import token_bench as tb  # noqa: E402
+from bench import cpu_model  # noqa: E402
+
+SILENT_LINE = b'{"jsonrpc":"2.0","id":1,"method":"acquireTokenSilent","params":{"scopes":["User.Read"]}}\n'
+
+
+def spawn_to_exit(argv, env, stdin_bytes=None) -> tuple[float, bytes, int]:
+    t0 = time.perf_counter()
+    run = subprocess.run(argv, input=stdin_bytes, capture_output=True, env=env, timeout=60)
+    return time.perf_counter() - t0, run.stdout, run.returncode
+
+
+def median_ms(samples) -> float:
+    return statistics.median(samples) * 1000
+
+
+class AgentBench:
+    def __init__(self, a):
+        self.bench = tb.Bench(argparse.Namespace(binary=a.binary, quick=True, rss_count=None, runs=None))
+        self.runs = a.runs
+        self.socket = os.path.join(self.bench.tmp, "agent", "agent.sock")
+        self.rows: list[tuple[str, str, str]] = []
+
+    def env(self, agent: bool) -> dict:
+        e = dict(self.bench.child_env)
+        e["AUTH_SIDECAR_SOCK"] = self.socket
+        if not agent:
+            e["AUTH_SIDECAR_NO_AGENT"] = "1"
+        return e
+
+    def start_agent(self, cache: str) -> subprocess.Popen:
+        b = self.bench
+        log = open(os.path.join(b.tmp, "agent.log"), "ab")
+        agent = subprocess.Popen([b.binary, "agent", "--socket", self.socket, "--config", b.config_file(cache)],
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log, env=self.env(True))
+        tb.CHILDREN.append(agent)
+        deadline = time.monotonic() + 10
+        while not os.path.exists(self.socket):
+            if time.monotonic() > deadline or agent.poll() is not None:
+                raise RuntimeError("the agent did not start")
+            time.sleep(0.01)
+        return agent
+
+    def fresh_silent(self, cache: str, agent: bool) -> float:
+        argv = [self.bench.binary, "--config", self.bench.config_file(cache)]
+        samples = []
+        for _ in range(self.runs):
+            elapsed, out, code = spawn_to_exit(argv, self.env(agent), SILENT_LINE)
+            if b'"fromCache":true' not in out:
+                raise RuntimeError(f"no cached token (agent={agent}): {out[:300]!r}")
+            samples.append(elapsed)
+        return median_ms(samples)
+
+    def token_verb(self, cache: str, agent: bool) -> float | None:
+        argv = [self.bench.binary, "token", "--config", self.bench.config_file(cache)]
+        _, out, code = spawn_to_exit(argv, self.env(agent))
+        if code != 0:
+            return None  # this build has no `token` verb (or it failed): no figure
+        return median_ms([spawn_to_exit(argv, self.env(agent))[0] for _ in range(self.runs)])
+
+    def refresh_storm(self) -> int:
+        b = self.bench
+        tb.expire_access_tokens(b.cache)
+        before = b.admin.counts().get("token:refresh_token", 0)
+        argv = [b.binary, "--config", b.config_file(b.cache)]
+        threads = [threading.Thread(target=spawn_to_exit, args=(argv, self.env(True), SILENT_LINE)) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        return b.admin.counts().get("token:refresh_token", 0) - before
+
+    def idle_clients_rss(self, agent: subprocess.Popen, count: int = 100) -> int:
+        clients = []
+        for _ in range(count):
+            s = socket.socket(socket.AF_UNIX)
+            s.connect(self.socket)
+            s.sendall(SILENT_LINE)
+            s.makefile("rb").readline()
+            clients.append(s)
+        time.sleep(0.5)
+        rss = tb.vmrss_kib(agent.pid)
+        for s in clients:
+            s.close()
+        return rss
+
+    def run(self) -> None:
+        b = self.bench
+        b.start_mock()
+        b.sign_in()
+        tb.add_synthetic_accounts(b.cache, b.big, 10_000, b.url)
+        standalone = self.fresh_silent(b.big, agent=False)
+        verb_alone = self.token_verb(b.big, agent=False)
+        agent = self.start_agent(b.big)
+        forwarded = self.fresh_silent(b.big, agent=True)
+        verb_agent = self.token_verb(b.big, agent=True)
+        self.rows.append(("1. fresh stdio process, one silent token, 10,001 accounts (median)",
+                          f"{standalone:.1f} ms standalone", f"{forwarded:.1f} ms through the agent"))
+        if verb_alone is not None and verb_agent is not None:
+            self.rows.append(("2. `auth-sidecar token`, 10,001 accounts (median spawn to exit)",
+                              f"{verb_alone:.1f} ms standalone", f"{verb_agent:.1f} ms with the agent"))
+        big_rss = self.idle_clients_rss(agent)
+        agent.terminate()
+        agent.wait(timeout=20)
+        storm_agent = self.start_agent(b.cache)
+        refreshes = self.refresh_storm()
+        one_rss = self.idle_clients_rss(storm_agent, count=1)
+        rss = self.idle_clients_rss(storm_agent)
+        self.rows.append(("3. 8 processes through one agent, expired token", f"{refreshes} token request(s)", "target 1"))
+        self.rows.append(("4. agent RSS, 1 account: 1 client / 100 clients connected and idle",
+                          f"{one_rss / 1024:.1f} MiB / {rss / 1024:.1f} MiB", "target <= 40 MB"))
+        self.rows.append(("4b. the same with 10,001 accounts (a 30 MB cache in memory), 100 clients",
+                          f"{big_rss / 1024:.1f} MiB", ""))
+        storm_agent.terminate()
+        storm_agent.wait(timeout=20)
+
+    def report(self) -> None:
+        print(f"agent benchmark — {cpu_model()}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}, "
+              f"{datetime.date.today().isoformat()}, {self.runs} runs per median")
+        for figure, left, right in self.rows:
+            print(f"| {figure} | {left} | {right} |")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--binary", default=tb.DEFAULT_BINARY)
+    parser.add_argument("--runs", type=int, default=15)
+    bench = AgentBench(parser.parse_args())
+    try:
+        bench.run()
+    finally:
+        for child in tb.CHILDREN:
+            if child.poll() is None:
+                child.kill()
+    bench.report()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
