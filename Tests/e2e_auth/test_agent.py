@@ -226,3 +226,22 @@ def test_idle_timeout_and_sigterm_remove_the_socket(agent, mock):
     assert reply["id"] == 2 and ("error" in reply or "result" in reply), reply  # answered, not dropped
     assert busy.process.wait(timeout=15) == 0
     assert not os.path.exists(busy.path)
+
+
+def test_notifications_go_to_the_connection_that_asked(agent, mock):
+    a = agent().wait_listening()
+    asking, other = RawClient(a.path), RawClient(a.path)
+    asking.send({"jsonrpc": "2.0", "id": 1, "method": "acquireToken",
+                 "params": {"scopes": SCOPES, "flow": "deviceCode"}})
+    notification = json.loads(asking.file.readline())
+    assert notification["method"] == "deviceCode", notification
+    mock.admin.devicecode(user_code="latest", action="approve", username=ALICE)
+    reply = json.loads(asking.file.readline())
+    assert reply["id"] == 1 and reply["result"]["account"]["username"] == ALICE, reply
+    # The other connection saw nothing of it, and shares the engine: the token is cached for it.
+    other.sock.settimeout(0.3)
+    with pytest.raises(socket.timeout):
+        other.sock.recv(1)
+    other.sock.settimeout(20)
+    silent = other.call(2, "acquireTokenSilent", {"scopes": SCOPES})
+    assert silent["result"]["fromCache"] is True and silent["result"]["accessToken"] == reply["result"]["accessToken"]
