@@ -3,6 +3,7 @@ import { EventEmitter } from 'node:events';
 import type { Writable } from 'node:stream';
 
 export declare const ENV_BINARY: 'AUTH_SIDECAR_BIN';
+export declare const ENV_SOCKET: 'AUTH_SIDECAR_SOCK';
 export declare const BINARY_NAME: 'auth-sidecar';
 
 // ---------------------------------------------------------------- protocol shapes
@@ -161,6 +162,10 @@ export interface AcquireTokenOptions extends CallOptions {
 export interface ClientOptions extends Configuration {
   /** Path of the binary; default $AUTH_SIDECAR_BIN, then `auth-sidecar` on PATH. */
   binary?: string;
+  /** A running agent's Unix socket to connect to instead of starting a process (checked to be the
+   * user's own first); default $AUTH_SIDECAR_SOCK (no agent there: a process); false: always a process.
+   * `binary`, `args`, `env`, `cwd` and `stderr` apply to a process only. */
+  socketPath?: string | false;
   args?: string[];
   env?: NodeJS.ProcessEnv;
   cwd?: string;
@@ -194,7 +199,10 @@ export declare class SidecarClient extends EventEmitter {
   constructor(options?: ClientOptions);
   /** Spawn the sidecar and `initialize` it. */
   static start(options?: ClientOptions): Promise<SidecarClient>;
-  readonly binary: string;
+  /** The process's binary (null for an agent connection; before start(), the option when an agent may serve). */
+  readonly binary: string | null;
+  /** The agent's socket once connected to one, else null. */
+  readonly socketPath: string | null;
   serverInfo: InitializeResult | null;
   /** Set once the process is gone. */
   dead: SidecarProcessError | null;
@@ -308,9 +316,17 @@ export declare class SidecarProcessError extends SidecarError {
 }
 export declare class SidecarNotFoundError extends SidecarProcessError {}
 export declare class SidecarExitedError extends SidecarProcessError {}
+/** No agent answers at the socket. */
+export declare class AgentUnavailableError extends SidecarProcessError {}
+/** The socket is not the user's own: nothing was sent. */
+export declare class UntrustedSocketError extends SidecarProcessError {}
 
 export declare const ERROR_CLASSES: Readonly<Record<number, typeof SidecarError>>;
 export declare function errorFromObject(error: unknown): SidecarError;
 export declare function findBinary(binary?: string): string;
+/** [path, explicit]: the socketPath option, else $AUTH_SIDECAR_SOCK; [null, false] for a process. */
+export declare function agentSocket(socketPath?: string | false | null): [string | null, boolean];
+/** The absolute path, or throws UntrustedSocketError / AgentUnavailableError. */
+export declare function checkAgentSocket(socketPath: string): string;
 export declare function configParams(config: Configuration): Record<string, unknown>;
 export declare function accountRef(account: AccountLike | null | undefined): AccountRef | undefined;

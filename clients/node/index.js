@@ -1,16 +1,19 @@
 // auth-sidecar client for Node.js: spawns the auth-sidecar binary and talks JSON-RPC 2.0
-// (newline-delimited) over its stdin/stdout. ES module, no dependencies.
+// (newline-delimited) over its stdin/stdout, or connects to a running agent's Unix socket.
+// ES module, no dependencies.
 import { spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
-import { accessSync, constants as fsConstants, statSync } from 'node:fs';
+import { accessSync, constants as fsConstants, lstatSync, statSync } from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 
 export const ENV_BINARY = 'AUTH_SIDECAR_BIN';
+export const ENV_SOCKET = 'AUTH_SIDECAR_SOCK';
 export const BINARY_NAME = 'auth-sidecar';
 const CANCEL_GRACE_MS = 3000;
 const STDERR_TAIL_BYTES = 8192;
-const CLIENT_OPTIONS = new Set(['binary', 'args', 'env', 'cwd', 'initialize', 'onOpenUrl', 'onDeviceCode',
-  'timeout', 'startTimeout', 'shutdownTimeout', 'stderr', 'config']);
+const CLIENT_OPTIONS = new Set(['binary', 'socketPath', 'args', 'env', 'cwd', 'initialize', 'onOpenUrl',
+  'onDeviceCode', 'timeout', 'startTimeout', 'shutdownTimeout', 'stderr', 'config']);
 
 // ---------------------------------------------------------------------------- errors
 
@@ -89,8 +92,13 @@ export class SidecarProcessError extends SidecarError {
 }
 /** The binary was not found or is not executable. */
 export class SidecarNotFoundError extends SidecarProcessError {}
-/** The process exited, closed its output or was killed. */
+/** The process exited, closed its output or was killed; or the agent closed the connection. */
 export class SidecarExitedError extends SidecarProcessError {}
+/** No agent answers at the socket (none there, or a dead agent's socket). */
+export class AgentUnavailableError extends SidecarProcessError {}
+/** The socket is not the user's own (its directory or itself someone else's, others may enter
+ * the directory, or not a socket): nothing was sent. */
+export class UntrustedSocketError extends SidecarProcessError {}
 
 export const ERROR_CLASSES = Object.freeze(Object.fromEntries([
   ParseError, InvalidRequestError, MethodNotFoundError, InvalidParamsError, InternalRpcError,
@@ -147,6 +155,41 @@ function isExecutableFile(file) {
   try { return statSync(file).isFile() && (accessSync(file, fsConstants.X_OK), true); } catch { return false; }
 }
 
+/** [path, explicit]: the `socketPath` option, else $AUTH_SIDECAR_SOCK when it is undefined/null;
+ * [null, false] to start a process (`socketPath: false`, or neither given). */
+export function agentSocket(socketPath) {
+  if (socketPath === false) return [null, false];
+  if (socketPath != null) return [String(socketPath), true];
+  return [process.env[ENV_SOCKET] || null, false];
+}
+
+/**
+ * Refuse a socket that is not the user's own (as the agent itself does): its directory the
+ * user's, a directory (not a symbolic link) no one else may enter; the path a socket of the
+ * user's, not a symbolic link. Returns the absolute path.
+ */
+export function checkAgentSocket(socketPath) {
+  const full = path.resolve(socketPath);
+  const dir = path.dirname(full);
+  const uid = process.getuid();
+  const refuse = (why) => new UntrustedSocketError(`refusing the agent socket ${full}: ${why}`);
+  const lstat = (file) => {
+    try { return lstatSync(file); } catch (err) {
+      throw new AgentUnavailableError(`no auth-sidecar agent at ${full}: ${err.code ?? err.message}`, { cause: err });
+    }
+  };
+  let info = lstat(dir);
+  if (!info.isDirectory()) throw refuse(`${dir} is not a directory (a symbolic link?)`);
+  if (info.uid !== uid) throw refuse(`its directory ${dir} belongs to uid ${info.uid}, not to you`);
+  if (info.mode & 0o077) {
+    throw refuse(`other users may enter its directory ${dir} (mode ${(info.mode & 0o777).toString(8)}; the agent's directory is 0700)`);
+  }
+  info = lstat(full);
+  if (!info.isSocket()) throw refuse('it is not a socket');
+  if (info.uid !== uid) throw refuse(`it belongs to uid ${info.uid}, not to you`);
+  return full;
+}
+
 /** Configuration keys -> initialize params (`cache`: a path, 'memory', or an object). */
 export function configParams(config) {
   const params = {};
@@ -191,10 +234,112 @@ function describeExit(exitCode, signal) {
   return `exited with code ${exitCode}`;
 }
 
+// ---------------------------------------------------------------------------- transports
+//
+// How a client reaches auth-sidecar: a child process's pipes, or a connection to a running
+// agent's Unix socket. The client sees one shape: open({onData, onStderr, onEnd}), write,
+// endOutput (close() asks the other side to finish), forceClose (it did not), kill,
+// endedError; `binary` / `socketPath` (the other is null), pid, exitCode, stderrTail.
+
+/** auth-sidecar as a child process: messages over its stdin/stdout, its stderr kept (the tail). */
+class ProcessPipes {
+  constructor(binary, { args, env, cwd }) {
+    this.binary = binary;
+    this.socketPath = null;
+    this.options = { args, env, cwd };
+    this.child = null;
+    this.stderrTail = '';
+  }
+
+  get pid() { return this.child?.pid; }
+  get exitCode() { return this.child ? this.child.exitCode : null; }
+
+  async open({ onData, onStderr, onEnd }) {
+    const { args, env, cwd } = this.options;
+    let child;
+    try {
+      child = spawn(this.binary, args, { stdio: ['pipe', 'pipe', 'pipe'], env, cwd });
+    } catch (err) {
+      throw new SidecarNotFoundError(`cannot start auth-sidecar '${this.binary}': ${err.message}`, { cause: err });
+    }
+    this.child = child;
+    let tail = Buffer.alloc(0);
+    child.stdin.on('error', () => {}); // EPIPE: reported through onEnd
+    child.stdout.on('data', onData);
+    child.stderr.on('data', (chunk) => {
+      tail = Buffer.concat([tail, chunk]);
+      if (tail.length > STDERR_TAIL_BYTES) tail = tail.subarray(tail.length - STDERR_TAIL_BYTES);
+      this.stderrTail = tail.toString('utf8');
+      onStderr(chunk);
+    });
+    let fallback = null;
+    child.once('error', (spawnError) => onEnd({ exitCode: null, signal: null, spawnError }));
+    child.once('exit', (exitCode, signal) => {
+      fallback = setTimeout(() => onEnd({ exitCode, signal }), 1000);
+      fallback.unref?.();
+    });
+    child.once('close', (exitCode, signal) => {
+      if (fallback) clearTimeout(fallback);
+      onEnd({ exitCode, signal });
+    });
+  }
+
+  write(text) { if (this.child.stdin.writable) this.child.stdin.write(text); }
+  endOutput() { try { this.child.stdin.end(); } catch { /* ignore */ } }
+  forceClose() { this.kill('SIGKILL'); }
+  kill(signal = 'SIGKILL') { try { this.child?.kill(signal); } catch { /* ignore */ } }
+
+  endedError(what, { exitCode, signal, spawnError }) {
+    if (spawnError) {
+      return new SidecarNotFoundError(`cannot start auth-sidecar '${this.binary}': ${spawnError.message}`, { cause: spawnError });
+    }
+    return new SidecarExitedError(`auth-sidecar ${describeExit(exitCode, signal)}${what ? ` ${what}` : ''}`,
+      { stderrTail: this.stderrTail, exitCode, signal });
+  }
+}
+
+/** A connection to a running agent's Unix socket, checked to be the user's own before anything
+ * is sent. No process of ours (pid undefined, exitCode null, no stderr); the agent outlives it. */
+class AgentConnection {
+  constructor(socketPath) {
+    this.binary = null;
+    this.socketPath = socketPath;
+    this.socket = null;
+    this.pid = undefined;
+    this.exitCode = null;
+    this.stderrTail = '';
+  }
+
+  async open({ onData, onEnd }) {
+    this.socketPath = checkAgentSocket(this.socketPath);
+    const socket = net.createConnection(this.socketPath);
+    await new Promise((resolve, reject) => {
+      socket.once('connect', resolve);
+      socket.once('error', (err) => reject(new AgentUnavailableError(
+        `no auth-sidecar agent answers at ${this.socketPath}: ${err.code ?? err.message}`, { cause: err })));
+    });
+    this.socket = socket;
+    socket.on('error', () => {}); // ECONNRESET, EPIPE: 'close' follows
+    socket.on('data', onData);
+    socket.once('close', () => onEnd({ exitCode: null, signal: null }));
+  }
+
+  write(text) { if (this.socket.writable) this.socket.write(text); }
+  endOutput() { this.socket.end(); }
+  forceClose() { this.socket.destroy(); }
+  /** Drop the connection at once (the agent cancels what it asked for). */
+  kill() { this.socket?.destroy(); }
+
+  endedError(what) {
+    return new SidecarExitedError(`the auth-sidecar agent at ${this.socketPath} closed the connection${what ? ` ${what}` : ''}`);
+  }
+}
+
 // ---------------------------------------------------------------------------- client
 
 /**
- * One auth-sidecar process. Events: 'deviceCode' (DeviceCode), 'notification' (method, params),
+ * One auth-sidecar process, or a connection to a running agent (`socketPath`, default
+ * $AUTH_SIDECAR_SOCK). Events: 'deviceCode' (DeviceCode), 'notification' (method, params),
  * 'stderr' (string), 'exit' (SidecarExitedError).
  */
 export class SidecarClient extends EventEmitter {
@@ -202,7 +347,11 @@ export class SidecarClient extends EventEmitter {
     super();
     const config = { ...(options.config || {}) };
     for (const [key, value] of Object.entries(options)) if (!CLIENT_OPTIONS.has(key)) config[key] = value;
-    this.binary = findBinary(options.binary);
+    [this._socketPath, this._socketExplicit] = agentSocket(options.socketPath);
+    // the binary is checked now unless the agent may serve (then start() finds it if needed)
+    this.binary = this._socketPath ? options.binary ?? null : findBinary(options.binary);
+    /** The agent's socket once connected to one. */
+    this.socketPath = null;
     this.args = [...(options.args || [])];
     this.env = options.env;
     this.cwd = options.cwd;
@@ -219,51 +368,38 @@ export class SidecarClient extends EventEmitter {
     this.dead = null;
     this._nextId = 1;
     this._pending = new Map();
-    this._stdoutBuf = Buffer.alloc(0);
-    this._stderrTail = Buffer.alloc(0);
-    this._child = null;
+    this._inputBuf = Buffer.alloc(0);
+    this._transport = null;
+    this._endInfo = null;
     this._closed = false;
     this._exited = null;
   }
 
-  /** Spawn the sidecar and `initialize` it; resolves to a started client. */
+  /** Spawn the sidecar (or connect to the agent) and `initialize` it; resolves to a started client. */
   static async start(options = {}) {
     const client = new SidecarClient(options);
     await client.start();
     return client;
   }
 
-  get pid() { return this._child?.pid; }
-  get exitCode() { return this._child ? this._child.exitCode : null; }
-  get stderrTail() { return this._stderrTail.toString('utf8'); }
+  /** The process id; undefined for an agent connection. */
+  get pid() { return this._transport?.pid; }
+  /** The exit code once the process has exited; null while it runs, and for an agent connection. */
+  get exitCode() { return this._transport ? this._transport.exitCode : null; }
+  /** The end of the process's stderr; empty for an agent connection. */
+  get stderrTail() { return this._transport ? this._transport.stderrTail : ''; }
 
   async start() {
-    if (this._child) return this;
-    let child;
-    try {
-      child = spawn(this.binary, this.args, { stdio: ['pipe', 'pipe', 'pipe'], env: this.env, cwd: this.cwd });
-    } catch (err) {
-      throw new SidecarNotFoundError(`cannot start auth-sidecar '${this.binary}': ${err.message}`, { cause: err });
-    }
-    this._child = child;
-    let resolveExited;
-    this._exited = new Promise((resolve) => { resolveExited = resolve; });
-    this._resolveExited = resolveExited;
-    child.stdin.on('error', () => {}); // EPIPE: reported through 'exit'
-    child.stdout.on('data', (chunk) => this._onStdout(chunk));
-    child.stderr.on('data', (chunk) => this._onStderr(chunk));
-    let fallback = null;
-    child.once('error', (err) => {
-      this._finalize(null, null, err);
-    });
-    child.once('exit', (code, signal) => {
-      fallback = setTimeout(() => this._finalize(code, signal), 1000);
-      fallback.unref?.();
-    });
-    child.once('close', (code, signal) => {
-      if (fallback) clearTimeout(fallback);
-      this._finalize(code, signal);
-    });
+    if (this._transport) return this;
+    this._exited = new Promise((resolve) => { this._resolveExited = resolve; });
+    const hooks = {
+      onData: (chunk) => this._onData(chunk),
+      onStderr: (chunk) => this._onStderr(chunk),
+      onEnd: (info) => this._finalize(info),
+    };
+    this._transport = await this._openTransport(hooks);
+    this.binary = this._transport.binary;
+    this.socketPath = this._transport.socketPath;
     if (this.shouldInitialize) {
       try {
         await this.initialize(this.config, { timeout: this.startTimeout });
@@ -275,17 +411,35 @@ export class SidecarClient extends EventEmitter {
     return this;
   }
 
+  /** The agent's socket when one is named, else a process; with the socket only from
+   * $AUTH_SIDECAR_SOCK and no agent there, a process, as without an agent. */
+  async _openTransport(hooks) {
+    if (this._socketPath) {
+      const agent = new AgentConnection(this._socketPath);
+      try {
+        await agent.open(hooks);
+        return agent;
+      } catch (err) {
+        if (this._socketExplicit || !(err instanceof AgentUnavailableError)) throw err;
+      }
+    }
+    const pipes = new ProcessPipes(findBinary(this.binary ?? undefined), { args: this.args, env: this.env, cwd: this.cwd });
+    await pipes.open(hooks);
+    return pipes;
+  }
+
   /** Send `initialize` with these configuration keys (done by start() when any are given). */
   async initialize(config = {}, options = {}) {
     this.serverInfo = await this._call('initialize', configParams(config), options);
     return this.serverInfo;
   }
 
-  /** Cancel what is in flight, `shutdown` + `exit`, wait; SIGKILL after `shutdownTimeout`. */
+  /** Cancel what is in flight, `shutdown` + `exit`, wait; SIGKILL after `shutdownTimeout`.
+   * Resolves to the exit code (null for an agent connection: it is closed, the agent runs on). */
   async close({ graceful = true } = {}) {
-    const child = this._child;
-    if (!child) return null;
-    if (this._closed) { await this._exited; return child.exitCode; }
+    const transport = this._transport;
+    if (!transport) return null;
+    if (this._closed) { await this._exited; return transport.exitCode; }
     this._closed = true;
     if (graceful && !this.dead) {
       for (const id of this._pending.keys()) this._write({ jsonrpc: '2.0', method: '$/cancelRequest', params: { id } });
@@ -294,16 +448,15 @@ export class SidecarClient extends EventEmitter {
         this._write({ jsonrpc: '2.0', method: 'exit' });
       } catch { /* already gone, or not answering: killed below */ }
     }
-    try { child.stdin.end(); } catch { /* ignore */ }
-    const timer = setTimeout(() => { try { child.kill('SIGKILL'); } catch { /* ignore */ } },
-      graceful ? this.shutdownTimeout : 500);
+    transport.endOutput();
+    const timer = setTimeout(() => transport.forceClose(), graceful ? this.shutdownTimeout : 500);
     await this._exited;
     clearTimeout(timer);
-    return child.exitCode;
+    return transport.exitCode;
   }
 
-  /** Kill the process at once (pending calls reject with SidecarExitedError). */
-  kill(signal = 'SIGKILL') { this._child?.kill(signal); }
+  /** Kill the process (or drop the agent connection) at once: pending calls reject with SidecarExitedError. */
+  kill(signal = 'SIGKILL') { this._transport?.kill(signal); }
 
   async [Symbol.asyncDispose ?? Symbol.for('nodejs.asyncDispose')]() { await this.close(); }
 
@@ -351,7 +504,7 @@ export class SidecarClient extends EventEmitter {
   // ---- engine
 
   async _call(method, params, options = {}) {
-    if (!this._child) await this.start();
+    if (!this._transport) await this.start();
     this._ensureAlive();
     const { signal, onDeviceCode } = options || {};
     const timeout = options?.timeout ?? this.timeout;
@@ -405,33 +558,26 @@ export class SidecarClient extends EventEmitter {
   }
 
   _deadError(what) {
-    const d = this.dead;
-    return new SidecarExitedError(`auth-sidecar ${describeExit(d.exitCode, d.signal)} ${what}`,
-      { stderrTail: d.stderrTail, exitCode: d.exitCode, signal: d.signal });
+    return this._transport.endedError(what, this._endInfo);
   }
 
   _write(message) {
-    const child = this._child;
-    if (!child || this.dead || !child.stdin.writable) return;
+    if (!this._transport || this.dead) return;
     // JSON.stringify never emits a raw newline, so every message is one line
-    child.stdin.write(`${JSON.stringify(message)}\n`);
+    this._transport.write(`${JSON.stringify(message)}\n`);
   }
 
   _onStderr(chunk) {
-    this._stderrTail = Buffer.concat([this._stderrTail, chunk]);
-    if (this._stderrTail.length > STDERR_TAIL_BYTES) {
-      this._stderrTail = this._stderrTail.subarray(this._stderrTail.length - STDERR_TAIL_BYTES);
-    }
     if (this.stderrStream) this.stderrStream.write(chunk);
     if (this.listenerCount('stderr')) this.emit('stderr', chunk.toString('utf8'));
   }
 
-  _onStdout(chunk) {
-    this._stdoutBuf = this._stdoutBuf.length ? Buffer.concat([this._stdoutBuf, chunk]) : chunk;
+  _onData(chunk) {
+    this._inputBuf = this._inputBuf.length ? Buffer.concat([this._inputBuf, chunk]) : chunk;
     let newline;
-    while ((newline = this._stdoutBuf.indexOf(0x0a)) !== -1) {
-      const line = this._stdoutBuf.subarray(0, newline).toString('utf8').trim();
-      this._stdoutBuf = this._stdoutBuf.subarray(newline + 1);
+    while ((newline = this._inputBuf.indexOf(0x0a)) !== -1) {
+      const line = this._inputBuf.subarray(0, newline).toString('utf8').trim();
+      this._inputBuf = this._inputBuf.subarray(newline + 1);
       if (!line) continue;
       let message;
       try { message = JSON.parse(line); } catch { continue; }
@@ -482,16 +628,12 @@ export class SidecarClient extends EventEmitter {
     this._write({ jsonrpc: '2.0', id, ...reply });
   }
 
-  _finalize(exitCode, signal, spawnError) {
+  _finalize(info) {
     if (this.dead) return;
-    const stderrTail = this.stderrTail;
-    this.dead = spawnError
-      ? new SidecarNotFoundError(`cannot start auth-sidecar '${this.binary}': ${spawnError.message}`, { cause: spawnError })
-      : new SidecarExitedError(`auth-sidecar ${describeExit(exitCode, signal)}`, { stderrTail, exitCode, signal });
-    this.dead.exitCode = exitCode;
-    this.dead.signal = signal;
+    this._endInfo = info;
+    this.dead = this._deadError('');
     for (const [id, entry] of [...this._pending]) {
-      entry.settle(null, spawnError ? this.dead : this._deadError(`while ${entry.method} (id ${id}) was pending`));
+      entry.settle(null, info.spawnError ? this.dead : this._deadError(`while ${entry.method} (id ${id}) was pending`));
     }
     this._pending.clear();
     this._resolveExited();

@@ -1,6 +1,6 @@
 // Test helpers: the binary (skip when missing unless $CI), the mock identity platform, env.
 import { spawn } from 'node:child_process';
-import { existsSync, accessSync, constants, mkdtempSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, accessSync, constants, mkdtempSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
@@ -18,6 +18,9 @@ export const QUICK = 10000;
 export const SIGN_IN = 25000;
 
 export const BINARY = process.env.AUTH_SIDECAR_BIN || path.join(REPO, '.build', 'release', 'auth-sidecar');
+
+// The clients under test reach the user's own agent only where a test says so.
+delete process.env.AUTH_SIDECAR_SOCK;
 
 function binaryMissing() {
   try { accessSync(BINARY, constants.X_OK); return existsSync(BINARY) ? null : 'missing'; } catch { return 'missing'; }
@@ -43,16 +46,51 @@ export function tmpDir(prefix = 'auth-sidecar-node-') {
   return mkdtempSync(path.join(os.tmpdir(), prefix));
 }
 
-/** A clean environment: own HOME and cache dir, no machine policy, no scripted-browser settings. */
+/** A clean environment: own HOME and cache dir, no machine policy, no scripted-browser settings,
+ * standalone (never forwarding to an agent the user may be running). */
 export function baseEnv(dir = tmpDir()) {
   const env = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SCRIPTED_BROWSER_')) env[k] = v;
   mkdirSync(path.join(dir, 'home'), { recursive: true });
   Object.assign(env, {
     HOME: path.join(dir, 'home'), XDG_CACHE_HOME: path.join(dir, 'xdg-cache'),
-    AUTH_SIDECAR_POLICY_FILE: path.join(dir, 'no-such-policy.json'),
+    AUTH_SIDECAR_POLICY_FILE: path.join(dir, 'no-such-policy.json'), AUTH_SIDECAR_NO_AGENT: '1',
   });
   return env;
+}
+
+/**
+ * Start `auth-sidecar agent --socket DIR/agent.sock ...args` (DIR: a new 0700 directory, short
+ * enough for a socket path) and wait for its "agent listening" line. `log`: its stderr;
+ * `stop()`: SIGTERM (SIGKILL after 15 s), resolves when it has exited.
+ */
+export async function startAgent(env, args = [], timeoutMs = 15000) {
+  const dir = tmpDir('as-agent-');
+  const socket = path.join(dir, 'agent.sock');
+  const child = spawn(BINARY, ['agent', '--socket', socket, ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const agent = {
+    dir, socket, child, exited, log: '',
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 15000);
+        await exited;
+        clearTimeout(timer);
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the agent did not start:\n${agent.log}`)), timeoutMs);
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (text) => {
+      agent.log += text;
+      if (agent.log.includes('agent listening')) { clearTimeout(timer); resolve(); }
+    });
+    exited.then(() => { clearTimeout(timer); reject(new Error(`the agent exited at start:\n${agent.log}`)); });
+  }).catch(async (err) => { await agent.stop(); throw err; });
+  return agent;
 }
 
 /** Start the mock: `python3 -m mock_idp --port 0 --state-dir DIR --exit-on-stdin-eof`, read its ready line. */

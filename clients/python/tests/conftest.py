@@ -7,8 +7,12 @@ before each test that uses it.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
+import subprocess
 import sys
+import tempfile
+import threading
 from pathlib import Path
 
 import pytest
@@ -61,15 +65,72 @@ def _time_limit():
         signal.signal(signal.SIGALRM, old)
 
 
+@pytest.fixture(autouse=True)
+def _no_agent_of_the_user(monkeypatch):
+    """The clients under test reach the user's own agent only where a test says so."""
+    monkeypatch.delenv("AUTH_SIDECAR_SOCK", raising=False)
+
+
 @pytest.fixture
 def base_env(tmp_path) -> dict:
-    """A clean environment for the sidecar: its own HOME / cache dir, no machine policy."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SCRIPTED_BROWSER_")}
+    """A clean environment for the sidecar: its own HOME / cache dir, no machine policy, and
+    standalone (never forwarding to an agent the user may be running)."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("SCRIPTED_BROWSER_") and k != "AUTH_SIDECAR_SOCK"}
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
     env.update(HOME=str(home), XDG_CACHE_HOME=str(tmp_path / "xdg-cache"),
-               AUTH_SIDECAR_POLICY_FILE=str(tmp_path / "no-such-policy.json"))
+               AUTH_SIDECAR_POLICY_FILE=str(tmp_path / "no-such-policy.json"), AUTH_SIDECAR_NO_AGENT="1")
     return env
+
+
+class Agent:
+    """A running ``auth-sidecar agent`` on ``socket``, in a directory of its own (0700, short
+    enough for a socket path); its stderr lines in ``log``."""
+
+    def __init__(self, binary: str, env: dict, args):
+        self.dir = tempfile.mkdtemp(prefix="as-agent-")
+        self.socket = os.path.join(self.dir, "agent.sock")
+        self.log: list = []
+        self.process = subprocess.Popen([binary, "agent", "--socket", self.socket, *args], env=env,
+                                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        listening = threading.Event()
+
+        def read_stderr():
+            for line in self.process.stderr:
+                self.log.append(line.decode("utf-8", "replace"))
+                if b"agent listening" in line:
+                    listening.set()
+            listening.set()  # exited
+
+        threading.Thread(target=read_stderr, daemon=True).start()
+        if not listening.wait(15) or self.process.poll() is not None:
+            self.stop()
+            raise RuntimeError("the agent did not start:\n" + "".join(self.log))
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+@pytest.fixture
+def start_agent(sidecar_bin):
+    """start_agent(env, *args) -> Agent; every agent is stopped at teardown."""
+    agents = []
+
+    def start(env: dict, *args: str) -> Agent:
+        agents.append(Agent(sidecar_bin, env, args))
+        return agents[-1]
+
+    yield start
+    for agent in agents:
+        agent.stop()
 
 
 class Mock:

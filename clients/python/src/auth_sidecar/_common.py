@@ -1,18 +1,21 @@
-"""What the synchronous and the asyncio clients share: finding the binary, configuration
-keys, params of each method, decoding replies, the stderr tail."""
+"""What the synchronous and the asyncio clients share: finding the binary or the agent's
+socket, configuration keys, params of each method, decoding replies, the stderr tail."""
 from __future__ import annotations
 
 import json
 import os
 import shutil
+import stat
 import threading
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Literal, Optional, Tuple, Union
 
-from .errors import SidecarExitedError, SidecarNotFoundError, error_from_object
+from .errors import (AgentUnavailableError, SidecarExitedError, SidecarNotFoundError, UntrustedSocketError,
+                     error_from_object)
 from .types import (Account, CurrentAccount, DeviceInformation, GraphResponse, ServerInfo, SignoutResult,
                     TokenResult, account_ref)
 
 ENV_BINARY = "AUTH_SIDECAR_BIN"
+ENV_SOCKET = "AUTH_SIDECAR_SOCK"
 BINARY_NAME = "auth-sidecar"
 CANCEL_GRACE = 3.0       # seconds to wait for the server's -32800 after $/cancelRequest
 STDERR_TAIL_BYTES = 8192
@@ -47,6 +50,55 @@ def find_binary(binary: Optional[str] = None) -> str:
     if not os.access(candidate, os.X_OK):
         raise SidecarNotFoundError("auth-sidecar binary %r (from %s) is not executable" % (candidate, source))
     return candidate
+
+SocketOption = Union[str, "os.PathLike[str]", Literal[False], None]
+
+def agent_socket(socket: SocketOption) -> Tuple[Optional[str], bool]:
+    """(path, explicit): the ``socket`` argument, else $AUTH_SIDECAR_SOCK when ``socket`` is
+    None; (None, False) to start a process (``socket=False``, or neither given)."""
+    if socket is False:
+        return None, False
+    if socket is not None:
+        return os.fspath(socket), True
+    return os.environ.get(ENV_SOCKET) or None, False
+
+def check_agent_socket(path: str) -> str:
+    """Refuse a socket that is not the user's own (as the agent itself does): its directory
+    the user's, a directory (not a symbolic link) no one else may enter; the path a socket
+    of the user's, not a symbolic link. Returns the absolute path."""
+    path = os.path.abspath(path)
+    directory = os.path.dirname(path)
+    uid = os.getuid()
+    try:
+        info = os.lstat(directory)
+    except OSError as err:
+        raise AgentUnavailableError("no auth-sidecar agent at %s: %s" % (path, err.strerror)) from err
+    if not stat.S_ISDIR(info.st_mode):
+        raise UntrustedSocketError("refusing the agent socket %s: %s is not a directory (a symbolic link?)"
+                                   % (path, directory))
+    if info.st_uid != uid:
+        raise UntrustedSocketError("refusing the agent socket %s: its directory %s belongs to uid %d, not to you"
+                                   % (path, directory, info.st_uid))
+    if info.st_mode & 0o077:
+        raise UntrustedSocketError("refusing the agent socket %s: other users may enter its directory %s "
+                                   "(mode %03o; the agent's directory is 0700)"
+                                   % (path, directory, stat.S_IMODE(info.st_mode)))
+    try:
+        info = os.lstat(path)
+    except OSError as err:
+        raise AgentUnavailableError("no auth-sidecar agent at %s: %s" % (path, err.strerror)) from err
+    if not stat.S_ISSOCK(info.st_mode):
+        raise UntrustedSocketError("refusing the agent socket %s: it is not a socket" % path)
+    if info.st_uid != uid:
+        raise UntrustedSocketError("refusing the agent socket %s: it belongs to uid %d, not to you"
+                                   % (path, info.st_uid))
+    return path
+
+def agent_unavailable(path: str, err: OSError) -> AgentUnavailableError:
+    return AgentUnavailableError("no auth-sidecar agent answers at %s: %s" % (path, err.strerror or err))
+
+def agent_closed_error(path: str, what: str) -> SidecarExitedError:
+    return SidecarExitedError(("the auth-sidecar agent at %s closed the connection %s" % (path, what)).rstrip())
 
 def camel(name: str) -> str:
     """client_id -> clientId (camelCase names pass unchanged)."""

@@ -6,12 +6,11 @@ import asyncio
 import inspect
 import itertools
 import json
-import os
 from typing import Any, Awaitable, Callable, Dict, List, Optional, Union
 
 from . import _common as c
-from .errors import (BrowserUnavailableError, RequestTimeoutError, SidecarError, SidecarExitedError,
-                     SidecarNotFoundError)
+from ._transport import AsyncTransport, open_async_transport
+from .errors import BrowserUnavailableError, RequestTimeoutError, SidecarError, SidecarExitedError
 from .types import (Account, AccountLike, CurrentAccount, DeviceCode, DeviceInformation, GraphResponse,
                     ServerInfo, SignoutResult, TokenResult)
 
@@ -21,20 +20,26 @@ Callback = Callable[..., Union[Any, Awaitable[Any]]]
 
 
 class AsyncSidecarClient:
-    """``async with AsyncSidecarClient(binary=None, *, args=(), env=None, **config) as client:``
+    """``async with AsyncSidecarClient(binary=None, *, socket=None, args=(), env=None, **config) as client:``
 
-    Same options as :class:`auth_sidecar.SidecarClient`; callbacks (``on_device_code``,
+    Same options as :class:`auth_sidecar.SidecarClient` (``socket``: the agent's Unix socket,
+    default ``$AUTH_SIDECAR_SOCK``, checked and connected by :meth:`start`); callbacks (``on_device_code``,
     ``on_open_url``, ``on_notification``) may be plain functions or coroutine functions (a
     plain ``on_open_url`` runs in the default executor, so it may block). Without ``async
     with``, call ``await client.start()`` and ``await client.close()``.
     """
 
-    def __init__(self, binary: Optional[str] = None, *, args=(), env: Optional[Dict[str, str]] = None,
+    def __init__(self, binary: Optional[str] = None, *, socket: c.SocketOption = None, args=(),
+                 env: Optional[Dict[str, str]] = None,
                  cwd: Optional[str] = None, initialize: Optional[bool] = None,
                  on_device_code: Optional[Callback] = None, on_open_url: Optional[Callback] = None,
                  on_notification: Optional[Callback] = None, timeout: Optional[float] = None,
                  start_timeout: float = 15.0, shutdown_timeout: float = 5.0, stderr=None, **config: Any):
-        self.binary = c.find_binary(binary)
+        self._socket, self._socket_explicit = c.agent_socket(socket)
+        # the binary is checked now unless the agent may serve (then start() finds it if needed)
+        self.binary: Optional[str] = binary if self._socket else c.find_binary(binary)
+        #: the agent's socket once connected to it
+        self.socket: Optional[str] = None
         self.args = list(args)
         self.env, self.cwd = env, cwd
         self.on_device_code = on_device_code
@@ -53,24 +58,20 @@ class AsyncSidecarClient:
         self._device_code_handlers: Dict[Any, Callback] = {}
         self._dead: Optional[SidecarExitedError] = None
         self._closed = False
-        self._tail = c.StderrTail(stderr)
-        self._proc: Optional[asyncio.subprocess.Process] = None
+        self._stderr = stderr
+        self._transport: Optional[AsyncTransport] = None
         self._tasks: set = set()
 
     # ---- lifecycle -----------------------------------------------------------------------
 
     async def start(self) -> "AsyncSidecarClient":
-        if self._proc is not None:
+        if self._transport is not None:
             return self
-        try:
-            self._proc = await asyncio.create_subprocess_exec(
-                self.binary, *self.args, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE, env=self.env, cwd=self.cwd, limit=c.MAX_LINE)
-        except OSError as err:
-            raise SidecarNotFoundError("cannot start auth-sidecar %r: %s" % (self.binary, err)) from err
+        self._transport = await open_async_transport(self.binary, self._socket, self._socket_explicit, self.args,
+                                                     self.env, self.cwd, self._stderr)
+        self.binary, self.socket = self._transport.binary, self._transport.socket
         self._write_lock = asyncio.Lock()
-        self._stderr_task = asyncio.ensure_future(self._read_stderr())
-        self._reader_task = asyncio.ensure_future(self._read_stdout())
+        self._reader_task = asyncio.ensure_future(self._read_incoming())
         if self._initialize:
             try:
                 await self.initialize(timeout=self.start_timeout, **self._config)
@@ -87,15 +88,18 @@ class AsyncSidecarClient:
 
     @property
     def pid(self) -> Optional[int]:
-        return self._proc.pid if self._proc else None
+        """The process id; None before start() and for an agent connection."""
+        return self._transport.pid if self._transport else None
 
     @property
     def returncode(self) -> Optional[int]:
-        return self._proc.returncode if self._proc else None
+        """The exit code once the process has exited; None while it runs, and for an agent connection."""
+        return self._transport.returncode if self._transport else None
 
     @property
     def stderr_tail(self) -> str:
-        return self._tail.text()
+        """The end of the process's stderr; empty for an agent connection."""
+        return self._transport.stderr_tail if self._transport else ""
 
     async def initialize(self, *, timeout: Optional[float] = None, **config: Any) -> ServerInfo:
         self.server_info = await self._call("initialize", c.config_params(config), timeout,
@@ -103,12 +107,13 @@ class AsyncSidecarClient:
         return self.server_info
 
     async def close(self, graceful: bool = True) -> Optional[int]:
-        """Cancel what is in flight, ``shutdown`` + ``exit``, wait; kill after ``shutdown_timeout``."""
-        proc = self._proc
-        if self._closed or proc is None:
-            return proc.returncode if proc else None
+        """Cancel what is in flight, ``shutdown`` + ``exit``, wait; kill after ``shutdown_timeout``.
+        Returns the exit code (None for an agent connection: it is closed, the agent runs on)."""
+        transport = self._transport
+        if self._closed or transport is None:
+            return transport.returncode if transport else None
         self._closed = True
-        if graceful and self._dead is None and proc.returncode is None:
+        if graceful and self._dead is None and transport.returncode is None:
             for rid in list(self._pending):
                 await self._try_send(c.notification_message("$/cancelRequest", {"id": rid}))
             try:
@@ -116,26 +121,18 @@ class AsyncSidecarClient:
                 await self._try_send(c.notification_message("exit"))
             except SidecarError:
                 pass
-        try:
-            proc.stdin.close()
-        except (OSError, RuntimeError):
-            pass
-        try:
-            await asyncio.wait_for(proc.wait(), self.shutdown_timeout if graceful else 0.5)
-        except asyncio.TimeoutError:
-            try:
-                proc.kill()
-            except ProcessLookupError:
-                pass
-            await proc.wait()
-        await asyncio.wait({self._reader_task, self._stderr_task}, timeout=5)
+        transport.end_output()
+        await transport.wait(self.shutdown_timeout if graceful else 0.5)
+        await asyncio.wait({self._reader_task}, timeout=5)
+        await transport.release()
         for task in list(self._tasks):
             task.cancel()
-        return proc.returncode
+        return transport.returncode
 
     def kill(self) -> None:
-        if self._proc is not None:
-            self._proc.kill()
+        """Kill the process (or drop the agent connection) at once."""
+        if self._transport is not None:
+            self._transport.kill()
 
     # ---- raw JSON-RPC --------------------------------------------------------------------
 
@@ -199,7 +196,7 @@ class AsyncSidecarClient:
 
     async def _call(self, method: str, params: Any, timeout: Optional[float], decode: Optional[c.Decoder],
                     on_device_code: Optional[Callback] = None) -> Any:
-        if self._proc is None:
+        if self._transport is None:
             await self.start()
         if timeout is None:
             timeout = self.timeout
@@ -249,13 +246,12 @@ class AsyncSidecarClient:
             raise self._dead_error("before a message could be sent")
         async with self._write_lock:
             try:
-                self._proc.stdin.write(data)
-                await self._proc.stdin.drain()
+                await self._transport.send(data)  # type: ignore[union-attr]
                 return
             except (OSError, RuntimeError, AttributeError):
                 pass
         await asyncio.wait({self._reader_task}, timeout=3)
-        raise self._dead_error("(its stdin is closed)")
+        raise self._dead_error("(its input is closed)")
 
     async def _try_send(self, data: bytes) -> None:
         try:
@@ -264,22 +260,12 @@ class AsyncSidecarClient:
             pass
 
     def _dead_error(self, what: str) -> SidecarExitedError:
-        if self._dead is not None:
-            return c.exited_error(what, self._dead.returncode, self._dead.stderr_tail)
-        return c.exited_error(what, self._proc.returncode if self._proc else None, self._tail.text())
+        return self._transport.ended(what)  # type: ignore[union-attr]
 
-    async def _read_stderr(self) -> None:
-        try:
-            while True:
-                chunk = await self._proc.stderr.read(65536)
-                if not chunk:
-                    break
-                self._tail.feed(chunk)
-        except (OSError, ValueError):
-            pass
-
-    async def _read_stdout(self) -> None:
-        stream = self._proc.stdout
+    async def _read_incoming(self) -> None:
+        transport = self._transport
+        assert transport is not None
+        stream = transport.incoming
         try:
             while True:
                 try:
@@ -299,12 +285,8 @@ class AsyncSidecarClient:
                     self._dispatch(m)
         except (OSError, asyncio.IncompleteReadError):
             pass
-        try:
-            await asyncio.wait_for(self._proc.wait(), 2)
-        except asyncio.TimeoutError:
-            pass
-        await asyncio.wait({self._stderr_task}, timeout=1)
-        self._dead = c.exited_error("", self._proc.returncode, self._tail.text())
+        await transport.input_ended()
+        self._dead = transport.ended("")
         for rid, fut in list(self._pending.items()):
             if not fut.done():
                 fut.set_exception(self._dead_error("while request %r was pending" % (rid,)))

@@ -1,15 +1,15 @@
-"""The synchronous client: one auth-sidecar process, driven from any number of threads."""
+"""The synchronous client: one auth-sidecar process (or agent connection), driven from any
+number of threads."""
 from __future__ import annotations
 
 import itertools
 import json
-import os
-import subprocess
 import threading
 import time
 from typing import Any, Callable, Dict, List, Optional, Union
 
 from . import _common as c
+from ._transport import open_transport
 from .errors import (BrowserUnavailableError, RequestCancelledError, RequestTimeoutError, SidecarError,
                      SidecarExitedError)
 from .types import (Account, AccountLike, CurrentAccount, DeviceCode, DeviceInformation, GraphResponse,
@@ -71,10 +71,16 @@ class _Pending:
 
 
 class SidecarClient:
-    """Spawns auth-sidecar and talks JSON-RPC to it over its stdin/stdout.
+    """Spawns auth-sidecar and talks JSON-RPC to it over its stdin/stdout, or connects to a
+    running agent (``auth-sidecar agent``) on its Unix socket.
 
-    ``SidecarClient(binary=None, *, args=(), env=None, **config)``: ``binary`` or
-    ``$AUTH_SIDECAR_BIN`` or ``auth-sidecar`` on PATH. Configuration keys are keyword
+    ``SidecarClient(binary=None, *, socket=None, args=(), env=None, **config)``: ``socket``
+    (a path; default ``$AUTH_SIDECAR_SOCK``; ``False``: always a process) connects to the
+    agent there, after checking the socket is the user's own (:class:`UntrustedSocketError`
+    otherwise); with the socket only from the environment and no agent answering, a process
+    is started as without one. The process: ``binary`` or ``$AUTH_SIDECAR_BIN`` or
+    ``auth-sidecar`` on PATH; ``args``, ``env``, ``cwd``, ``stderr`` apply to it only.
+    Configuration keys are keyword
     arguments, snake_case or camelCase (``client_id``, ``authority``, ``known_authorities``,
     ``cache`` (a path, ``"memory"`` or a dict), ``graph_endpoint``, ``browser``,
     ``http_timeout_seconds``, ``interactive_timeout_seconds``, ...);
@@ -90,14 +96,14 @@ class SidecarClient:
     :class:`RequestTimeoutError`. Use as a context manager, or call :meth:`close`.
     """
 
-    def __init__(self, binary: Optional[str] = None, *, args=(), env: Optional[Dict[str, str]] = None,
+    def __init__(self, binary: Optional[str] = None, *, socket: c.SocketOption = None, args=(),
+                 env: Optional[Dict[str, str]] = None,
                  cwd: Optional[str] = None, initialize: Optional[bool] = None,
                  on_device_code: Optional[DeviceCodeCallback] = None,
                  on_open_url: Optional[OpenUrlCallback] = None,
                  on_notification: Optional[Callable[[str, Any], Any]] = None,
                  timeout: Optional[float] = None, start_timeout: float = 15.0, shutdown_timeout: float = 5.0,
                  stderr=None, **config: Any):
-        self.binary = c.find_binary(binary)
         self.on_device_code = on_device_code
         self.on_open_url = on_open_url
         self.on_notification = on_notification
@@ -110,17 +116,12 @@ class SidecarClient:
         self._write_lock = threading.Lock()
         self._dead: Optional[SidecarExitedError] = None
         self._closed = False
-        self._tail = c.StderrTail(stderr)
         if on_open_url is not None and "browser" not in config:
             config["browser"] = "client"
-        try:
-            self._proc = subprocess.Popen([self.binary, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                          stderr=subprocess.PIPE, env=env, cwd=cwd)
-        except OSError as err:
-            raise c.SidecarNotFoundError("cannot start auth-sidecar %r: %s" % (self.binary, err)) from err
-        self._reader = threading.Thread(target=self._read_stdout, name="auth-sidecar-stdout", daemon=True)
-        self._stderr_reader = threading.Thread(target=self._read_stderr, name="auth-sidecar-stderr", daemon=True)
-        self._stderr_reader.start()
+        self._transport = open_transport(binary, socket, args, env, cwd, stderr)
+        #: the binary of the process, or the agent's socket (the other is None)
+        self.binary, self.socket = self._transport.binary, self._transport.socket
+        self._reader = threading.Thread(target=self._read_incoming, name="auth-sidecar-reader", daemon=True)
         self._reader.start()
         if initialize or (initialize is None and config):
             try:
@@ -132,16 +133,19 @@ class SidecarClient:
     # ---- lifecycle -----------------------------------------------------------------------
 
     @property
-    def pid(self) -> int:
-        return self._proc.pid
+    def pid(self) -> Optional[int]:
+        """The process id; None for an agent connection."""
+        return self._transport.pid
 
     @property
     def returncode(self) -> Optional[int]:
-        return self._proc.poll()
+        """The exit code once the process has exited; None while it runs, and for an agent connection."""
+        return self._transport.returncode
 
     @property
     def stderr_tail(self) -> str:
-        return self._tail.text()
+        """The end of the process's stderr; empty for an agent connection."""
+        return self._transport.stderr_tail
 
     def __enter__(self) -> "SidecarClient":
         return self
@@ -156,11 +160,12 @@ class SidecarClient:
 
     def close(self, graceful: bool = True) -> Optional[int]:
         """Cancel what is in flight, ``shutdown`` + ``exit``, wait; kill after
-        ``shutdown_timeout``. Idempotent. Returns the exit code."""
+        ``shutdown_timeout``. Idempotent. Returns the exit code (None for an agent
+        connection: the connection is closed, the agent keeps running)."""
         if self._closed:
-            return self._proc.returncode
+            return self._transport.returncode
         self._closed = True
-        if graceful and self._dead is None and self._proc.poll() is None:
+        if graceful and self._dead is None and self._transport.returncode is None:
             with self._lock:
                 ids = list(self._pending)
             for rid in ids:
@@ -170,27 +175,16 @@ class SidecarClient:
                 self._try_send(c.notification_message("exit"))
             except SidecarError:
                 pass
-        try:
-            self._proc.stdin.close()
-        except OSError:
-            pass
-        try:
-            self._proc.wait(self.shutdown_timeout if graceful else 0.5)
-        except subprocess.TimeoutExpired:
-            self._proc.kill()
-            self._proc.wait()
+        self._transport.end_output()
+        self._transport.wait(self.shutdown_timeout if graceful else 0.5)
         self._reader.join(5)
-        self._stderr_reader.join(5)
-        for stream in (self._proc.stdout, self._proc.stderr):
-            try:
-                stream.close()
-            except OSError:
-                pass
-        return self._proc.returncode
+        self._transport.release()
+        return self._transport.returncode
 
     def kill(self) -> None:
-        """Kill the process at once (pending calls raise SidecarExitedError)."""
-        self._proc.kill()
+        """Kill the process (or drop the agent connection) at once: pending calls raise
+        SidecarExitedError."""
+        self._transport.kill()
 
     # ---- raw JSON-RPC --------------------------------------------------------------------
 
@@ -332,14 +326,13 @@ class SidecarClient:
             if self._dead is not None:
                 raise self._dead_error("before a message could be sent")
             try:
-                self._proc.stdin.write(data)
-                self._proc.stdin.flush()
+                self._transport.send(data)
                 return
             except (OSError, ValueError):
                 pass
         # the pipe is broken: let the reader see EOF so the error names the exit code and stderr
         self._reader.join(3)
-        raise self._dead_error("(its stdin is closed)")
+        raise self._dead_error("(its input is closed)")
 
     def _try_send(self, data: bytes) -> None:
         try:
@@ -348,25 +341,11 @@ class SidecarClient:
             pass
 
     def _dead_error(self, what: str) -> SidecarExitedError:
-        if self._dead is not None:
-            return c.exited_error(what, self._dead.returncode, self._dead.stderr_tail)
-        return c.exited_error(what, self._proc.poll(), self._tail.text())
+        return self._transport.ended(what)
 
-    def _read_stderr(self) -> None:
-        stream = self._proc.stderr
+    def _read_incoming(self) -> None:
         try:
-            while True:
-                chunk = stream.read1(65536) if hasattr(stream, "read1") else stream.read(65536)
-                if not chunk:
-                    break
-                self._tail.feed(chunk)
-        except (OSError, ValueError):
-            pass
-
-    def _read_stdout(self) -> None:
-        stream = self._proc.stdout
-        try:
-            for line in stream:
+            for line in self._transport.incoming:
                 line = line.strip()
                 if not line:
                     continue
@@ -378,13 +357,9 @@ class SidecarClient:
                     self._dispatch(m)
         except (OSError, ValueError):
             pass
-        # EOF: the process is gone (or going). Collect its exit code and stderr for the error.
-        try:
-            self._proc.wait(2)
-        except subprocess.TimeoutExpired:
-            pass
-        self._stderr_reader.join(1)
-        error = c.exited_error("", self._proc.poll(), self._tail.text())
+        # EOF: the process is gone (or going), or the agent closed the connection.
+        self._transport.input_ended()
+        error = self._transport.ended("")
         with self._lock:
             self._dead = error
             pending = list(self._pending.values())

@@ -3,7 +3,8 @@
 Every error the sidecar answers becomes an instance of a :class:`SidecarError` subclass
 chosen by the JSON-RPC ``code``; ``.code``, ``.message`` and ``.data`` (always with
 ``name``) carry the error object. Failures of the process itself (binary missing, process
-died) are :class:`SidecarProcessError` subclasses, with ``code`` None.
+died, an agent's socket refused or gone) are :class:`SidecarProcessError` subclasses, with
+``code`` None.
 """
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ __all__ = [
     "CacheUnavailableError", "BrowserUnavailableError", "InteractiveInProgressError",
     "AuthorityNotTrustedError", "InsecureAuthorityError", "InvalidConfigurationError",
     "AccountNotFoundError", "AmbiguousAccountError", "PasswordResetRequiredError",
-    "SidecarProcessError", "SidecarNotFoundError", "SidecarExitedError",
+    "SidecarProcessError", "SidecarNotFoundError", "SidecarExitedError", "AgentUnavailableError",
+    "UntrustedSocketError",
     "ERROR_CLASSES", "error_from_object",
 ]
 
@@ -179,6 +181,19 @@ class SidecarExitedError(SidecarProcessError, ConnectionError):
     """The process exited (or closed stdout) while requests were pending or a call was made."""
 
     error_name = "sidecarExited"
+
+
+class AgentUnavailableError(SidecarProcessError, ConnectionError):
+    """No agent answers at the socket (none there, or a dead agent's socket)."""
+
+    error_name = "agentUnavailable"
+
+
+class UntrustedSocketError(SidecarProcessError, PermissionError):
+    """The socket is not the user's own (its directory or the socket belongs to someone
+    else, others may enter the directory, or the path is not a socket): nothing was sent."""
+
+    error_name = "untrustedSocket"
 
 
 ERROR_CLASSES: Dict[int, Type[SidecarError]] = {
