@@ -60,6 +60,11 @@ let package = Package(
         .target(name: "Agent", dependencies: [
             "Sidecar", "JSONRPC", "JSON", .product(name: "Logging", package: "swift-log"),
         ]),
+        // Tokens for other tools' protocols: az's JSON, git credentials, kubectl's
+        // ExecCredential, the App Service managed-identity endpoint.
+        .target(name: "Adapters", dependencies: [
+            "JSON", "JSONRPC", "Loopback", .product(name: "Logging", package: "swift-log"),
+        ]),
         // The command line, stdout hygiene, signals and wiring.
         .target(name: "SidecarCLI", dependencies: [
             "Sidecar", "JSONRPC", "JSON", "Agent",
@@ -70,6 +75,7 @@ let package = Package(
         .executableTarget(name: "AuthSidecar", dependencies: ["SidecarCLI"], path: "Sources/auth-sidecar"),
 
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
+        .testTarget(name: "AdaptersTests", dependencies: ["Adapters", "JSON"]),
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "JSON"]),
         .testTarget(name: "SidecarTests", dependencies: ["Sidecar", "JSONRPC", "JSON"]),
         .testTarget(name: "SidecarCLITests", dependencies: ["SidecarCLI"]),

@@ -1,0 +1,73 @@
+import JSON
+import Loopback
+
+/// The App Service managed-identity protocol (api-version 2019-08-01), as the Azure SDKs'
+/// `ManagedIdentityCredential` speaks it when `IDENTITY_ENDPOINT` and `IDENTITY_HEADER` are set:
+/// `GET {endpoint}?api-version=2019-08-01&resource=R` with the header `X-IDENTITY-HEADER`.
+public enum ManagedIdentityProtocol {
+    public static let path = "/msi/token"
+    public static let secretHeader = "x-identity-header"
+
+    /// A request the endpoint will answer with a token: the scope to ask for.
+    public struct TokenRequest: Sendable, Equatable {
+        public let resource: String
+        public var scope: String { AzAccessToken.scope(forResource: resource) }
+    }
+
+    /// An HTTP answer: status and JSON body.
+    public struct Reply: Sendable, Equatable {
+        public let status: Int
+        public let body: JSONValue
+
+        /// The error shape the SDKs read (`statusCode`, `message`).
+        public static func error(_ status: Int, _ message: String) -> Reply {
+            Reply(status: status, body: ["statusCode": .int(Int64(status)), "message": .string(message)])
+        }
+    }
+
+    /// Checks a request: method, path, secret (compared in constant time), api-version and
+    /// resource. Either the token to fetch or the reply to send at once.
+    public static func evaluate(method: String, target: String, headers: [String: String],
+                                secret: String) -> Result<TokenRequest, ReplyError> {
+        let pathEnd = target.firstIndex(of: "?") ?? target.endIndex
+        guard target[..<pathEnd] == path else { return .failure(ReplyError(.error(404, "not found: use \(path)"))) }
+        guard method == "GET" else { return .failure(ReplyError(.error(405, "only GET is served"))) }
+        guard let presented = headers[secretHeader], constantTimeEqual(presented, secret) else {
+            return .failure(ReplyError(.error(401, "missing or wrong X-IDENTITY-HEADER")))
+        }
+        let query = pathEnd < target.endIndex ? target[target.index(after: pathEnd)...] : ""
+        guard let parameters = try? FormURLEncoding.decode(query) else {
+            return .failure(ReplyError(.error(400, "the query string is malformed")))
+        }
+        if let version = parameters["api-version"], version != "2019-08-01" {
+            return .failure(ReplyError(.error(400, "api-version \(version) is not supported (2019-08-01)")))
+        }
+        guard let resource = parameters["resource"], !resource.isEmpty, resource.count <= 2048 else {
+            return .failure(ReplyError(.error(400, "the query names no resource")))
+        }
+        return .success(TokenRequest(resource: resource))
+    }
+
+    /// The token reply: `access_token`, `expires_on` (Unix seconds, as a string like App
+    /// Service), `resource`, `token_type`, `client_id`.
+    public static func tokenReply(token: String, expiresOn: Int64, tokenType: String, resource: String,
+                                  clientId: String) -> Reply {
+        Reply(status: 200, body: [
+            "access_token": .string(token), "expires_on": .string(String(expiresOn)), "resource": .string(resource),
+            "token_type": .string(tokenType), "client_id": .string(clientId),
+        ])
+    }
+
+    static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8), y = Array(b.utf8)
+        var difference = UInt8(x.count == y.count ? 0 : 1)
+        for index in 0..<min(x.count, y.count) { difference |= x[index] ^ y[index] }
+        return difference == 0
+    }
+}
+
+/// A reply decided before any token is fetched.
+public struct ReplyError: Error, Sendable, Equatable {
+    public let reply: ManagedIdentityProtocol.Reply
+    init(_ reply: ManagedIdentityProtocol.Reply) { self.reply = reply }
+}
