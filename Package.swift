@@ -56,9 +56,9 @@ let package = Package(
             "JSON", "JSONRPC", "AuthCore", "Graph", "HTTP", "TokenCache", "Loopback",
             .product(name: "Logging", package: "swift-log"),
         ]),
-        // The command line, stdout hygiene, signals and wiring.
+        // The command line, stdout hygiene, signals and wiring; the shell verbs.
         .target(name: "SidecarCLI", dependencies: [
-            "Sidecar", "JSONRPC", "JSON",
+            "Sidecar", "JSONRPC", "JSON", "Loopback",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -68,7 +68,7 @@ let package = Package(
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "JSON"]),
         .testTarget(name: "SidecarTests", dependencies: ["Sidecar", "JSONRPC", "JSON"]),
-        .testTarget(name: "SidecarCLITests", dependencies: ["SidecarCLI"]),
+        .testTarget(name: "SidecarCLITests", dependencies: ["SidecarCLI", "Sidecar", "JSONRPC", "JSON"]),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Loopback"]),
         .testTarget(name: "TokenCacheTests", dependencies: ["TokenCache", "JSON"], exclude: ["Fixtures"]),
         .testTarget(name: "LoopbackTests", dependencies: ["Loopback"]),

@@ -11,6 +11,15 @@ public struct Configuration: Sendable, Equatable {
         /// A file in MSAL's format; with `keyFile`, encrypted at rest (AES-256-GCM).
         case file(path: String, keyFile: String? = nil)
         case memory
+
+        /// The `cache` key's value, as `initialize` takes it and reports it.
+        public var json: JSONValue {
+            switch self {
+            case .file(let path, nil): ["path": .string(path)]
+            case .file(let path, let keyFile?): ["path": .string(path), "encryption": ["keyFile": .string(keyFile)]]
+            case .memory: ["persistence": "memory"]
+            }
+        }
     }
 
     /// Who opens the sign-in page.
@@ -57,15 +66,10 @@ public struct Configuration: Sendable, Equatable {
 
     /// The configuration as `initialize` reports it back (no secrets exist in it).
     public var json: JSONValue {
-        let cacheJSON: JSONValue = switch cache {
-        case .file(let path, nil): ["path": .string(path)]
-        case .file(let path, let keyFile?): ["path": .string(path), "encryption": ["keyFile": .string(keyFile)]]
-        case .memory: ["persistence": "memory"]
-        }
         return [
             "clientId": .string(clientId), "authority": .string(authority), "redirectUri": .string(redirectUri),
             "knownAuthorities": JSONValue(knownAuthorities), "scopes": JSONValue(scopes),
-            "graphEndpoint": .string(graphEndpoint), "cache": cacheJSON,
+            "graphEndpoint": .string(graphEndpoint), "cache": cache.json,
             "sharedDeviceMode": .bool(sharedDeviceMode), "clientCapabilities": JSONValue(clientCapabilities),
             "browser": .string(browser.rawValue),
             "authorityType": JSONValue(authorityType), "instanceDiscovery": .bool(instanceDiscovery),

@@ -43,29 +43,13 @@ public enum Launcher {
         Glibc.exit(server.run(input: STDIN_FILENO, output: protocolOutput))
     }
 
-    /// The configuration from `--config` overlaid with the other options.
+    /// The configuration from the configuration file overlaid with the other options.
     static func startupOverrides(_ options: LaunchOptions) throws(RPCError) -> ConfigurationOverrides {
-        var fromFile = ConfigurationOverrides()
-        if let config = options.config {
-            guard let text = ProcessEnvironment.readTextFile(config) else {
-                throw .invalidParams("cannot read --config file \(config)")
-            }
-            let value: JSONValue
-            do { value = try JSONValue.parse(text) } catch {
-                throw .invalidParams("--config file \(config) is not valid JSON: \(error)")
-            }
-            fromFile = try ConfigurationOverrides(params: value)
-        }
-        var fromFlags = ConfigurationOverrides()
-        fromFlags.clientId = options.clientID
-        fromFlags.authority = options.authority
-        fromFlags.httpTimeoutSeconds = options.httpTimeoutSeconds
-        fromFlags.interactiveTimeoutSeconds = options.interactiveTimeoutSeconds
-        if let cache = options.cache { fromFlags.cache = cache == "memory" ? .memory : .file(path: cache) }
-        return fromFlags.merged(over: fromFile)
+        try ConfigurationSources.load(options).overrides
     }
 
-    private static func makeLogger(level: Logger.Level) -> Logger {
+    /// Logging to stderr (redacted) at `level`; call once per process.
+    static func makeLogger(level: Logger.Level) -> Logger {
         LoggingSystem.bootstrap { label in StderrLogHandler(label: label, level: level) }
         return Logger(label: "auth-sidecar")
     }
