@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Dispatch
 import JSON
 import JSONRPC
@@ -13,32 +18,32 @@ struct URLOpener {
     var availability: BrowserAvailability
     /// Opens the URL in the system browser; false when no command could be started.
     var launch: (String) -> Bool
-    /// One line to the user (stderr).
+    /// Writes one whole line for the user (stderr).
     var say: (String) -> Void
 
     static func system() -> URLOpener {
-        URLOpener(availability: .current(), launch: launchSystemBrowser, say: Console.say)
+        URLOpener(availability: .current(), launch: launchSystemBrowser) { Console.write($0 + "\n", to: STDERR_FILENO) }
     }
 
     /// Handles `openUrl`'s params.
     func handle(_ params: JSONValue?) -> Result<JSONValue, RPCError> {
         guard let url = params?["url"]?.stringValue else { return .failure(.invalidParams("missing 'url'", member: "url")) }
         if availability.canOpenSystemBrowser, launch(url) {
-            if Self.redirectPort(in: url) != nil { say("waiting for the sign-in in the browser...") }
+            if Self.redirectPort(in: url) != nil { say("auth-sidecar: waiting for the sign-in in the browser...") }
             return .success([:])
         }
         for line in Self.instructions(url: url) { say(line) }
         return .success([:])
     }
 
-    /// What to tell a user who must open `url` by hand.
+    /// What to tell a user who must open `url` by hand (the URL alone on its line, to copy).
     static func instructions(url: String) -> [String] {
-        guard let port = redirectPort(in: url) else { return ["no browser could be opened; open this URL: \(url)"] }
+        guard let port = redirectPort(in: url) else { return ["auth-sidecar: no browser could be opened; open this URL:", url] }
         return [
-            "no browser could be opened; to sign in, open this URL in a browser:",
+            "auth-sidecar: no browser could be opened; to sign in, open this URL in a browser:",
             url,
-            "on another machine, first forward the sign-in redirect: ssh -L \(port):127.0.0.1:\(port) THIS-HOST",
-            "waiting for the sign-in...",
+            "auth-sidecar: from another machine, first forward the sign-in redirect: ssh -L \(port):127.0.0.1:\(port) THIS-HOST",
+            "auth-sidecar: waiting for the sign-in...",
         ]
     }
 
