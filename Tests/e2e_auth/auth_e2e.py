@@ -49,22 +49,7 @@ class AuthSidecar(sc.Sidecar):
     @classmethod
     def start(cls, binary, mock, tmp_path, args, env=None, browser_action="complete",
               stderr_path=None) -> "AuthSidecar":
-        e = dict(os.environ)
-        for key in [k for k in e if k.startswith("SCRIPTED_BROWSER_")]:
-            del e[key]
-        wrapper = make_browser_wrapper(tmp_path)
-        set_browser_action(tmp_path, browser_action)
-        e.update({
-            "SSL_CERT_FILE": mock.ca_file,
-            "BROWSER": wrapper,
-            "SCRIPTED_BROWSER_CA": mock.ca_file,
-            "SCRIPTED_BROWSER_COOKIES": str(tmp_path / "browser-cookies.txt"),
-            "SCRIPTED_BROWSER_LOG": str(tmp_path / "browser.log"),
-            "XDG_CACHE_HOME": str(tmp_path / "xdg-cache"),
-            "HOME": str(tmp_path / "home"),
-            "AUTH_SIDECAR_POLICY_FILE": str(tmp_path / "no-such-policy.json"),
-        })
-        os.makedirs(e["HOME"], exist_ok=True)
+        e = process_env(mock, tmp_path, browser_action)
         if env:
             e.update(env)
         p = cls([binary, *args], framing=sc.NDJSON, env=e, stderr_path=stderr_path)
@@ -142,6 +127,25 @@ class AuthSidecar(sc.Sidecar):
         assert n["params"]["requestId"] == rid, n
         self.mock.admin.device("approve", n["params"]["userCode"], username=username)
         return sc.assert_result(self.wait_for(rid, timeout))
+
+
+def process_env(mock, tmp_path, browser_action: str = "complete") -> dict:
+    """The environment of a process under test: the mock's CA, the scripted browser as
+    $BROWSER (doing `browser_action`), HOME and XDG_CACHE_HOME in tmp_path, no policy file."""
+    e = {k: v for k, v in os.environ.items() if not k.startswith("SCRIPTED_BROWSER_")}
+    set_browser_action(tmp_path, browser_action)
+    e.update({
+        "SSL_CERT_FILE": mock.ca_file,
+        "BROWSER": make_browser_wrapper(tmp_path),
+        "SCRIPTED_BROWSER_CA": mock.ca_file,
+        "SCRIPTED_BROWSER_COOKIES": str(tmp_path / "browser-cookies.txt"),
+        "SCRIPTED_BROWSER_LOG": str(tmp_path / "browser.log"),
+        "XDG_CACHE_HOME": str(tmp_path / "xdg-cache"),
+        "HOME": str(tmp_path / "home"),
+        "AUTH_SIDECAR_POLICY_FILE": str(tmp_path / "no-such-policy.json"),
+    })
+    os.makedirs(e["HOME"], exist_ok=True)
+    return e
 
 
 def make_browser_wrapper(tmp_path) -> str:

@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from auth_e2e import ALICE, BOB, CLIENT_ID, CONTOSO_TID, browser_runs, cache_secrets, make_browser_wrapper, set_browser_action
+from auth_e2e import ALICE, BOB, CLIENT_ID, CONTOSO_TID, browser_runs, cache_secrets, process_env
 from mock_idp.testing import http
 
 SIGN_IN_NEEDED = 2
@@ -30,21 +30,9 @@ class Verbs:
     def __init__(self, binary: str, mock, tmp_path):
         self.binary, self.mock, self.tmp = binary, mock, tmp_path
         self.cache = str(tmp_path / "cache" / "cache.json")
-        self.env = {k: v for k, v in os.environ.items()
-                    if not k.startswith("SCRIPTED_BROWSER_") and k not in ("DISPLAY", "WAYLAND_DISPLAY", "AUTH_SIDECAR_SOCK")}
-        set_browser_action(tmp_path, "complete")
-        self.env.update({
-            "SSL_CERT_FILE": mock.ca_file,
-            "BROWSER": make_browser_wrapper(tmp_path),
-            "SCRIPTED_BROWSER_CA": mock.ca_file,
-            "SCRIPTED_BROWSER_COOKIES": str(tmp_path / "browser-cookies.txt"),
-            "SCRIPTED_BROWSER_LOG": str(tmp_path / "browser.log"),
-            "XDG_CACHE_HOME": str(tmp_path / "xdg-cache"),
-            "XDG_CONFIG_HOME": str(tmp_path / "xdg-config"),
-            "XDG_RUNTIME_DIR": str(tmp_path / "run"),
-            "HOME": str(tmp_path / "home"),
-            "AUTH_SIDECAR_POLICY_FILE": str(tmp_path / "no-such-policy.json"),
-        })
+        self.env = {k: v for k, v in process_env(mock, tmp_path).items()
+                    if k not in ("DISPLAY", "WAYLAND_DISPLAY", "AUTH_SIDECAR_SOCK")}
+        self.env.update({"XDG_CONFIG_HOME": str(tmp_path / "xdg-config"), "XDG_RUNTIME_DIR": str(tmp_path / "run")})
         for d in ("home", "run"):
             os.makedirs(tmp_path / d, mode=0o700, exist_ok=True)
         self.write_config()
