@@ -168,10 +168,12 @@ def test_device_code_login(verbs, mock):
 def test_headless_login_prints_the_url_and_completes_when_it_is_followed(verbs, mock):
     env = {k: v for k, v in verbs.env.items() if k != "BROWSER"}
     proc = verbs.start("login", env=env)
-    lines = read_stderr_until(proc, lambda line: line.startswith("https://"))
-    url = lines[-1]
-    assert "/authorize?" in url
-    assert any("ssh -L" in line and "127.0.0.1" in line for line in lines), lines
+    lines = read_stderr_until(proc, lambda line: "waiting for the sign-in" in line)
+    urls = [line for line in lines if line.startswith("https://")]
+    assert len(urls) == 1 and "/authorize?" in urls[0], lines
+    url = urls[0]
+    port = url.split("redirect_uri=http%3A%2F%2Flocalhost%3A", 1)[1].split("&", 1)[0]
+    assert f"ssh -L {port}:127.0.0.1:{port} " in "\n".join(lines), lines
     browser = subprocess.run([verbs.env["BROWSER"], url], env={**verbs.env, "SCRIPTED_BROWSER_WAIT": "1"},
                              capture_output=True, text=True, timeout=20)
     assert browser.returncode == 0, browser.stderr
