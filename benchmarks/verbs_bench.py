@@ -14,6 +14,7 @@ import argparse
 import datetime
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -48,7 +49,7 @@ def main() -> int:
         # the verb reads the default configuration file, as a user's shell would
         config_home = os.path.join(bench.tmp, "xdg-config")
         os.makedirs(os.path.join(config_home, "auth-sidecar"))
-        os.replace(bench.config_file(bench.cache), os.path.join(config_home, "auth-sidecar", "config.json"))
+        shutil.copy(bench.config_file(bench.cache), os.path.join(config_home, "auth-sidecar", "config.json"))
         env = dict(bench.child_env, XDG_CONFIG_HOME=config_home, XDG_RUNTIME_DIR=os.path.join(bench.tmp, "run"))
         verb_token(bench, env)          # warm-up, not counted
         bench.msal_fresh(bench.cache)
