@@ -65,9 +65,9 @@ let package = Package(
         .target(name: "Adapters", dependencies: [
             "JSON", "JSONRPC", "Loopback", .product(name: "Logging", package: "swift-log"),
         ]),
-        // The command line, stdout hygiene, signals and wiring.
+        // The command line, stdout hygiene, signals and wiring; the shell verbs.
         .target(name: "SidecarCLI", dependencies: [
-            "Sidecar", "JSONRPC", "JSON", "Agent",
+            "Sidecar", "JSONRPC", "JSON", "Loopback", "Agent", "Adapters",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -78,7 +78,7 @@ let package = Package(
         .testTarget(name: "AdaptersTests", dependencies: ["Adapters", "JSON"]),
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "JSON"]),
         .testTarget(name: "SidecarTests", dependencies: ["Sidecar", "JSONRPC", "JSON"]),
-        .testTarget(name: "SidecarCLITests", dependencies: ["SidecarCLI"]),
+        .testTarget(name: "SidecarCLITests", dependencies: ["SidecarCLI", "Sidecar", "JSONRPC", "JSON"]),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Loopback"]),
         .testTarget(name: "TokenCacheTests", dependencies: ["TokenCache", "JSON"], exclude: ["Fixtures"]),
         .testTarget(name: "LoopbackTests", dependencies: ["Loopback"]),

@@ -11,6 +11,15 @@ public struct Configuration: Sendable, Equatable {
         /// A file in MSAL's format; with `keyFile`, encrypted at rest (AES-256-GCM).
         case file(path: String, keyFile: String? = nil)
         case memory
+
+        /// The `cache` key's value, as `initialize` takes it and reports it.
+        public var json: JSONValue {
+            switch self {
+            case .file(let path, nil): ["path": .string(path)]
+            case .file(let path, let keyFile?): ["path": .string(path), "encryption": ["keyFile": .string(keyFile)]]
+            case .memory: ["persistence": "memory"]
+            }
+        }
     }
 
     /// Who opens the sign-in page.
@@ -67,16 +76,5 @@ public struct Configuration: Sendable, Equatable {
             "httpTimeoutSeconds": .int(Int64(httpTimeoutSeconds)),
             "interactiveTimeoutSeconds": .int(Int64(interactiveTimeoutSeconds)),
         ]
-    }
-}
-
-extension Configuration.CacheSetting {
-    /// The `cache` member as `initialize` takes it.
-    public var json: JSONValue {
-        switch self {
-        case .file(let path, nil): ["path": .string(path)]
-        case .file(let path, let keyFile?): ["path": .string(path), "encryption": ["keyFile": .string(keyFile)]]
-        case .memory: ["persistence": "memory"]
-        }
     }
 }

@@ -58,21 +58,6 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         }
     }
 
-    /// The keys set here, as `initialize` takes them (what ``init(params:alsoAllowed:)`` reads back).
-    public var json: JSONValue {
-        let members: [(String, JSONValue?)] = [
-            ("clientId", clientId.map(JSONValue.string)), ("authority", authority.map(JSONValue.string)),
-            ("redirectUri", redirectUri.map(JSONValue.string)), ("knownAuthorities", knownAuthorities.map(JSONValue.init)),
-            ("scopes", scopes.map(JSONValue.init)), ("graphEndpoint", graphEndpoint.map(JSONValue.string)),
-            ("cache", cache?.json), ("sharedDeviceMode", sharedDeviceMode.map(JSONValue.bool)),
-            ("clientCapabilities", clientCapabilities.map(JSONValue.init)), ("browser", browser.map { .string($0.rawValue) }),
-            ("authorityType", authorityType.map(JSONValue.string)), ("instanceDiscovery", instanceDiscovery.map(JSONValue.bool)),
-            ("httpTimeoutSeconds", httpTimeoutSeconds.map { .int(Int64($0)) }),
-            ("interactiveTimeoutSeconds", interactiveTimeoutSeconds.map { .int(Int64($0)) }),
-        ]
-        return .object(JSONObject(members.compactMap { name, value in value.map { (name, $0) } }))
-    }
-
     /// These overrides layered on top of `base` (a key set here wins).
     public func merged(over base: ConfigurationOverrides) -> ConfigurationOverrides {
         var result = base

@@ -42,21 +42,17 @@ public struct DeviceInformation: Sendable, Equatable {
     private static func machineFacts(browserMode: Configuration.BrowserMode) -> JSONObject {
         var name = utsname()
         uname(&name)
-        let environment = ProcessEnvironment.self
-        let headless = environment.value("DISPLAY") == nil && environment.value("WAYLAND_DISPLAY") == nil
-        let browserCommand = environment.value("BROWSER").flatMap { $0.isEmpty ? nil : $0 }
-            ?? environment.which("xdg-open")
-        let canOpen = browserMode == .client || (browserCommand != nil && (!headless || environment.value("BROWSER") != nil))
+        let browser = BrowserAvailability.current()
         return [
             "os": .string(field(&name.sysname)),
             "osRelease": JSONValue(osRelease()),
             "kernelRelease": .string(field(&name.release)),
             "architecture": .string(field(&name.machine)),
             "hostname": .string(field(&name.nodename)),
-            "headless": .bool(headless),
+            "headless": .bool(browser.headless),
             "browserMode": .string(browserMode.rawValue),
-            "browserCommand": JSONValue(browserCommand),
-            "canOpenBrowser": .bool(canOpen),
+            "browserCommand": JSONValue(browser.browserCommand),
+            "canOpenBrowser": .bool(browserMode == .client || browser.canOpenSystemBrowser),
         ]
     }
 

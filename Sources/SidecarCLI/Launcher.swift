@@ -59,8 +59,7 @@ public enum Launcher {
     /// A connection to the user's agent, unless this process must stay standalone
     /// (`AUTH_SIDECAR_NO_AGENT`, or diagnostics, which only a standalone server offers).
     static func agentToForwardTo(_ options: LaunchOptions) -> Int32? {
-        guard !options.enableDiagnostics, ProcessEnvironment.value("AUTH_SIDECAR_NO_AGENT").map({ $0.isEmpty || $0 == "0" }) ?? true
-        else { return nil }
+        guard !options.enableDiagnostics, !AgentConnection.disabledByEnvironment else { return nil }
         return AgentConnection.connect(to: UserPaths.agentSocket())
     }
 
@@ -81,29 +80,13 @@ public enum Launcher {
         Glibc.exit(0)
     }
 
-    /// The configuration from `--config` overlaid with the other options.
+    /// The configuration from the configuration file overlaid with the other options.
     static func startupOverrides(_ options: LaunchOptions) throws(RPCError) -> ConfigurationOverrides {
-        var fromFile = ConfigurationOverrides()
-        if let config = options.config {
-            guard let text = ProcessEnvironment.readTextFile(config) else {
-                throw .invalidParams("cannot read --config file \(config)")
-            }
-            let value: JSONValue
-            do { value = try JSONValue.parse(text) } catch {
-                throw .invalidParams("--config file \(config) is not valid JSON: \(error)")
-            }
-            fromFile = try ConfigurationOverrides(params: value)
-        }
-        var fromFlags = ConfigurationOverrides()
-        fromFlags.clientId = options.clientID
-        fromFlags.authority = options.authority
-        fromFlags.httpTimeoutSeconds = options.httpTimeoutSeconds
-        fromFlags.interactiveTimeoutSeconds = options.interactiveTimeoutSeconds
-        if let cache = options.cache { fromFlags.cache = cache == "memory" ? .memory : .file(path: cache) }
-        return fromFlags.merged(over: fromFile)
+        try ConfigurationSources.load(options).overrides
     }
 
-    private static func makeLogger(level: Logger.Level) -> Logger {
+    /// Logging to stderr (redacted) at `level`; call once per process.
+    static func makeLogger(level: Logger.Level) -> Logger {
         LoggingSystem.bootstrap { label in StderrLogHandler(label: label, level: level) }
         return Logger(label: "auth-sidecar")
     }

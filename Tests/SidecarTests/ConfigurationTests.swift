@@ -139,3 +139,22 @@ import Testing
         }
     }
 }
+
+/// `ConfigurationOverrides.json` is what `ConfigurationOverrides(params:)` reads back.
+@Suite struct ConfigurationOverridesJSONTests {
+    @Test func roundTrips() throws {
+        var overrides = ConfigurationOverrides()
+        #expect(overrides.json == [:])
+        overrides.clientId = "app"
+        overrides.authority = "https://login.microsoftonline.com/organizations"
+        overrides.knownAuthorities = ["127.0.0.1"]
+        overrides.scopes = ["User.Read"]
+        overrides.cache = .file(path: "/c.json", keyFile: "/k")
+        overrides.browser = .client
+        overrides.sharedDeviceMode = false
+        overrides.httpTimeoutSeconds = 5
+        #expect(try ConfigurationOverrides(params: overrides.json) == overrides)
+        overrides.cache = .memory
+        #expect(try ConfigurationOverrides(params: overrides.json) == overrides)
+    }
+}

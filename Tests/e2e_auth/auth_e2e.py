@@ -41,32 +41,6 @@ class Mock:
         return {k: v for k, v in c.items() if k.startswith("token") or k in ("devicecode", "authorize")}
 
 
-def sidecar_env(mock, tmp_path, browser_action="complete", env=None) -> dict:
-    """The environment of a sidecar (or agent) under test: the mock's CA, the scripted
-    browser, a home, cache and agent socket of the test's own (so a user's agent running on
-    the machine is never used)."""
-    e = dict(os.environ)
-    for key in [k for k in e if k.startswith("SCRIPTED_BROWSER_") or k == "AUTH_SIDECAR_NO_AGENT"]:
-        del e[key]
-    wrapper = make_browser_wrapper(tmp_path)
-    set_browser_action(tmp_path, browser_action)
-    e.update({
-        "SSL_CERT_FILE": mock.ca_file,
-        "BROWSER": wrapper,
-        "SCRIPTED_BROWSER_CA": mock.ca_file,
-        "SCRIPTED_BROWSER_COOKIES": str(tmp_path / "browser-cookies.txt"),
-        "SCRIPTED_BROWSER_LOG": str(tmp_path / "browser.log"),
-        "XDG_CACHE_HOME": str(tmp_path / "xdg-cache"),
-        "HOME": str(tmp_path / "home"),
-        "AUTH_SIDECAR_POLICY_FILE": str(tmp_path / "no-such-policy.json"),
-        "AUTH_SIDECAR_SOCK": str(tmp_path / "agent" / "agent.sock"),
-    })
-    os.makedirs(e["HOME"], exist_ok=True)
-    if env:
-        e.update(env)
-    return e
-
-
 class AuthSidecar(sc.Sidecar):
     """One auth-sidecar process; NDJSON; request ids are allocated automatically."""
 
@@ -75,7 +49,7 @@ class AuthSidecar(sc.Sidecar):
     @classmethod
     def start(cls, binary, mock, tmp_path, args, env=None, browser_action="complete",
               stderr_path=None) -> "AuthSidecar":
-        e = sidecar_env(mock, tmp_path, browser_action, env)
+        e = process_env(mock, tmp_path, browser_action, env)
         p = cls([binary, *args], framing=sc.NDJSON, env=e, stderr_path=stderr_path)
         p.mock = mock
         p.tmp_path = tmp_path
@@ -151,6 +125,30 @@ class AuthSidecar(sc.Sidecar):
         assert n["params"]["requestId"] == rid, n
         self.mock.admin.device("approve", n["params"]["userCode"], username=username)
         return sc.assert_result(self.wait_for(rid, timeout))
+
+
+def process_env(mock, tmp_path, browser_action: str = "complete", env=None) -> dict:
+    """The environment of a process (sidecar, verb or agent) under test: the mock's CA, the
+    scripted browser as $BROWSER (doing `browser_action`), HOME and XDG_CACHE_HOME in
+    tmp_path, no policy file, and an agent socket of the test's own (so an agent the user runs
+    is never used); `env` on top."""
+    e = {k: v for k, v in os.environ.items()
+         if not k.startswith("SCRIPTED_BROWSER_") and k != "AUTH_SIDECAR_NO_AGENT"}
+    set_browser_action(tmp_path, browser_action)
+    e.update({
+        "SSL_CERT_FILE": mock.ca_file,
+        "BROWSER": make_browser_wrapper(tmp_path),
+        "SCRIPTED_BROWSER_CA": mock.ca_file,
+        "SCRIPTED_BROWSER_COOKIES": str(tmp_path / "browser-cookies.txt"),
+        "SCRIPTED_BROWSER_LOG": str(tmp_path / "browser.log"),
+        "XDG_CACHE_HOME": str(tmp_path / "xdg-cache"),
+        "HOME": str(tmp_path / "home"),
+        "AUTH_SIDECAR_POLICY_FILE": str(tmp_path / "no-such-policy.json"),
+        "AUTH_SIDECAR_SOCK": str(tmp_path / "agent" / "agent.sock"),
+    })
+    os.makedirs(e["HOME"], exist_ok=True)
+    e.update(env or {})
+    return e
 
 
 def make_browser_wrapper(tmp_path) -> str:

@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from auth_e2e import ALICE, CLIENT_ID, sidecar_env
+from auth_e2e import ALICE, CLIENT_ID, process_env
 
 SCOPES = ["User.Read"]
 
@@ -23,7 +23,7 @@ SCOPES = ["User.Read"]
 class Agent:
     def __init__(self, binary, mock, tmp_path, *args, socket_path=None, config=True):
         self.path = socket_path or str(tmp_path / "agent" / "agent.sock")
-        self.env = sidecar_env(mock, tmp_path)
+        self.env = process_env(mock, tmp_path)
         argv = [binary, "agent", "--socket", self.path, "--log-level", "debug", *args]
         if config:
             argv += ["--client-id", CLIENT_ID, "--authority", mock.url + "/organizations",
@@ -159,11 +159,11 @@ def test_unsafe_socket_paths_are_refused(sidecar_bin, mock, tmp_path, plant):
             os.chown(directory / "agent.sock", 65534, 65534)
     path = str(directory / "agent.sock")
     run = subprocess.run([sidecar_bin, "agent", "--socket", path], capture_output=True, text=True,
-                         env=sidecar_env(mock, tmp_path), timeout=10)
+                         env=process_env(mock, tmp_path), timeout=10)
     assert run.returncode != 0 and str(directory) in run.stderr, run
     # A stdio process never forwards to such a path either: it serves standalone.
     out = subprocess.run([sidecar_bin], input='{"jsonrpc":"2.0","id":1,"method":"ping"}\n', capture_output=True,
-                         text=True, env={**sidecar_env(mock, tmp_path), "AUTH_SIDECAR_SOCK": path}, timeout=10)
+                         text=True, env={**process_env(mock, tmp_path), "AUTH_SIDECAR_SOCK": path}, timeout=10)
     assert json.loads(out.stdout)["result"] == {}
 
 

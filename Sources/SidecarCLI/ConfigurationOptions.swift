@@ -1,0 +1,41 @@
+import ArgumentParser
+import Logging
+
+/// The options that choose the configuration and logging, shared by the stdio mode (the root
+/// command) and every verb, so each is declared once.
+public struct ConfigurationOptions: ParsableArguments {
+    @Option(name: .customLong("client-id"), help: "The application (client) ID.")
+    var clientID: String?
+
+    @Option(help: "The authority URL (default https://login.microsoftonline.com/common).")
+    var authority: String?
+
+    @Option(help: ArgumentHelp(
+        "A JSON file with configuration keys (clientId, authority, ...); default $XDG_CONFIG_HOME/auth-sidecar/config.json when it exists.",
+        valueName: "file"))
+    var config: String?
+
+    @Option(help: ArgumentHelp("The token cache file, or 'memory' for no persistence.", valueName: "path"))
+    var cache: String?
+
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
+    var logLevel: Logger.Level = .warning
+
+    @Option(name: .customLong("http-timeout-seconds"),
+            help: ArgumentHelp("The time limit of each HTTP request (1-300, default 30).", valueName: "seconds"))
+    var httpTimeoutSeconds: Int?
+
+    @Option(name: .customLong("interactive-timeout-seconds"),
+            help: ArgumentHelp("How long a browser sign-in may take (1-3600, default 600).", valueName: "seconds"))
+    var interactiveTimeoutSeconds: Int?
+
+    public init() {}
+
+    /// These options as a plain value (the stdio-only members at their defaults).
+    public var launchOptions: LaunchOptions {
+        LaunchOptions(clientID: clientID, authority: authority, config: config, cache: cache, logLevel: logLevel,
+                      httpTimeoutSeconds: httpTimeoutSeconds, interactiveTimeoutSeconds: interactiveTimeoutSeconds)
+    }
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}

@@ -1,0 +1,36 @@
+import JSON
+
+/// The verbs' human-readable and JSON renderings (pure functions, unit-tested). None of them
+/// ever includes a token.
+enum VerbOutput {
+    /// An account's username, else its home account ID.
+    static func username(_ account: JSONValue?) -> String {
+        account?["username"]?.stringValue ?? account?["homeAccountId"]?.stringValue ?? "(unknown account)"
+    }
+
+    /// What `login --output json` prints: the sign-in's result without its tokens.
+    static func signInSummary(_ result: JSONValue) -> JSONValue {
+        var summary = JSONObject()
+        for key in ["account", "scopes", "expiresOn", "tenantId", "authority", "correlationId"] {
+            summary[key] = result[key]
+        }
+        return .object(summary)
+    }
+
+    /// `accounts`: one line per account, `USERNAME  NAME  tenant TENANT`.
+    static func accountLines(_ accounts: [JSONValue]) -> [String] {
+        accounts.map { account in
+            var columns = [username(account)]
+            if let name = account["name"]?.stringValue, !name.isEmpty { columns.append(name) }
+            if let tenant = account["tenantId"]?.stringValue, !tenant.isEmpty { columns.append("tenant \(tenant)") }
+            return columns.joined(separator: "  ")
+        }
+    }
+
+    /// "in 59 min", "in 2 h 5 min", "expired 3 min ago", from seconds left.
+    static func lifetime(secondsLeft: Int64) -> String {
+        let minutes = abs(secondsLeft) / 60
+        let text = minutes >= 60 ? "\(minutes / 60) h \(minutes % 60) min" : minutes > 0 ? "\(minutes) min" : "\(abs(secondsLeft)) s"
+        return secondsLeft >= 0 ? "expires in \(text)" : "expired \(text) ago"
+    }
+}

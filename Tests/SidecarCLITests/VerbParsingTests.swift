@@ -1,0 +1,71 @@
+import ArgumentParser
+import Testing
+@testable import SidecarCLI
+
+/// The verbs' command lines: the fast path declines them all, swift-argument-parser reads them.
+@Suite struct VerbParsingTests {
+    static let verbNames = AuthSidecarCommand.configuration.subcommands.map { $0._commandName }
+
+    @Test func theVerbsAreTheFiveOfTheIssueThenTheAgent() {
+        #expect(Self.verbNames == ["token", "login", "logout", "accounts", "status", "agent"])
+    }
+
+    static let verbLines: [[String]] = verbNames.map { [$0] } + [
+        ["token", "--scope", "User.Read"], ["token", "--client-id", "x"], ["--client-id", "x", "token"],
+        ["status", "--output", "json"], ["login", "--device-code"], ["token", "--output=json"],
+        ["--client-id=x", "accounts"], ["--enable-diagnostics", "status"],
+    ]
+
+    @Test(arguments: verbLines)
+    func quickParseDeclinesEveryVerbLine(arguments: [String]) {
+        #expect(LaunchOptions.quickParse(arguments) == nil)
+    }
+
+    @Test func tokenOptions() throws {
+        let command = try #require(try AuthSidecarCommand.parseAsRoot([
+            "token", "--scope", "a", "--scope", "b", "--account", "alice@contoso.com", "--tenant", "contoso.com",
+            "--output", "json", "--force-refresh", "--client-id", "app", "--config", "/c.json", "--no-agent",
+        ]) as? TokenCommand)
+        #expect(command.scopes == ["a", "b"])
+        #expect(command.account == "alice@contoso.com")
+        #expect(command.tenant == "contoso.com")
+        #expect(command.output == .json)
+        #expect(command.forceRefresh)
+        #expect(command.common.noAgent)
+        #expect(command.common.configuration.launchOptions == LaunchOptions(clientID: "app", config: "/c.json"))
+    }
+
+    @Test func defaults() throws {
+        let token = try #require(try AuthSidecarCommand.parseAsRoot(["token"]) as? TokenCommand)
+        #expect(token.output == .token && token.scopes.isEmpty && !token.forceRefresh && !token.common.noAgent)
+        let login = try #require(try AuthSidecarCommand.parseAsRoot(["login"]) as? LoginCommand)
+        #expect(login.output == .text && !login.deviceCode && login.loginHint == nil)
+        let logout = try #require(try AuthSidecarCommand.parseAsRoot(["logout", "--browser"]) as? LogoutCommand)
+        #expect(logout.browser && logout.account == nil)
+        #expect(try AuthSidecarCommand.parseAsRoot(["accounts", "--output", "json"]) is AccountsCommand)
+        #expect(try AuthSidecarCommand.parseAsRoot(["status"]) is StatusCommand)
+    }
+
+    static let badLines: [[String]] = [
+        ["frobnicate"], ["token", "--output", "xml"], ["status", "--output", "token"], ["token", "extra"],
+        ["login", "--device-code", "--login-hint", "a@b.c"], ["token", "--tenant", "a/b"], ["token", "--tenant", ""],
+        ["accounts", "--unknown"],
+    ]
+
+    @Test(arguments: badLines)
+    func badInputIsAUsageError(arguments: [String]) {
+        #expect(throws: (any Error).self) { _ = try AuthSidecarCommand.parseAsRoot(arguments) }
+        #expect(AuthSidecarCommand.exitCode(for: CapturedError { _ = try AuthSidecarCommand.parseAsRoot(arguments) }) == .validationFailure)
+    }
+
+    @Test func theStdioModeStillParsesAtTheRoot() throws {
+        let root = try #require(try AuthSidecarCommand.parseAsRoot(["--client-id", "x", "--max-message-size", "100"]) as? AuthSidecarCommand)
+        #expect(root.launchOptions == LaunchOptions(clientID: "x", maxMessageSize: 100))
+    }
+}
+
+/// The error `body` throws.
+private func CapturedError(_ body: () throws -> Void) -> any Error {
+    do { try body() } catch { return error }
+    return CancellationError()
+}

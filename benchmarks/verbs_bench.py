@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""`auth-sidecar token` (the shell verb) from spawn to exit, with a cached token and no agent,
+side by side with MSAL for Python in a fresh process on the same cache file.
+
+Reuses token_bench.py's setup (the bundled mock, alice signed in through the scripted
+browser, the MSAL script). Prints a machine line and a Markdown table on stdout; progress on
+stderr.
+
+Usage: python3 benchmarks/verbs_bench.py [--binary PATH] [--runs N] [--keep]
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import token_bench as tb  # noqa: E402
+from bench import cpu_model  # noqa: E402
+
+
+def verb_token(bench: tb.Bench, env: dict) -> tuple[float, subprocess.CompletedProcess]:
+    t0 = time.perf_counter()
+    p = subprocess.run([bench.binary, "token", "--no-agent"], env=env, capture_output=True, text=True, timeout=60)
+    return time.perf_counter() - t0, p
+
+
+def add_counts(total: dict, delta: dict) -> None:
+    for k, v in delta.items():
+        total[k] = total.get(k, 0) + v
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--binary", default=tb.DEFAULT_BINARY)
+    ap.add_argument("--runs", type=int, default=50)
+    ap.add_argument("--keep", action="store_true")
+    a = ap.parse_args()
+    bench = tb.Bench(argparse.Namespace(binary=a.binary, quick=True, rss_count=0, runs=0, keep=a.keep))
+    try:
+        bench.start_mock()
+        bench.sign_in()
+        # the verb reads the default configuration file, as a user's shell would
+        config_home = os.path.join(bench.tmp, "xdg-config")
+        os.makedirs(os.path.join(config_home, "auth-sidecar"))
+        shutil.copy(bench.config_file(bench.cache), os.path.join(config_home, "auth-sidecar", "config.json"))
+        env = dict(bench.child_env, XDG_CONFIG_HOME=config_home, XDG_RUNTIME_DIR=os.path.join(bench.tmp, "run"))
+        verb_token(bench, env)          # warm-up, not counted
+        bench.msal_fresh(bench.cache)
+        verb, stdio, msal, failures = [], [], [], []
+        verb_requests, msal_requests = {}, {}
+        for _ in range(a.runs):
+            before = bench.counts()
+            t, p = verb_token(bench, env)
+            add_counts(verb_requests, tb.counts_delta(before, bench.counts()))
+            verb.append(t)
+            if p.returncode != 0 or not p.stdout.strip():
+                failures.append(p.stderr.strip())
+            t, r = bench.sidecar_fresh(bench.cache)
+            stdio.append(t)
+            if not r.get("result", {}).get("fromCache"):
+                failures.append(tb.describe_reply(r))
+            before = bench.counts()
+            t, res, _ = bench.msal_fresh(bench.cache)
+            add_counts(msal_requests, tb.counts_delta(before, bench.counts()))
+            msal.append(t)
+            if not res.get("ok"):
+                failures.append(res.get("error"))
+        v, m = statistics.median(verb), statistics.median(msal)
+        print(f"auth-sidecar verbs — {cpu_model()}, {os.cpu_count()} CPUs, {platform.system()} "
+              f"{platform.release()}, {datetime.date.today()}, {a.runs} runs each, alternating")
+        print()
+        print("| figure | auth-sidecar | MSAL for Python | ratio |")
+        print("|---|---|---|---|")
+        print(f"| `auth-sidecar token` (no agent) spawn → exit, cached token, median | {tb.ms(v)} "
+              f"| {tb.ms(m)} (fresh `python3` script → result) | {tb.ratio(m, v)} |")
+        print(f"| `token` p90 | {tb.ms(sorted(verb)[int(len(verb) * 0.9) - 1])} | {tb.ms(sorted(msal)[int(len(msal) * 0.9) - 1])} | |")
+        print(f"| the stdio mode for comparison: spawn → cached `acquireTokenSilent` reply, median "
+              f"| {tb.ms(statistics.median(stdio))} | | |")
+        print(f"| network requests per run | {tb.net(verb_requests, a.runs)} | {tb.net(msal_requests, a.runs)} | |")
+        if failures:
+            print(f"\n{len(failures)} runs failed: {failures[0]}")
+        return 1 if failures else 0
+    finally:
+        bench.cleanup()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
