@@ -141,7 +141,8 @@ struct SilentFlow: Sendable {
             let authority = lookup.authority.url
             let granted = token.scopes.scopes.filter { !Scopes.reserved.contains($0.lowercased()) }
             let result: @Sendable (String) -> TokenResult = { correlationId in
-                TokenResult(accessToken: token.secret, tokenType: token.tokenType ?? "Bearer", expiresOn: token.expiresOn,
+                TokenResult(accessToken: token.secret, tokenType: TokenResponse.normalized(tokenType: token.tokenType),
+                            expiresOn: token.expiresOn,
                             scopes: granted, account: account, idToken: idToken?.secret, tenantId: account.tenantId,
                             authority: authority, correlationId: correlationId, fromCache: true)
             }
@@ -177,9 +178,25 @@ struct SilentFlow: Sendable {
         let client = TokenEndpointClient(transport: dependencies.transport, clientId: configuration.clientId)
         dependencies.logger.debug("refreshing a token", metadata: ["realm": "\(lookup.realm)"])
         let tokens = try await client.redeem(grant.fields, at: metadata.tokenEndpoint, correlationId: correlationId)
-        return try TokenResponseHandler(configuration: configuration, dependencies: dependencies).handle(
+        var result = try TokenResponseHandler(configuration: configuration, dependencies: dependencies).handle(
             tokens, .init(authority: lookup.authority, metadata: metadata, requestedScopes: lookup.scopes,
                           correlationId: correlationId, knownAccount: lookup.account, grant: nil))
+        if result.idToken == nil { result.idToken = try cachedIdToken(lookup) }
+        return result
+    }
+
+    /// The account's cached ID token: a refresh answered without one keeps it in the result,
+    /// as MSAL does.
+    private func cachedIdToken(_ lookup: Lookup) throws -> String? {
+        let clientId = configuration.clientId
+        return try CacheAccess.run {
+            try dependencies.cache.read { document in
+                lookup.realms.lazy.compactMap {
+                    document.idToken(homeAccountId: lookup.account.homeAccountId, environments: lookup.environments,
+                                     realm: $0, clientId: clientId)?.secret
+                }.first
+            }
+        }
     }
 }
 

@@ -11,6 +11,9 @@ public struct AuthError: Error, Sendable, Equatable {
         case invalidConfiguration, accountNotFound, ambiguousAccount
         /// B2C's "forgot password" answer (AADB2C90118): the app should start the reset policy.
         case passwordResetRequired
+        /// The service does not know the authority (an unknown tenant: AADSTS90002, or no
+        /// discovery document there); a kind of ``invalidConfiguration`` with its own name.
+        case invalidAuthority
     }
 
     public var kind: Kind
