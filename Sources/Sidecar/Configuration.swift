@@ -37,6 +37,9 @@ public struct Configuration: Sendable, Equatable {
     public var httpTimeoutSeconds = 30
     /// How long a browser sign-in may wait for the redirect (cancellable sooner), in seconds.
     public var interactiveTimeoutSeconds = 600
+    /// Where the authority sends the browser after `signout` with `signoutFromBrowser`
+    /// (`post_logout_redirect_uri`, registered with the application); `nil`: not sent.
+    public var postLogoutRedirectUri: String?
 
     /// The accepted range of ``httpTimeoutSeconds``.
     public static let httpTimeoutRange = 1...300
@@ -71,6 +74,7 @@ public struct Configuration: Sendable, Equatable {
             "authorityType": JSONValue(authorityType), "instanceDiscovery": .bool(instanceDiscovery),
             "httpTimeoutSeconds": .int(Int64(httpTimeoutSeconds)),
             "interactiveTimeoutSeconds": .int(Int64(interactiveTimeoutSeconds)),
+            "postLogoutRedirectUri": JSONValue(postLogoutRedirectUri),
         ]
     }
 }
