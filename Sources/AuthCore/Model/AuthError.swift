@@ -40,3 +40,9 @@ extension AuthError {
         AuthError(.malformedResponse, "the identity service sent a malformed answer: \(what)")
     }
 }
+
+extension AuthError: CustomStringConvertible {
+    /// The message: wherever an error is interpolated (a log line, another message), plain
+    /// words rather than Swift's rendering of the struct.
+    public var description: String { message }
+}
