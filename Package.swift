@@ -44,6 +44,7 @@ let package = Package(
         .target(name: "AuthCore", dependencies: [
             "HTTP", "TokenCache", "Loopback", "JSON",
             .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "CryptoExtras", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         // Microsoft Graph calls with automatic token handling.
@@ -72,7 +73,10 @@ let package = Package(
         .testTarget(name: "TokenCacheTests", dependencies: ["TokenCache", "JSON"], exclude: ["Fixtures"]),
         .testTarget(name: "LoopbackTests", dependencies: ["Loopback"]),
         .testTarget(name: "GraphTests", dependencies: ["Graph", "AuthCore", "AuthTestSupport", "HTTP", "TokenCache", "JSON"]),
-        .testTarget(name: "AuthCoreTests", dependencies: ["AuthCore", "AuthTestSupport", "HTTP", "TokenCache", "Loopback", "JSON"]),
+        .testTarget(name: "AuthCoreTests", dependencies: [
+            "AuthCore", "AuthTestSupport", "HTTP", "TokenCache", "Loopback", "JSON",
+            .product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto"),
+        ]),
     ],
     swiftLanguageModes: [.v6]
 )

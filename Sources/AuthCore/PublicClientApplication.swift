@@ -22,13 +22,14 @@ public final class PublicClientApplication: Sendable {
         self.dependencies = dependencies
         resolver = AuthorityResolver(
             transport: dependencies.transport,
-            trust: AuthorityTrust(knownAuthorities: configuration.knownAuthorities, instanceDiscovery: configuration.instanceDiscovery),
+            trust: AuthorityTrust(knownAuthorities: configuration.knownAuthorities, instanceDiscovery: configuration.instanceDiscovery,
+                           configured: configuration.authority),
             persisted: PersistedDiscovery(cache: dependencies.cache, clock: dependencies.clock, logger: dependencies.logger))
     }
 
     private func directory() async -> AccountDirectory {
         AccountDirectory(configuration: configuration, cache: dependencies.cache,
-                         environments: await resolver.aliases(of: configuration.authority.host))
+                         environments: await resolver.environments(of: configuration.authority))
     }
 
     /// Signs in through the browser (`browser` overrides the system launcher, e.g. to let the

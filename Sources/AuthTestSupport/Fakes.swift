@@ -73,11 +73,18 @@ public enum Tokens {
         Base64URL.encode(Array(#"{"alg":"none"}"#.utf8)) + "." + Base64URL.encode(Array(claims.utf8)) + "."
     }
 
+    /// The claims of the fake service's ID tokens: valid for client `client` at
+    /// `https://login.microsoftonline.com` (tenant `tid-1`) until 2100.
+    public static let idTokenClaims = """
+        {"oid":"oid-1","tid":"tid-1","preferred_username":"alice@contoso.com","name":"Alice","aud":"client",\
+        "iss":"https://login.microsoftonline.com/tid-1/v2.0","exp":4102444800}
+        """
+
     public static let clientInfo = Base64URL.encode(Array(#"{"uid":"oid-1","utid":"tid-1"}"#.utf8))
 
     public static func tokenResponse(accessToken: String, expiresIn: Int = 3600, refreshToken: String = "rt-1",
                               scope: String = "User.Read openid profile offline_access") -> HTTPResponse {
-        let idToken = jwt(#"{"oid":"oid-1","tid":"tid-1","preferred_username":"alice@contoso.com","name":"Alice","aud":"client"}"#)
+        let idToken = jwt(idTokenClaims)
         let body = """
             {"token_type":"Bearer","access_token":"\(accessToken)","expires_in":\(expiresIn),"refresh_token":"\(refreshToken)",\
             "id_token":"\(idToken)","client_info":"\(clientInfo)","scope":"\(scope)"}

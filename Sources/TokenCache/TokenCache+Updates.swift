@@ -70,7 +70,14 @@ extension TokenCache {
 
     /// Stores a discovery record under `key` (one transaction).
     public func saveDiscoveryRecord(_ record: JSONObject, forKey key: String) throws {
-        try store.transaction { $0.setDiscoveryRecord(record, forKey: key) }
+        try saveDiscoveryRecord(record, forKeys: [key])
+    }
+
+    /// Stores one discovery record under each of `keys` (one transaction).
+    public func saveDiscoveryRecord(_ record: JSONObject, forKeys keys: [String]) throws {
+        try store.transaction { document in
+            for key in keys { document.setDiscoveryRecord(record, forKey: key) }
+        }
     }
 }
 

@@ -56,7 +56,7 @@ import AuthTestSupport
         ("https://fabrikamb2c.b2clogin.com/tfp/fabrikamb2c.onmicrosoft.com/B2C_1_susi", nil, "fabrikamb2c.b2clogin.com",
          "fabrikamb2c.onmicrosoft.com", ["fabrikamb2c.b2clogin.com"]),
         ("https://contoso.ciamlogin.com/", nil, "contoso.ciamlogin.com", "contoso.onmicrosoft.com", []),
-        ("https://idp.example/realms/a", Authority.Kind.oidc, "idp.example", "realms", []),
+        ("https://idp.example/realms/a", Authority.Kind.oidc, "idp.example/realms/a", "realms", []),
     ] as [(String, Authority.Kind?, String, String, [String])])
     func aValidCachedTokenNeedsNoNetwork(authority: String, kind: Authority.Kind?, environment: String, realm: String,
                                          known: [String]) async throws {

@@ -15,8 +15,10 @@ public struct Authority: Sendable, Equatable, CustomStringConvertible {
     public let kind: Kind
     /// `https://host[:port]`.
     public let origin: String
-    /// The host name without port: the cache's `environment`.
+    /// The host name without port.
     public let host: String
+    /// The port, when the URL names one.
+    public let port: Int?
     /// The tenant (the first path segment, or the CIAM default): the cache's `realm`.
     public let tenant: String
     /// The B2C user-flow policy, lower-cased.
@@ -38,6 +40,7 @@ public struct Authority: Sendable, Equatable, CustomStringConvertible {
         let segments = parts.path.prefix { $0 != "?" && $0 != "#" }.split(separator: "/").map(String.init)
         origin = parts.origin
         host = parts.host
+        port = parts.port
         if declared == .oidc {
             kind = .oidc
             tenant = segments.first ?? host
@@ -75,6 +78,15 @@ public struct Authority: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// The cache's `environment` for this authority's tokens (the issuer rule, see
+    /// ARCHITECTURE.md): for Microsoft authorities the host, as every MSAL keys it (tokens
+    /// move between SDKs; trust keeps other ports out); for a generic OpenID provider the
+    /// issuer itself, `host[:port]/path`, so two issuers on one host never share a token.
+    public var cacheEnvironment: String {
+        guard kind == .oidc else { return host }
+        return String(url.drop { $0 != ":" }.dropFirst(3)).lowercased()
+    }
+
     /// The OpenID Connect discovery document.
     public var metadataURL: String {
         kind == .oidc ? "\(url)/.well-known/openid-configuration" : "\(url)/v2.0/.well-known/openid-configuration"
@@ -93,6 +105,11 @@ public struct Authority: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// Decides whether an authority may be used, and whether instance discovery validates it.
+///
+/// Part of the issuer rule (ARCHITECTURE.md): an origin on a loopback host or on a port other
+/// than the default is trusted only as configured, the configured authority's origin or a
+/// `knownAuthorities` entry naming that port, so a request cannot point the account's tokens
+/// at another local service.
 public struct AuthorityTrust: Sendable {
     /// Microsoft's public and sovereign cloud sign-in hosts.
     public static let wellKnownHosts: Set<String> = [
@@ -101,16 +118,20 @@ public struct AuthorityTrust: Sendable {
         "login.usgovcloudapi.net", "login.microsoftonline.de",
     ]
 
-    /// `knownAuthorities` from the configuration: hosts or URLs.
+    /// `knownAuthorities` from the configuration: hosts, `host:port` or URLs (host lower-cased).
     public let knownHosts: Set<String>
+    /// The same entries as origins (`host:port`, the default port when none is named).
+    let knownOrigins: Set<OriginKey>
+    /// The configured authority's origin, trusted whatever its host and port.
+    let configuredOrigin: OriginKey?
     /// `instanceDiscovery` from the configuration: validate and find aliases of AAD hosts.
     public let instanceDiscovery: Bool
 
-    public init(knownAuthorities: [String], instanceDiscovery: Bool = true) {
-        knownHosts = Set(knownAuthorities.map { entry in
-            (URLParts(entry)?.host ?? entry.split(separator: "/").first.map(String.init) ?? entry)
-                .split(separator: ":").first.map { String($0).lowercased() } ?? entry.lowercased()
-        })
+    public init(knownAuthorities: [String], instanceDiscovery: Bool = true, configured: Authority? = nil) {
+        let origins = knownAuthorities.compactMap(OriginKey.init(entry:))
+        knownHosts = Set(origins.map(\.host))
+        knownOrigins = Set(origins)
+        configuredOrigin = configured.map(OriginKey.init(authority:))
         self.instanceDiscovery = instanceDiscovery
     }
 
@@ -123,6 +144,10 @@ public struct AuthorityTrust: Sendable {
     }
 
     public func decide(_ authority: Authority) throws(AuthError) -> Decision {
+        let origin = OriginKey(authority: authority)
+        if origin != configuredOrigin, !knownOrigins.contains(origin), origin.isLoopback || !origin.hasDefaultPort {
+            throw AuthError(.authorityNotTrusted, "\(authority.origin) is not the configured authority's origin; a loopback host or a non-default port is trusted only when configured: list \(origin) in knownAuthorities")
+        }
         if knownHosts.contains(authority.host) { return .trusted }
         switch authority.kind {
         case .ciam, .oidc: return .trusted
@@ -132,5 +157,31 @@ public struct AuthorityTrust: Sendable {
             guard instanceDiscovery else { return .trusted }
             return .discover(validates: !Self.wellKnownHosts.contains(authority.host))
         }
+    }
+}
+
+/// An origin as trust compares it: the host and the port in use (443 when none is named).
+struct OriginKey: Hashable, Sendable, CustomStringConvertible {
+    let host: String
+    let port: Int
+    let isLoopback: Bool
+
+    var hasDefaultPort: Bool { port == 443 }
+    var description: String { "\(host.contains(":") ? "[\(host)]" : host):\(port)" }
+
+    init(authority: Authority) {
+        let parts = URLParts(authority.origin)
+        host = authority.host
+        port = authority.port ?? (parts?.scheme == "http" ? 80 : 443)
+        isLoopback = parts?.isLoopback ?? false
+    }
+
+    /// A `knownAuthorities` entry: a URL, `host:port` or a host.
+    init?(entry: String) {
+        let text = entry.contains("://") ? entry : "https://" + entry
+        guard let parts = URLParts(text) else { return nil }
+        host = parts.host
+        port = parts.port ?? (parts.scheme == "http" ? 80 : 443)
+        isLoopback = parts.isLoopback
     }
 }

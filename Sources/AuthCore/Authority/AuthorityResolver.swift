@@ -32,6 +32,8 @@ public actor AuthorityResolver {
     private let transport: any HTTPTransport
     private let trust: AuthorityTrust
     private let metadataCache: MetadataCache
+    /// The issuers' signing keys (ID token signatures of generic OpenID providers).
+    nonisolated let signingKeys: SigningKeyCache
     private let persisted: PersistedDiscovery
     private var aliases: [String: [String]] = [:]
     /// Hosts whose kept aliases were looked for (found or not): looked for once per process.
@@ -42,27 +44,22 @@ public actor AuthorityResolver {
         self.trust = trust
         self.persisted = persisted
         metadataCache = MetadataCache(transport: transport, persisted: persisted)
+        signingKeys = SigningKeyCache(transport: transport, persisted: persisted)
     }
 
     /// What the cache needs for `authority`, with no network request and no further read of
     /// the cache: its environments and, when known, its metadata's realm (in memory, else kept
     /// in `document`). Checks trust that needs no network (a B2C host must be listed).
     public func cacheView(_ authority: Authority, in document: CacheDocument) async throws -> CacheView {
-        let environments: [String]
-        switch try trust.decide(authority) {
-        case .trusted:
-            environments = EnvironmentAliases.of(authority.host)
-        case .discover:
-            environments = knownAliases(of: authority.host, in: document)
-        }
-        return CacheView(environments: environments, metadataRealm: await metadataCache.known(authority, in: document)?.realm)
+        _ = try trust.decide(authority)
+        return CacheView(environments: environments(of: authority, in: document), metadataRealm: await metadataCache.known(authority, in: document)?.realm)
     }
 
     public func resolve(_ authority: Authority) async throws -> ResolvedAuthority {
         let environments: [String]
         switch try trust.decide(authority) {
         case .trusted:
-            environments = EnvironmentAliases.of(authority.host)
+            environments = self.environments(of: authority)
         case .discover(let validates):
             environments = try await discoveredAliases(authority, validates: validates)
         }
@@ -99,6 +96,13 @@ public actor AuthorityResolver {
     /// The aliases of `host` known so far (discovered or kept, else built in).
     public func aliases(of host: String) -> [String] {
         knownAliases(of: host)
+    }
+
+    /// The cache environments of `authority` known without a request: a generic OpenID
+    /// provider's issuer; else the host's aliases (discovered, or kept in `document` or the
+    /// cache, else built in).
+    public func environments(of authority: Authority, in document: CacheDocument? = nil) -> [String] {
+        authority.kind == .oidc ? [authority.cacheEnvironment] : knownAliases(of: authority.host, in: document)
     }
 
     private func knownAliases(of host: String, in document: CacheDocument? = nil) -> [String] {

@@ -11,6 +11,8 @@ public struct OpenIDMetadata: Sendable, Equatable {
     public let deviceCodeEndpoint: String?
     public let endSessionEndpoint: String?
     public let issuer: String?
+    /// Where the issuer publishes its signing keys.
+    public let jwksURI: String?
 
     /// The cache realm: the first path segment of the token endpoint (as MSAL for Python).
     public var realm: String? {
@@ -21,7 +23,8 @@ public struct OpenIDMetadata: Sendable, Equatable {
         guard let authorize = json["authorization_endpoint"]?.stringValue,
               let token = json["token_endpoint"]?.stringValue
         else { throw .malformed("the discovery document lacks authorization_endpoint or token_endpoint") }
-        for endpoint in [authorize, token] + [json["end_session_endpoint"]?.stringValue].compactMap({ $0 }) {
+        let optional = ["end_session_endpoint", "jwks_uri"].compactMap { json[$0]?.stringValue }
+        for endpoint in [authorize, token] + optional {
             guard URLParts(endpoint)?.isSecureOrLoopback == true else {
                 throw AuthError(.insecureAuthority, "the discovery document advertises a non-https endpoint")
             }
@@ -32,6 +35,7 @@ public struct OpenIDMetadata: Sendable, Equatable {
         deviceCodeEndpoint = json["device_authorization_endpoint"]?.stringValue ?? derived
         endSessionEndpoint = json["end_session_endpoint"]?.stringValue
         issuer = json["issuer"]?.stringValue
+        jwksURI = json["jwks_uri"]?.stringValue
     }
 }
 

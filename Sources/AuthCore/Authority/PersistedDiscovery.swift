@@ -2,8 +2,8 @@ import JSON
 import Logging
 import TokenCache
 
-/// Discovery answers (an authority's OpenID metadata, a host's instance-discovery aliases)
-/// kept in the token cache for 24 hours, so a fresh process resolves an authority it used
+/// Discovery answers (an authority's OpenID metadata, a host's instance-discovery aliases,
+/// an issuer's signing keys) kept in the token cache for 24 hours, so a fresh process resolves an authority it used
 /// before without the network: a refresh then costs one request, the token request.
 ///
 /// Records live under the cache document's `AuthSidecar.discovery` (see
@@ -52,10 +52,24 @@ public struct PersistedDiscovery: Sendable {
         return names.contains(host.lowercased()) ? names : nil
     }
 
-    /// Keeps the aliases found for `host`.
+    /// Keeps the aliases found for `host`, under each of them (a process configured with
+    /// an alias finds them too).
     func saveAliases(_ aliases: [String], of host: String) {
-        save(["aliases": JSONValue(aliases)], forKey: Self.aliasesKey(host))
+        let hosts = Set(aliases.map { $0.lowercased() } + [host.lowercased()])
+        save(["aliases": JSONValue(aliases)], forKeys: hosts.sorted().map(Self.aliasesKey))
     }
+
+    /// The kept signing keys published at `uri`, when fresh.
+    func signingKeys(at uri: String) -> SigningKeys? {
+        fresh(Self.signingKeysKey(uri), in: nil)?["jwks"].flatMap(SigningKeys.init)
+    }
+
+    /// Keeps a JWK Set fetched from `uri`.
+    func saveSigningKeys(_ jwks: JSONValue, at uri: String) {
+        save(["jwks": jwks], forKey: Self.signingKeysKey(uri))
+    }
+
+    static func signingKeysKey(_ uri: String) -> String { "jwks \(uri)" }
 
     static func metadataKey(_ authority: Authority) -> String { "metadata \(authority.url.lowercased())" }
 
@@ -79,10 +93,14 @@ public struct PersistedDiscovery: Sendable {
     }
 
     private func save(_ payload: JSONObject, forKey key: String) {
+        save(payload, forKeys: [key])
+    }
+
+    private func save(_ payload: JSONObject, forKeys keys: [String]) {
         guard let cache else { return }
         var record = payload
         record["fetched_at"] = .int(clock.now())
-        do { try cache.saveDiscoveryRecord(record, forKey: key) } catch {
+        do { try cache.saveDiscoveryRecord(record, forKeys: keys) } catch {
             logger.warning("could not keep a discovery answer", metadata: ["error": "\(error)"])
         }
     }

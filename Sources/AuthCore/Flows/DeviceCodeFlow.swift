@@ -41,7 +41,7 @@ struct DeviceCodeFlow: Sendable {
             do {
                 let tokens = try await client.redeem(DeviceCodeGrant(deviceCode: deviceCode).fields,
                                                      at: metadata.tokenEndpoint, correlationId: correlationId)
-                return try TokenResponseHandler(configuration: configuration, dependencies: dependencies).handle(
+                return try await TokenResponseHandler(configuration: configuration, dependencies: dependencies, resolver: resolver).handle(
                     tokens, .init(authority: authority, metadata: metadata, requestedScopes: scopes,
                                   correlationId: correlationId, grant: "device_code"))
             } catch var error as AuthError {

@@ -53,7 +53,7 @@ struct InteractiveFlow: Sendable {
                                            scopes: Scopes.decorated(scopes), claims: claims)
         let client = TokenEndpointClient(transport: dependencies.transport, clientId: configuration.clientId)
         let tokens = try await client.redeem(grant.fields, at: metadata.tokenEndpoint, correlationId: correlationId)
-        return try TokenResponseHandler(configuration: configuration, dependencies: dependencies).handle(
+        return try await TokenResponseHandler(configuration: configuration, dependencies: dependencies, resolver: resolver).handle(
             tokens, .init(authority: authority, metadata: metadata, requestedScopes: scopes,
                           correlationId: correlationId, nonce: nonce, grant: "authorization_code"))
     }

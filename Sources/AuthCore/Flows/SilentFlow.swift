@@ -178,7 +178,7 @@ struct SilentFlow: Sendable {
         let client = TokenEndpointClient(transport: dependencies.transport, clientId: configuration.clientId)
         dependencies.logger.debug("refreshing a token", metadata: ["realm": "\(lookup.realm)"])
         let tokens = try await client.redeem(grant.fields, at: metadata.tokenEndpoint, correlationId: correlationId)
-        var result = try TokenResponseHandler(configuration: configuration, dependencies: dependencies).handle(
+        var result = try await TokenResponseHandler(configuration: configuration, dependencies: dependencies, resolver: resolver).handle(
             tokens, .init(authority: lookup.authority, metadata: metadata, requestedScopes: lookup.scopes,
                           correlationId: correlationId, knownAccount: lookup.account, grant: nil))
         if result.idToken == nil { result.idToken = try cachedIdToken(lookup) }

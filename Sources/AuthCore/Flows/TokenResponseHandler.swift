@@ -5,6 +5,7 @@ import TokenCache
 struct TokenResponseHandler: Sendable {
     let configuration: ClientConfiguration
     let dependencies: AuthDependencies
+    let resolver: AuthorityResolver
 
     struct Context {
         var authority: Authority
@@ -19,16 +20,20 @@ struct TokenResponseHandler: Sendable {
         var grant: String?
     }
 
-    func handle(_ response: TokenResponse, _ context: Context) throws -> TokenResult {
+    func handle(_ response: TokenResponse, _ context: Context) async throws -> TokenResult {
         let idToken = try response.idToken.map { (raw: String) throws(AuthError) in try IDToken(raw: raw) }
-        if let nonce = context.nonce, let idToken, idToken.nonce != nonce {
-            throw AuthError(.malformedResponse, "the ID token's nonce does not match the request's (possible replay)")
+        if let idToken {
+            try await IDTokenValidator(
+                clientId: configuration.clientId, authority: context.authority, metadata: context.metadata,
+                environments: await resolver.environments(of: context.authority), now: dependencies.clock.now(),
+                nonce: context.nonce, signingKeys: resolver.signingKeys
+            ).validate(idToken)
         }
         let account = try account(from: response, idToken: idToken, context: context)
         let now = dependencies.clock.now()
         let granted = response.scope ?? context.requestedScopes
         let record = TokenResponseRecord(
-            clientId: configuration.clientId, environment: context.authority.host,
+            clientId: configuration.clientId, environment: context.authority.cacheEnvironment,
             realm: context.metadata.realm ?? context.authority.tenant,
             homeAccountId: account.homeAccountId, localAccountId: account.localAccountId,
             username: account.username, name: account.name, clientInfo: response.clientInfo,
@@ -63,7 +68,7 @@ struct TokenResponseHandler: Sendable {
             guard let homeAccountId, let localId = idToken.objectId else {
                 throw AuthError.malformed("neither client_info nor the ID token identify the account")
             }
-            return Account(homeAccountId: homeAccountId, localAccountId: localId, environment: context.authority.host,
+            return Account(homeAccountId: homeAccountId, localAccountId: localId, environment: context.authority.cacheEnvironment,
                            tenantId: idToken.tenantId ?? context.authority.tenant, username: idToken.username ?? "",
                            name: idToken.name, idTokenClaims: idToken.claims)
         }

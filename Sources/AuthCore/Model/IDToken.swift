@@ -1,10 +1,15 @@
 import JSON
 
-/// The claims of an ID token (a JWT). The signature is not checked: the token came
-/// straight from the token endpoint over verified TLS, as MSAL's public clients also rely on.
+/// An ID token (a JWT): its header, claims and signature. ``IDTokenValidator`` checks it
+/// before anything is cached.
 public struct IDToken: Sendable, Equatable {
     public let raw: String
+    public let header: JSONObject
     public let claims: JSONObject
+    /// `header.payload`, the bytes the signature covers.
+    public let signingInput: String
+    /// The signature bytes (empty for an unsigned token).
+    public let signature: [UInt8]
 
     public init(raw: String) throws(AuthError) {
         let parts = raw.split(separator: ".", omittingEmptySubsequences: false)
@@ -13,6 +18,9 @@ public struct IDToken: Sendable, Equatable {
         else { throw .malformed("the ID token is not a JWT") }
         self.raw = raw
         self.claims = claims
+        header = Base64URL.decode(parts[0]).flatMap { try? JSONValue.parse($0) }?.objectValue ?? JSONObject()
+        signingInput = parts.prefix(2).joined(separator: ".")
+        signature = parts.count == 3 ? Base64URL.decode(parts[2]) ?? [] : []
     }
 
     public func string(_ claim: String) -> String? { claims[claim]?.stringValue }
@@ -26,6 +34,12 @@ public struct IDToken: Sendable, Equatable {
             ?? claims["emails"]?.arrayValue?.first?.stringValue
     }
     public var name: String? { string("name") }
+    /// A NumericDate claim (`exp`, `nbf`, `iat`) in Unix seconds.
+    public func time(_ claim: String) -> Int64? { claims[claim]?.numberValue.flatMap { Int64(exactly: $0.rounded(.down)) } }
+    /// `aud`: one audience or several.
+    public var audiences: [String] {
+        claims["aud"]?.stringValue.map { [$0] } ?? (claims["aud"]?.arrayValue ?? []).compactMap(\.stringValue)
+    }
 }
 
 /// The `client_info` of a token response: `{uid, utid}` base64url-encoded.

@@ -23,6 +23,7 @@ class App:
     def __init__(self, verbose=False):
         self.state = State()
         self.signer = jwtsign.Signer()
+        self.issuer_signers = {}   # generic issuer name -> ECSigner, kept across resets
         self.verbose = verbose
         self.base_url = None
 

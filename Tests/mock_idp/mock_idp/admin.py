@@ -2,7 +2,7 @@
 
 import uuid
 
-from . import devicecode, faults
+from . import devicecode, faults, issuers as generic_issuers, tamper
 from .http_util import json_response
 from .state import DEFAULT_CONFIG, new_user
 
@@ -25,7 +25,9 @@ def get_state(app, req, body):
     return {"config": s.config, "tenants": list(s.tenants.values()), "users": list(s.users.values()),
             "clients": list(s.clients.values()), "sessions": len(s.sessions),
             "clock_offset": s.clock_offset, "now": s.now(), "faults": s.faults,
-            "refresh_tokens": len(s.refresh_tokens), "base_url": app.base_url}
+            "refresh_tokens": len(s.refresh_tokens), "base_url": app.base_url,
+            "issuers": [generic_issuers.describe(app, name) for name in s.issuers],
+            "id_token_tamper": s.id_token_tamper}
 
 
 def reset(app, req, body):
@@ -166,8 +168,7 @@ def reset_counts(app, req, body):
 
 def log(app, req, body):
     want = req.query.get("endpoint")
-    return {"requests": [r for r in app.state.log if not want or r["endpoint"] == want
-                         or r["endpoint"].split(":")[0] == want]}
+    return {"requests": [r for r in app.state.log if not want or want in r["endpoints"]]}
 
 
 def clear_log(app, req, body):
@@ -191,6 +192,18 @@ def authorize_next(app, req, body):
     return {"queued": list(app.state.authorize_outcomes)}
 
 
+def issuers(app, req, body):
+    """POST {name}: add a generic issuer; GET (or POST without a name): list them."""
+    if req.method == "POST" and "name" in body:
+        generic_issuers.add(app, body.get("name"))
+    return {"issuers": [generic_issuers.describe(app, name) for name in app.state.issuers]}
+
+
+def id_token(app, req, body):
+    """{tamper: signature|issuer|audience|expired|not_yet_valid|nonce|none, times?: 1}"""
+    return tamper.arm(app.state, body.get("tamper"), body.get("times", 1))
+
+
 def clear_sessions(app, req, body):
     app.state.sessions.clear()
     return {"sessions": 0}
@@ -203,7 +216,8 @@ ROUTES = {
     "clock": clock, "faults": add_fault, "faults/clear": clear_faults, "counts": counts,
     "counts/reset": reset_counts, "log": log, "log/clear": clear_log,
     "graph/challenge": graph_challenge, "authorize/next": authorize_next,
-    "sessions/clear": clear_sessions,
+    "sessions/clear": clear_sessions, "issuers": issuers,
+    "id_token": id_token,
 }
 
 

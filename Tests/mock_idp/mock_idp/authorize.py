@@ -1,4 +1,4 @@
-"""/{tenant}/oauth2/v2.0/authorize and /logout.
+"""/{tenant}/oauth2/v2.0/authorize and /logout (and a generic issuer's /authorize and /logout).
 
 By default the mock approves at once as the configured user (``default_user``, or the
 ``login_hint`` user, or the session's user for SSO) and redirects back with code and state.
@@ -59,7 +59,7 @@ def handle(app, req, ctx):
     mode = p("response_mode") or "query"
 
     def fail(err, error=None):
-        params = err.redirect_params(req.correlation_id, now)
+        params = err.redirect_params(req.correlation_id, now, plain=bool(ctx.issuer_name))
         if error:
             params["error"] = error
         params["state"] = p("state")
@@ -134,9 +134,10 @@ def _authorize(app, req, ctx, client, redirect_uri, mode):
         "oid": user["oid"], "client_id": client["client_id"], "redirect_uri": redirect_uri,
         "challenge": p("code_challenge"), "scope": p("scope"), "nonce": p("nonce"),
         "claims": p("claims"), "segment": ctx.segment, "policy": ctx.policy,
+        "issuer_name": ctx.issuer_name,
         "created": state.now(), "used": False, "auth_time": state.now()}
     params = {"code": code, "state": p("state"), "session_state": sid}
-    if p("client_info") == "1":
+    if p("client_info") == "1" and not ctx.issuer_name:
         params["client_info"] = client_info(user, ctx.policy)
     return send_to_client(redirect_uri, mode, params, cookie)
 

@@ -29,6 +29,7 @@ def start(app, req, ctx):
         state.device_codes[device_code] = {
             "user_code": user_code, "device_code": device_code, "client_id": client_id,
             "scope": p("scope"), "claims": p("claims"), "segment": ctx.segment,
+            "issuer_name": ctx.issuer_name,
             "expires": state.now() + cfg["device_code_lifetime"], "status": "pending",
             "oid": None, "slow_down": 0, "polls": 0, "redeemed": False}
     return json_response({
@@ -45,7 +46,8 @@ def redeem(app, req, ctx):
     if not code:
         raise OAuthError("missing_parameter", param="device_code")
     record = state.device_codes.get(code)
-    if record is None or record["client_id"] != p("client_id") or record["redeemed"]:
+    if record is None or record["client_id"] != p("client_id") or record["redeemed"] \
+            or record["issuer_name"] != ctx.issuer_name:
         raise OAuthError("bad_device_code")
     record["polls"] += 1
     if state.now() > record["expires"] or record["status"] == "expired":

@@ -124,8 +124,13 @@ class OAuthError(Exception):
     def numeric_code(self):
         return int(self.code[6:]) if isinstance(self.code, str) else self.code
 
-    def body(self, correlation_id=None, now=None):
-        """The JSON body the token endpoint (and friends) return."""
+    def body(self, correlation_id=None, now=None, plain=False):
+        """The JSON body the token endpoint (and friends) return.
+
+        `plain`: a generic issuer's RFC 6749 body, only `error` and `error_description`
+        (the message without the AADSTS prefix, trace or correlation ids)."""
+        if plain:
+            return {"error": self.error, "error_description": self.message}
         trace_id = str(uuid.uuid4())
         correlation_id = correlation_id or str(uuid.uuid4())
         stamp = time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime(now or time.time()))
@@ -145,9 +150,11 @@ class OAuthError(Exception):
             body["claims"] = self.claims
         return body
 
-    def redirect_params(self, correlation_id=None, now=None):
+    def redirect_params(self, correlation_id=None, now=None, plain=False):
         """The query/form parameters of an error sent back to a redirect URI."""
-        body = self.body(correlation_id, now)
+        body = self.body(correlation_id, now, plain)
+        if plain:
+            return body
         params = {"error": self.error, "error_description": body["error_description"],
                   "error_uri": body["error_uri"]}
         if self.subcode:

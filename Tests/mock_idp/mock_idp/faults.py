@@ -2,7 +2,8 @@
 
 A fault is a dict, added with ``POST /_admin/faults``::
 
-    {"endpoint": "token",        # an endpoint key (see /_admin/counts), its prefix before ':',
+    {"endpoint": "token",        # an endpoint key (see /_admin/counts), one of the totals it
+                                 # counts towards (token, issuer:a, issuer:a:token),
                                  # or "*" for every non-admin endpoint
      "type": "status",           # status | latency | reset | malformed | truncated
      "status": 503,              # for type=status (429 and 5xx get Retry-After)
@@ -38,17 +39,13 @@ def validate(fault):
     return fault
 
 
-def _matches(fault, key):
-    want = fault["endpoint"]
-    return want == "*" or want == key or want == key.split(":", 1)[0]
-
-
-def take(state, key):
-    """Apply latency faults for `key` and return the first other fault that hits it, if any."""
+def take(state, names):
+    """Apply latency faults for a request counted under `names` (see server.counted_names)
+    and return the first other fault that hits it, if any."""
     delay, hit = 0.0, None
     with state.lock:
         for fault in list(state.faults):
-            if not _matches(fault, key):
+            if fault["endpoint"] != "*" and fault["endpoint"] not in names:
                 continue
             if fault["type"] == "latency":
                 delay += fault["delay_ms"] / 1000.0
@@ -65,8 +62,8 @@ def take(state, key):
     return hit
 
 
-def status_response(fault, key, correlation_id):
-    """The body a failing Microsoft endpoint would send for this status."""
+def status_response(fault, key, correlation_id, plain=False):
+    """The body a failing Microsoft endpoint (`plain`: a generic issuer) would send."""
     status = int(fault["status"])
     headers = {}
     if fault.get("retry_after") is not None:
@@ -84,6 +81,9 @@ def status_response(fault, key, correlation_id):
                                             "client-request-id": correlation_id}}},
                              status, headers)
     error = "temporarily_unavailable" if status in (429, 503) else "server_error"
+    if plain:
+        return json_response({"error": error, "error_description": "Injected fault (%d)." % status},
+                             status, headers)
     stamp = time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime())
     return json_response({
         "error": error,

@@ -7,6 +7,7 @@ import uuid
 
 from .errors import OAuthError
 from .jwtsign import b64url
+from .tamper import sign_id_token
 
 OIDC_SCOPES = {"openid", "profile", "offline_access", "email"}
 GRAPH = "https://graph.microsoft.com"
@@ -103,18 +104,11 @@ def issue(app, req, ctx, grant):
     if cfg["refresh_in"] is not None:
         response["refresh_in"] = int(cfg["refresh_in"])
     if "openid" in oidc or ctx.b2c:
-        response["id_token"] = signer.sign(_id_claims(app, ctx, grant, issuer, now))
+        response["id_token"] = sign_id_token(app, signer, _id_claims(app, ctx, grant, issuer, now))
     if req.param("client_info") == "1":
         response["client_info"] = client_info(user, ctx.policy)
     if "offline_access" in oidc:
-        rt = new_refresh_token()
-        state.refresh_tokens[rt] = {
-            "oid": user["oid"], "client_id": client_id, "scope": grant["scope"],
-            "policy": ctx.policy, "segment": ctx.segment, "issued": state.now(), "last_used": now,
-            "mfa": bool(grant.get("mfa")), "auth_time": grant.get("auth_time", now),
-            "claims": grant.get("claims"), "family": state.clients[client_id].get("family"),
-            "revoked": False}
-        response["refresh_token"] = rt
+        response["refresh_token"] = store_refresh_token(state, ctx, grant, now)
         if ctx.b2c:
             response["refresh_token_expires_in"] = int(cfg["refresh_token_lifetime"])
     if ctx.b2c:
@@ -124,6 +118,18 @@ def issue(app, req, ctx, grant):
     if cfg["foci"] and client.get("family"):
         response["foci"] = str(cfg["foci"])
     return response
+
+
+def store_refresh_token(state, ctx, grant, now):
+    """A new refresh token for `grant`, bound to the authority's policy and issuer."""
+    rt, client_id = new_refresh_token(), grant["client_id"]
+    state.refresh_tokens[rt] = {
+        "oid": grant["user"]["oid"], "client_id": client_id, "scope": grant["scope"],
+        "policy": ctx.policy, "segment": ctx.segment, "issuer_name": ctx.issuer_name,
+        "issued": state.now(), "last_used": now, "mfa": bool(grant.get("mfa")),
+        "auth_time": grant.get("auth_time", now), "claims": grant.get("claims"),
+        "family": state.clients[client_id].get("family"), "revoked": False}
+    return rt
 
 
 def _id_claims(app, ctx, grant, issuer, now):

@@ -1,4 +1,7 @@
-"""RS256 JSON Web Tokens: signing, verification and the JWKS document."""
+"""JSON Web Tokens: RS256 (the Microsoft-shaped endpoints) and ES256 (the generic issuers).
+
+Signing, RS256 verification and the JWKS documents.
+"""
 
 import base64
 import hashlib
@@ -6,7 +9,8 @@ import json
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.asymmetric import padding, rsa
+from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
+from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 
 
 def b64url(data):
@@ -21,8 +25,13 @@ def b64url_decode(text):
     return base64.urlsafe_b64decode(text.encode("ascii"))
 
 
-def _int_b64(value):
-    return b64url(value.to_bytes((value.bit_length() + 7) // 8, "big"))
+def _int_b64(value, length=None):
+    return b64url(value.to_bytes(length or (value.bit_length() + 7) // 8, "big"))
+
+
+def _signing_input(header, claims):
+    return (b64url(json.dumps(header, separators=(",", ":"))) + "." +
+            b64url(json.dumps(claims, separators=(",", ":"))))
 
 
 class Signer:
@@ -45,8 +54,7 @@ class Signer:
 
     def sign(self, claims, typ="JWT"):
         header = {"typ": typ, "alg": "RS256", "kid": self.kid, "x5t": self.kid}
-        signing_input = (b64url(json.dumps(header, separators=(",", ":"))) + "." +
-                         b64url(json.dumps(claims, separators=(",", ":"))))
+        signing_input = _signing_input(header, claims)
         signature = self.key.sign(signing_input.encode("ascii"),
                                   padding.PKCS1v15(), hashes.SHA256())
         return signing_input + "." + b64url(signature)
@@ -68,6 +76,30 @@ class Signer:
         except InvalidSignature as exc:
             raise ValueError("invalid signature") from exc
         return claims
+
+
+class ECSigner:
+    """One EC P-256 key pair (a generic issuer's); signs ES256 JWTs and publishes its JWKS."""
+
+    def __init__(self):
+        self.key = ec.generate_private_key(ec.SECP256R1())
+        numbers = self.key.public_key().public_numbers()
+        x, y = _int_b64(numbers.x, 32), _int_b64(numbers.y, 32)
+        # kid = the RFC 7638 thumbprint of the public key
+        thumbprint = json.dumps({"crv": "P-256", "kty": "EC", "x": x, "y": y}, separators=(",", ":"))
+        self.kid = b64url(hashlib.sha256(thumbprint.encode()).digest())
+        self.jwk = {"kty": "EC", "crv": "P-256", "x": x, "y": y, "kid": self.kid,
+                    "use": "sig", "alg": "ES256"}
+
+    def jwks(self):
+        return {"keys": [dict(self.jwk)]}
+
+    def sign(self, claims, typ="JWT"):
+        """JWS signature = r || s, 32 bytes each (RFC 7518 section 3.4), not DER."""
+        signing_input = _signing_input({"typ": typ, "alg": "ES256", "kid": self.kid}, claims)
+        r, s = decode_dss_signature(self.key.sign(signing_input.encode("ascii"),
+                                                  ec.ECDSA(hashes.SHA256())))
+        return signing_input + "." + b64url(r.to_bytes(32, "big") + s.to_bytes(32, "big"))
 
 
 def unverified_claims(token):

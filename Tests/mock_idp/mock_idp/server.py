@@ -9,12 +9,40 @@ import time
 import traceback
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from . import admin, authorize, devicecode, discovery, faults, graph, tenancy, token_endpoint
+from . import admin, authorize, devicecode, discovery, faults, graph, issuers, tenancy, token_endpoint
 from .errors import OAuthError
 from .http_util import Request, Response, json_response
 
 GRANT_KEYS = {"urn:ietf:params:oauth:grant-type:device_code": "device_code",
               "device_code": "device_code"}
+
+
+def _token_key(req):
+    grant = req.param("grant_type", "") or "none"
+    return "token:" + GRANT_KEYS.get(grant, grant)
+
+
+def endpoint_keys(req):
+    """The names under which a request is counted, logged and matched by faults: the
+    endpoint's key (token:refresh_token) and, at a generic issuer, issuer:{name}:{key} too."""
+    key = endpoint_key(req)
+    if req.segments[:1] == ["issuers"] and len(req.segments) > 1:
+        return [key, "issuer:%s:%s" % (req.segments[1], key)]
+    return [key]
+
+
+def counted_names(key):
+    """`key` and the totals it adds to: token:refresh_token -> token;
+    issuer:a:token:refresh_token -> issuer:a:token, issuer:a."""
+    prefix, names = "", set()
+    if key.startswith("issuer:") and key.count(":") >= 2:
+        _, name, key = key.split(":", 2)
+        prefix = "issuer:%s:" % name
+        names.add("issuer:" + name)
+    names.add(prefix + key)
+    if ":" in key:
+        names.add(prefix + key.split(":", 1)[0])
+    return names
 
 
 def endpoint_key(req):
@@ -24,6 +52,9 @@ def endpoint_key(req):
         return "root"
     if segs[0] == "_admin":
         return "admin"
+    if segs[0] == "issuers" and len(segs) > 1:
+        key = issuers.ENDPOINT_KEYS.get("/".join(segs[2:]), "other")
+        return _token_key(req) if key == "token" else key
     if segs[0] in ("v1.0", "beta"):
         return "graph:/" + "/".join(segs[:3])
     if segs[0] == "devicelogin":
@@ -36,10 +67,7 @@ def endpoint_key(req):
         return "jwks"
     if "/oauth2/v2.0/" in path or "/oauth2/" in path:
         name = segs[-1]
-        if name == "token":
-            grant = req.param("grant_type", "") or "none"
-            return "token:" + GRANT_KEYS.get(grant, grant)
-        return name
+        return _token_key(req) if name == "token" else name
     return "other"
 
 
@@ -54,6 +82,8 @@ def route(app, req, key):
         return discovery.instance(app, req)
     if key in ("root", "other") and req.segments[-1:] != ["userrealm"]:
         return json_response({"error": "not_found", "path": req.path}, 404)
+    if req.segments[0] == "issuers":
+        return route_issuer(app, req)
     ctx, rest = tenancy.parse(app.state, req.segments)
     rest = "/".join(rest)
     if rest == "v2.0/.well-known/openid-configuration":
@@ -69,6 +99,17 @@ def route(app, req, key):
     if rest == "oauth2/v2.0/logout":
         return authorize.logout(app, req, ctx)
     return json_response({"error": "not_found", "path": req.path}, 404)
+
+
+def route_issuer(app, req):
+    """/issuers/{name}/...: a generic OpenID Connect issuer (see issuers.py)."""
+    ctx = issuers.context(app.state, req.segments[1])
+    if ctx is None:
+        return json_response({"error": "not_found", "path": req.path}, 404)
+    handlers = {"openid-configuration": issuers.openid_configuration, "jwks": issuers.jwks,
+                "authorize": authorize.handle, "token": token_endpoint.handle,
+                "devicecode": devicecode.start, "logout": authorize.logout}
+    return handlers[issuers.ENDPOINT_KEYS["/".join(req.segments[2:])]](app, req, ctx)
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -89,33 +130,35 @@ class Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
         req = Request(self.command, self.path, self.headers, body, app.base_url)
-        key = endpoint_key(req)
+        keys = endpoint_keys(req)
+        key, plain = keys[0], len(keys) > 1   # generic issuers answer plain OAuth errors
+        names = set().union(*map(counted_names, keys))
         if key != "admin":
             with app.state.lock:
-                app.state.counts[key] += 1
-                if ":" in key:
-                    app.state.counts[key.split(":", 1)[0]] += 1
-        fault = faults.take(app.state, key) if key != "admin" else None
+                for name in names:
+                    app.state.counts[name] += 1
+        fault = faults.take(app.state, names) if key != "admin" else None
         if fault and fault["type"] in ("reset", "truncated", "malformed"):
-            self._record(req, key, "fault:" + fault["type"])
+            self._record(req, key, names, "fault:" + fault["type"])
             return getattr(self, "_fault_" + fault["type"])()
         try:
-            resp = faults.status_response(fault, key, req.correlation_id) if fault \
+            resp = faults.status_response(fault, key, req.correlation_id, plain) if fault \
                 else route(app, req, key)
         except OAuthError as err:
-            resp = json_response(err.body(req.correlation_id, app.state.now()), err.status)
+            resp = json_response(err.body(req.correlation_id, app.state.now(), plain), err.status)
         except Exception:  # a bug in the mock: say so loudly, answer 500
             traceback.print_exc(file=sys.stderr)
             resp = json_response({"error": "mock_internal_error"}, 500)
-        self._record(req, key, resp.status)
+        self._record(req, key, names, resp.status)
         self._send(resp, req)
 
-    def _record(self, req, key, status):
+    def _record(self, req, key, names, status):
         if key == "admin":
             return
         with self.server.app.state.lock:
             self.server.app.state.log.append({
                 "time": time.time(), "method": req.method, "path": req.path, "endpoint": key,
+                "endpoints": sorted(names),
                 "query": req.query, "form": req.form, "status": status,
                 "headers": {k.lower(): v for k, v in req.headers.items()
                             if k.lower() not in ("cookie", "authorization")},

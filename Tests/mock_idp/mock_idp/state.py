@@ -13,6 +13,7 @@ MSA_TENANT_ID = "9188040d-6c67-4c5b-b112-36a304b66dad"
 DEFAULT_CLIENT_ID = "00001111-aaaa-2222-bbbb-3333cccc4444"
 CONTOSO_TENANT_ID = "aaaabbbb-0000-cccc-1111-dddd2222eeee"
 B2C_TENANT_ID = "bbbbcccc-1111-dddd-2222-eeee3333ffff"
+DEFAULT_ISSUERS = ("a", "b")   # generic OpenID Connect issuers at /issuers/{name}
 
 DEFAULT_CONFIG = {
     "default_user": "alice@contoso.com",   # who "signs in" when the browser asks nobody
@@ -88,6 +89,8 @@ class State:
             self.log = collections.deque(maxlen=500)
             self.graph_challenge = None
             self.authorize_outcomes = []   # queued outcomes for the next /authorize calls
+            self.issuers = {name: {"name": name} for name in DEFAULT_ISSUERS}
+            self.id_token_tamper = None    # {"tamper": mode, "times": n}, see tamper.py
 
     def now(self):
         """The mock's clock (wall clock plus the admin-controlled offset)."""

@@ -5,6 +5,7 @@ Accepted forms::
     /{tenant}/...                 tenant = common | organizations | consumers | GUID | domain
     /tfp/{tenant}/{policy}/...    Azure AD B2C, "trust framework policy" form
     /{tenant}/{policy}/...        Azure AD B2C, short form (tenant must be a B2C tenant)
+    /issuers/{name}/...           a generic OpenID Connect issuer (IssuerCtx; see issuers.py)
 """
 
 from .errors import OAuthError
@@ -16,6 +17,8 @@ _NOT_POLICY = {"v2.0", "oauth2", "discovery", ".well-known", "userrealm"}
 
 class Ctx:
     """The authority a request was made against."""
+
+    issuer_name = None   # a generic issuer's name; codes and refresh tokens are bound to it
 
     def __init__(self, segment, tenant, policy=None, tfp=False):
         self.segment, self.tenant, self.policy, self.tfp = segment, tenant, policy, tfp
@@ -62,6 +65,26 @@ class Ctx:
 
     def tenant_id(self):
         return self.tenant["id"] if self.tenant else self.segment
+
+
+class IssuerCtx(Ctx):
+    """A generic OpenID Connect issuer at /issuers/{name}: every user of the directory may
+    sign in; the issuer is the same for all of them."""
+
+    def __init__(self, name):
+        super().__init__("issuers/" + name, None)
+        self.issuer_name = name
+
+    def allows(self, user):
+        return True
+
+    def issuer(self, base_url, tid=None):
+        return "%s/issuers/%s" % (base_url, self.issuer_name)
+
+    discovery_issuer = issuer
+
+    def tenant_id(self):
+        return self.issuer_name
 
 
 def _tenant_is_b2c(ctx, tid):

@@ -143,7 +143,8 @@ class AdminClient:
         return self.call("log" + ("?endpoint=" + endpoint if endpoint else ""))["requests"]
 
     def __getattr__(self, name):
-        """admin.revoke(username="x") posts to /_admin/revoke, and so on."""
+        """admin.revoke(username="x") posts to /_admin/revoke, and so on: admin.issuers(name="c"),
+        admin.id_token(tamper="issuer", times=2); "__" stands for "/" (admin.users__delete)."""
         if name.startswith("_"):
             raise AttributeError(name)
         return lambda **body: self.call(name.replace("__", "/"), body)

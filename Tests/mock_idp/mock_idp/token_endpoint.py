@@ -9,6 +9,7 @@ from . import devicecode, sessions
 from .errors import OAuthError
 from .http_util import json_response
 from .issue import issue, parse_scopes
+from .issuers import issue_tokens
 
 CODE_LIFETIME = 600
 
@@ -30,7 +31,7 @@ def handle(app, req, ctx):
         raise OAuthError("unsupported_grant_type", grant_type=grant_type)
     with state.lock:
         grant = handlers[grant_type](app, req, ctx)
-        return json_response(issue(app, req, ctx, grant))
+        return json_response((issue_tokens if ctx.issuer_name else issue)(app, req, ctx, grant))
 
 
 def _pkce_ok(verifier, challenge):
@@ -46,6 +47,7 @@ def _authorization_code(app, req, ctx):
         raise OAuthError("missing_parameter", param="code")
     record = state.codes.get(code)
     if record is None or record["client_id"] != p("client_id") \
+            or record["issuer_name"] != ctx.issuer_name \
             or state.now() - record["created"] > CODE_LIFETIME:
         raise OAuthError("bad_code")
     if record["used"]:
@@ -79,7 +81,7 @@ def _refresh_token(app, req, ctx):
     user = state.users.get(record["oid"])
     if user is None:
         raise OAuthError("bad_refresh_token")
-    if record["policy"] != ctx.policy:
+    if record["policy"] != ctx.policy or record["issuer_name"] != ctx.issuer_name:
         raise OAuthError("bad_refresh_token")
     if record["revoked"] or record["issued"] < user["rt_valid_after"]:
         if ctx.b2c:

@@ -42,6 +42,14 @@ def redirect_params(resp):
     return parser.fields
 
 
+def endpoint_url(mock, tenant, name):
+    """URL of the endpoint `name` (authorize, token, devicecode, logout) of an authority:
+    a tenant ("organizations", "tfp/…") or a generic issuer ("issuers/a")."""
+    if tenant.startswith("issuers/"):
+        return "%s/%s/%s" % (mock.url, tenant, "device" if name == "devicecode" else name)
+    return "%s/%s/oauth2/v2.0/%s" % (mock.url, tenant, name)
+
+
 def authorize(mock, tenant="organizations", cookie=None, **params):
     """GET /authorize with sane defaults; None values drop a parameter."""
     verifier, challenge = pkce()
@@ -51,7 +59,7 @@ def authorize(mock, tenant="organizations", cookie=None, **params):
     query.update(params)
     query = {k: v for k, v in query.items() if v is not None}
     headers = {"Cookie": cookie} if cookie else {}
-    resp = http("GET", "%s/%s/oauth2/v2.0/authorize?%s" % (mock.url, tenant, urlencode(query)),
+    resp = http("GET", endpoint_url(mock, tenant, "authorize") + "?" + urlencode(query),
                 mock.ca_file, headers=headers)
     resp.verifier, resp.sent = verifier, query
     return resp
@@ -64,7 +72,7 @@ def session_cookie(resp):
 
 def token(mock, tenant="organizations", headers=None, **form):
     form.setdefault("client_id", mock.client_id)
-    return http("POST", "%s/%s/oauth2/v2.0/token" % (mock.url, tenant), mock.ca_file,
+    return http("POST", endpoint_url(mock, tenant, "token"), mock.ca_file,
                 form=form, headers=headers)
 
 
@@ -100,3 +108,31 @@ def assert_error_shape(body, error, code, suberror=None):
 
 def decode_client_info(value):
     return json.loads(base64.urlsafe_b64decode(value + "=" * (-len(value) % 4)))
+
+
+def b64url_decode(text):
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def verify_jwt(jwt, jwks):
+    """Verify an ES256 (signature = r || s) or RS256 JWT against a JWKS document with
+    `cryptography`; return (header, claims). Raises InvalidSignature when it does not verify."""
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
+    from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
+
+    head, body, sig = jwt.split(".")
+    header, raw, data = json.loads(b64url_decode(head)), b64url_decode(sig), (head + "." + body).encode()
+    jwk = next(k for k in jwks["keys"] if k["kid"] == header["kid"])
+    number = lambda name: int.from_bytes(b64url_decode(jwk[name]), "big")  # noqa: E731
+    assert header["alg"] == jwk["alg"] and jwk["use"] == "sig", (header, jwk)
+    if header["alg"] == "ES256":
+        assert (jwk["kty"], jwk["crv"], len(raw)) == ("EC", "P-256", 64)
+        key = ec.EllipticCurvePublicNumbers(number("x"), number("y"), ec.SECP256R1()).public_key()
+        der = encode_dss_signature(int.from_bytes(raw[:32], "big"), int.from_bytes(raw[32:], "big"))
+        key.verify(der, data, ec.ECDSA(hashes.SHA256()))
+    else:
+        assert header["alg"] == "RS256" and jwk["kty"] == "RSA"
+        key = rsa.RSAPublicNumbers(number("e"), number("n")).public_key()
+        key.verify(raw, data, padding.PKCS1v15(), hashes.SHA256())
+    return header, json.loads(b64url_decode(body))

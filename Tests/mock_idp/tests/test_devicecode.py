@@ -2,7 +2,7 @@
 
 import pytest
 
-from flows import assert_error_shape, token, unverified_claims
+from flows import assert_error_shape, endpoint_url, token, unverified_claims
 from mock_idp.testing import http
 
 GRANT = "urn:ietf:params:oauth:grant-type:device_code"
@@ -11,7 +11,7 @@ GRANT = "urn:ietf:params:oauth:grant-type:device_code"
 def start(mock, tenant="organizations", scope="User.Read openid profile offline_access", **form):
     form.setdefault("client_id", mock.client_id)
     form.setdefault("scope", scope)
-    return http("POST", "%s/%s/oauth2/v2.0/devicecode" % (mock.url, tenant), mock.ca_file,
+    return http("POST", endpoint_url(mock, tenant, "devicecode"), mock.ca_file,
                 form={k: v for k, v in form.items() if v is not None})
 
 
