@@ -1,22 +1,23 @@
-"""A generic OpenID provider (issue 10, items 7 and 11): RP-initiated logout with
-id_token_hint and client_id, and results shaped as MSAL's whatever the provider spells."""
+"""A generic OpenID provider (issue 10, items 7 and 11): the mock's issuer /issuers/a (ES256,
+token_type "bearer", no client_info). RP-initiated logout with id_token_hint and client_id, and
+results shaped as MSAL's whatever the provider spells."""
 from __future__ import annotations
 
 import json
 import time
 
-from authorities_e2e import ALICE, CLIENT_ID, CONTOSO_TID
+from authorities_e2e import ALICE, CLIENT_ID
 
 
 def oidc(launch, mock, **config):
-    return launch(authority=f"{mock.url}/{CONTOSO_TID}/v2.0", authorityType="oidc", knownAuthorities=[], **config)
+    return launch(authority=f"{mock.url}/issuers/a", authorityType="oidc", knownAuthorities=[], **config)
 
 
 def logout_requests(mock, count=1, timeout=10.0):
     """The mock's log of the logout endpoint (the scripted browser detaches like xdg-open)."""
     deadline = time.monotonic() + timeout
     while True:
-        logged = mock.admin.log("logout")
+        logged = mock.admin.log("issuer:a:logout")
         if len(logged) >= count or time.monotonic() > deadline:
             return logged
         time.sleep(0.1)
@@ -38,7 +39,7 @@ def test_browser_sign_out_sends_id_token_hint_and_client_id(launch, mock):
     p.sign_in(loginHint=ALICE)
     assert "browserSignOut" not in p.ok("signout", {})
     time.sleep(0.5)
-    assert len(mock.admin.log("logout")) == 1
+    assert len(mock.admin.log("issuer:a:logout")) == 1
 
 
 def test_browser_sign_out_reports_a_browser_that_cannot_open(launch, mock, tmp_path):
@@ -54,16 +55,18 @@ def test_bearer_normalised_and_the_id_token_kept_after_a_refresh_without_one(lau
     path = str(tmp_path / "cache" / "cache.json")
     p = oidc(launch, mock, cache={"path": path})
     first = p.sign_in(loginHint=ALICE)
-    assert first["idToken"]
-    mock.admin.fault(endpoint="token:refresh_token", type="status", status=200,
+    assert first["idToken"] and first["tokenType"] == "Bearer", "the provider says bearer"
+    second = p.silent(forceRefresh=True)  # the provider's own refresh: a new ID token
+    assert second["tokenType"] == "Bearer" and second["idToken"]
+    mock.admin.fault(endpoint="issuer:a:token:refresh_token", type="status", status=200,
                      body={"access_token": "at-from-refresh", "token_type": "bearer", "expires_in": 3600,
                            "scope": "User.Read"})
     fresh = p.silent(forceRefresh=True)
     assert fresh["accessToken"] == "at-from-refresh" and fresh["fromCache"] is False
     assert fresh["tokenType"] == "Bearer", fresh["tokenType"]
-    assert fresh["idToken"] == first["idToken"], "the cached ID token stays in the result"
+    assert fresh["idToken"] == second["idToken"], "the cached ID token stays in the result"
     cached = p.silent()
-    assert cached["fromCache"] is True and cached["tokenType"] == "Bearer" and cached["idToken"] == first["idToken"]
+    assert cached["fromCache"] is True and cached["tokenType"] == "Bearer" and cached["idToken"] == second["idToken"]
     with open(path) as f:
         entries = json.load(f)["AccessToken"].values()
     assert {e["token_type"] for e in entries if e["secret"] == "at-from-refresh"} == {"Bearer"}

@@ -9,7 +9,7 @@ import html
 import secrets
 from urllib.parse import urlencode
 
-from . import sessions
+from . import issuers, sessions
 from .errors import OAuthError
 from .http_util import form_post_page, html_response, redirect, with_params
 from .issue import client_info, parse_scopes
@@ -184,7 +184,7 @@ def logout(app, req, ctx):
     OIDC RP-Initiated Logout 1.0: an ``id_token_hint`` must be an ID token this service signed
     (expired ones are accepted, as the spec allows), and a ``client_id`` sent with it must be its
     audience; otherwise an HTML error page (400) and the session is kept."""
-    problem = _logout_hint_problem(app, req)
+    problem = _logout_hint_problem(app, req, ctx)
     if problem:
         return html_response("<html><body><p>Sign-out failed: %s</p></body></html>" % html.escape(problem), 400)
     with app.state.lock:
@@ -200,12 +200,13 @@ def logout(app, req, ctx):
     return resp
 
 
-def _logout_hint_problem(app, req):
+def _logout_hint_problem(app, req, ctx):
     hint = req.param("id_token_hint")
     if not hint:
         return None
+    key = issuers.signer(app, ctx.issuer_name) if ctx.issuer_name else app.signer
     try:
-        claims = app.signer.verify(hint)
+        claims = key.verify(hint)
     except ValueError as exc:
         return "AADSTS50000: id_token_hint is not a valid ID token (%s)." % exc
     client_id = req.param("client_id")

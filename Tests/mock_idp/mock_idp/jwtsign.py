@@ -10,7 +10,7 @@ import json
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
-from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
+from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature, encode_dss_signature
 
 
 def b64url(data):
@@ -100,6 +100,24 @@ class ECSigner:
         r, s = decode_dss_signature(self.key.sign(signing_input.encode("ascii"),
                                                   ec.ECDSA(hashes.SHA256())))
         return signing_input + "." + b64url(r.to_bytes(32, "big") + s.to_bytes(32, "big"))
+
+    def verify(self, token):
+        """Return the claims if the ES256 signature is ours and valid, else raise ValueError."""
+        try:
+            head, body, sig = token.split(".")
+            header = json.loads(b64url_decode(head))
+            claims = json.loads(b64url_decode(body))
+            raw = b64url_decode(sig)
+        except (ValueError, TypeError) as exc:
+            raise ValueError("malformed token") from exc
+        if header.get("alg") != "ES256" or header.get("kid") != self.kid or len(raw) != 64:
+            raise ValueError("unknown signing key or algorithm")
+        signature = encode_dss_signature(int.from_bytes(raw[:32], "big"), int.from_bytes(raw[32:], "big"))
+        try:
+            self.key.public_key().verify(signature, (head + "." + body).encode("ascii"), ec.ECDSA(hashes.SHA256()))
+        except InvalidSignature as exc:
+            raise ValueError("invalid signature") from exc
+        return claims
 
 
 def unverified_claims(token):

@@ -173,6 +173,12 @@ def test_logout_checks_the_id_token_hint(mock):
         assert out.status == status, (query, out.status)
     logged = mock.admin.log("logout")
     assert [e["query"].get("client_id") for e in logged][-1] == mock.client_id
+    # A generic issuer's ES256 ID token: accepted at its own issuer's logout, refused at another's.
+    issued, cookie = sign_in(mock, "issuers/a", scope="openid profile offline_access")
+    for issuer, status in [("b", 400), ("a", 200)]:
+        out = http("GET", mock.url + "/issuers/%s/logout?" % issuer + urlencode(
+            {"id_token_hint": issued["id_token"], "client_id": mock.client_id}), mock.ca_file, headers={"Cookie": cookie})
+        assert out.status == status, (issuer, out.status)
 
 
 def test_sessions_clear_control(mock):
