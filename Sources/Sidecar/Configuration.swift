@@ -60,6 +60,13 @@ public struct Configuration: Sendable, Equatable {
 
     /// The configuration as `initialize` reports it back (no secrets exist in it).
     public var json: JSONValue {
+        guard case .object(var object) = baseJSON else { return baseJSON }
+        // Echoed only when set: the shape clients already compare stays as it was.
+        if let postLogoutRedirectUri { object["postLogoutRedirectUri"] = .string(postLogoutRedirectUri) }
+        return .object(object)
+    }
+
+    private var baseJSON: JSONValue {
         let cacheJSON: JSONValue = switch cache {
         case .file(let path, nil): ["path": .string(path)]
         case .file(let path, let keyFile?): ["path": .string(path), "encryption": ["keyFile": .string(keyFile)]]
@@ -74,7 +81,6 @@ public struct Configuration: Sendable, Equatable {
             "authorityType": JSONValue(authorityType), "instanceDiscovery": .bool(instanceDiscovery),
             "httpTimeoutSeconds": .int(Int64(httpTimeoutSeconds)),
             "interactiveTimeoutSeconds": .int(Int64(interactiveTimeoutSeconds)),
-            "postLogoutRedirectUri": JSONValue(postLogoutRedirectUri),
         ]
     }
 }
