@@ -87,17 +87,20 @@ public final class PublicClientApplication: Sendable {
     }
 
     /// Removes the account's tokens; with `fromBrowser` (always on a shared device) also
-    /// ends the browser session. Returns the account signed out.
+    /// ends the browser session. Returns the account signed out and what became of the
+    /// browser part (`nil`: none was asked for).
     @discardableResult
-    public func signOut(_ reference: AccountReference?, fromBrowser: Bool, browser: (any BrowserLauncher)? = nil) async throws -> Account {
+    public func signOut(_ reference: AccountReference?, fromBrowser: Bool, browser: (any BrowserLauncher)? = nil) async throws
+        -> (account: Account, browserSignOut: BrowserSignOut?) {
         let directory = await directory()
         guard let account = try directory.resolve(reference) else {
             if let reference { throw Self.accountNotFound(reference) }
             throw AuthError(.accountNotFound, "no account is signed in")
         }
         let flow = SignOutFlow(configuration: configuration, dependencies: dependencies, resolver: resolver)
-        try await flow.run(account, directory: directory, fromBrowser: fromBrowser, browser: browser ?? dependencies.browser)
-        return account
+        let browserSignOut = try await flow.run(account, directory: directory, fromBrowser: fromBrowser,
+                                                browser: browser ?? dependencies.browser)
+        return (account, browserSignOut)
     }
 
     private func makeCurrent(_ account: Account) async throws {

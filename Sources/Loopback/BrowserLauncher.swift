@@ -14,3 +14,13 @@ public enum BrowserError: Error, Sendable, Equatable {
     /// to a command line (a leading `-` would be read as an option).
     case invalidURL
 }
+
+extension BrowserError: CustomStringConvertible {
+    /// Plain words for messages (never Swift's rendering of the enum).
+    public var description: String {
+        switch self {
+        case .unavailable(let reason): reason
+        case .invalidURL: "invalid URL"
+        }
+    }
+}

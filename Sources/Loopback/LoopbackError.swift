@@ -15,3 +15,17 @@ public enum LoopbackError: Error, Sendable, Equatable {
     /// The listening loop failed unexpectedly (e.g. `poll` failed).
     case serverFailed(String)
 }
+
+extension LoopbackError: CustomStringConvertible {
+    /// Plain words for messages (never Swift's rendering of the enum).
+    public var description: String {
+        switch self {
+        case .invalidRedirectURI(let reason): "invalid redirect URI: \(reason)"
+        case .bindFailed(let reason): "cannot listen: \(reason)"
+        case .timedOut: "no redirect arrived in time"
+        case .closed: "the listener was closed"
+        case .emptyExpectedState: "no state to expect"
+        case .serverFailed(let reason): "the listener failed: \(reason)"
+        }
+    }
+}

@@ -50,7 +50,7 @@ public struct SystemBrowserLauncher: BrowserLauncher {
         for command in commands {
             switch command {
             case .failure(let error):
-                reasons.append(Self.describe(error))
+                reasons.append(error.description)
             case .success(let command):
                 if let reason = try await launch(command, url: url) {
                     reasons.append(reason)
@@ -70,8 +70,8 @@ public struct SystemBrowserLauncher: BrowserLauncher {
         do {
             pid = try ProcessSpawner.spawn(arguments)
         } catch {
-            logger.debug("browser: cannot start \(program): \(Self.describe(error))")
-            return Self.describe(error)
+            logger.debug("browser: cannot start \(program): \(error.description)")
+            return error.description
         }
         let termination: ProcessSpawner.Termination?
         do {
@@ -94,13 +94,6 @@ public struct SystemBrowserLauncher: BrowserLauncher {
         case .signaled(let signal):
             logger.warning("browser: \(program) was killed by signal \(signal)")
             return "\(program) was killed by signal \(signal)"
-        }
-    }
-
-    private static func describe(_ error: BrowserError) -> String {
-        switch error {
-        case .unavailable(let reason): reason
-        case .invalidURL: "invalid URL"
         }
     }
 }

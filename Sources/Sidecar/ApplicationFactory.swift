@@ -45,6 +45,7 @@ enum ApplicationFactory {
             clientCapabilities: configuration.clientCapabilities, sharedDeviceMode: configuration.sharedDeviceMode)
         client.instanceDiscovery = configuration.instanceDiscovery
         client.interactiveTimeout = .seconds(configuration.interactiveTimeoutSeconds)
+        client.postLogoutRedirectURI = configuration.postLogoutRedirectUri
         let app = PublicClientApplication(configuration: client, dependencies: dependencies)
         let graph = GraphClient(app: app, transport: transport, endpoint: configuration.graphEndpoint, logger: logger)
         return AuthMethods(app: app, graph: graph, browserMode: configuration.browser)

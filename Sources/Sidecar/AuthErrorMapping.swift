@@ -23,7 +23,7 @@ enum AuthErrorMapping {
         case .interactiveInProgress: -51007
         case .authorityNotTrusted: -51008
         case .insecureAuthority: -51009
-        case .invalidConfiguration: -51010
+        case .invalidConfiguration, .invalidAuthority: -51010
         case .accountNotFound: -51011
         case .ambiguousAccount: -51012
         case .passwordResetRequired: -51013

@@ -89,7 +89,9 @@ struct AuthMethods: Sendable {
         let browser: (any BrowserLauncher)? = browserMode == .client ? ClientBrowserLauncher(context: context) : nil
         return try await AuthErrorMapping.translating {
             let removed = try await app.signOut(reference, fromBrowser: fromBrowser, browser: browser)
-            return ["signedOut": true, "account": AuthJSON.account(removed)]
+            var result: JSONObject = ["signedOut": true, "account": AuthJSON.account(removed.account)]
+            if let browserSignOut = removed.browserSignOut { result["browserSignOut"] = .string(browserSignOut.rawValue) }
+            return .object(result)
         }
     }
 

@@ -46,6 +46,9 @@ public struct Configuration: Sendable, Equatable {
     public var httpTimeoutSeconds = 30
     /// How long a browser sign-in may wait for the redirect (cancellable sooner), in seconds.
     public var interactiveTimeoutSeconds = 600
+    /// Where the authority sends the browser after `signout` with `signoutFromBrowser`
+    /// (`post_logout_redirect_uri`, registered with the application); `nil`: not sent.
+    public var postLogoutRedirectUri: String?
 
     /// The accepted range of ``httpTimeoutSeconds``.
     public static let httpTimeoutRange = 1...300
@@ -66,6 +69,13 @@ public struct Configuration: Sendable, Equatable {
 
     /// The configuration as `initialize` reports it back (no secrets exist in it).
     public var json: JSONValue {
+        guard case .object(var object) = baseJSON else { return baseJSON }
+        // Echoed only when set: the shape clients already compare stays as it was.
+        if let postLogoutRedirectUri { object["postLogoutRedirectUri"] = .string(postLogoutRedirectUri) }
+        return .object(object)
+    }
+
+    private var baseJSON: JSONValue {
         [
             "clientId": .string(clientId), "authority": .string(authority), "redirectUri": .string(redirectUri),
             "knownAuthorities": JSONValue(knownAuthorities), "scopes": JSONValue(scopes),

@@ -18,6 +18,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
     public var instanceDiscovery: Bool?
     public var httpTimeoutSeconds: Int?
     public var interactiveTimeoutSeconds: Int?
+    public var postLogoutRedirectUri: String?
 
     public init() {}
 
@@ -25,7 +26,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
     public static let keys: Set<String> = [
         "clientId", "authority", "redirectUri", "knownAuthorities", "scopes", "graphEndpoint",
         "cache", "sharedDeviceMode", "clientCapabilities", "browser", "authorityType", "instanceDiscovery",
-        "httpTimeoutSeconds", "interactiveTimeoutSeconds",
+        "httpTimeoutSeconds", "interactiveTimeoutSeconds", "postLogoutRedirectUri",
     ]
 
     /// Reads the configuration keys from `params` (other members must be in `alsoAllowed`).
@@ -44,6 +45,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         instanceDiscovery = try p.optional("instanceDiscovery")
         httpTimeoutSeconds = try p.optional("httpTimeoutSeconds")
         interactiveTimeoutSeconds = try p.optional("interactiveTimeoutSeconds")
+        postLogoutRedirectUri = try p.optional("postLogoutRedirectUri")
         if let cacheParams = try p.nested("cache", allowed: ["path", "persistence", "encryption"]) {
             let persistence = try cacheParams.optional("persistence", oneOf: ["file", "memory"])
             let path: String? = try cacheParams.optional("path")
@@ -75,6 +77,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         result.instanceDiscovery = instanceDiscovery ?? base.instanceDiscovery
         result.httpTimeoutSeconds = httpTimeoutSeconds ?? base.httpTimeoutSeconds
         result.interactiveTimeoutSeconds = interactiveTimeoutSeconds ?? base.interactiveTimeoutSeconds
+        result.postLogoutRedirectUri = postLogoutRedirectUri ?? base.postLogoutRedirectUri
         return result
     }
 
@@ -97,6 +100,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         if let instanceDiscovery { config.instanceDiscovery = instanceDiscovery }
         if let httpTimeoutSeconds { config.httpTimeoutSeconds = httpTimeoutSeconds }
         if let interactiveTimeoutSeconds { config.interactiveTimeoutSeconds = interactiveTimeoutSeconds }
+        config.postLogoutRedirectUri = postLogoutRedirectUri
         try ConfigurationValidator.validate(config)
         return config
     }

@@ -7,6 +7,7 @@ enum ConfigurationValidator {
     static func validate(_ config: Configuration) throws(RPCError) {
         try requireSecure(config.authority, member: "authority")
         try requireSecure(config.graphEndpoint, member: "graphEndpoint")
+        if let redirect = config.postLogoutRedirectUri { try requireSecure(redirect, member: "postLogoutRedirectUri") }
         guard let redirect = URLParts(config.redirectUri), redirect.scheme == "http", redirect.isLoopback else {
             throw .invalidParams("redirectUri must be an http loopback URL such as http://localhost", member: "redirectUri")
         }

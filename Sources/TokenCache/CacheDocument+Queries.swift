@@ -90,12 +90,12 @@ extension CacheDocument {
         return own + family
     }
 
-    /// The ID token of the account for `clientId` in `realm`.
-    public func idToken(homeAccountId: String, environments: [String], realm: String, clientId: String) -> CachedIdToken? {
+    /// The ID token of the account for `clientId` in `realm` (`nil`: in any realm).
+    public func idToken(homeAccountId: String, environments: [String], realm: String?, clientId: String) -> CachedIdToken? {
         entries(idTokens, homeAccountId: homeAccountId)
             .map(\.entity)
             .filter {
-                environments.containsIgnoringCase($0.environment) && $0.realm.equalsIgnoringCase(realm)
+                environments.containsIgnoringCase($0.environment) && (realm.map($0.realm.equalsIgnoringCase) ?? true)
                     && $0.clientId.equalsIgnoringCase(clientId)
             }
             .min { $0.cacheKey < $1.cacheKey }

@@ -26,14 +26,14 @@ public struct AESGCMCacheEncryption: CacheEncryption {
     /// Reads the key: 32 raw bytes, or 64 hex digits, or base64 of 32 bytes (a trailing newline
     /// allowed). The file must not be readable by group or others.
     public init(keyFile: String) throws(TokenCacheError) {
-        var info = stat()
-        guard stat(keyFile, &info) == 0 else {
+        // Opened without following a symbolic link; owned by this user (``FileSafety``).
+        guard let (bytes, identity) = try POSIXFile.readFile(keyFile) else {
             throw .unreadable(keyFile, "the cache key file cannot be read")
         }
-        guard info.st_mode & 0o077 == 0 else {
-            throw .unreadable(keyFile, "the cache key file must not be readable by group or others (chmod 600)")
+        guard identity.permissions & 0o077 == 0 else {
+            throw .unreadable(keyFile, "the cache key file must not be readable by group or others (chmod 600 \(keyFile))")
         }
-        guard let (bytes, _) = try POSIXFile.readFile(keyFile), let key = Self.key(from: bytes) else {
+        guard let key = Self.key(from: bytes) else {
             throw .unreadable(keyFile, "the cache key must be 32 bytes (raw, 64 hex digits or base64)")
         }
         self.init(key: key, path: keyFile)

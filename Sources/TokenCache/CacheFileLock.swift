@@ -16,6 +16,9 @@ import Darwin
 /// On release the file is unlinked *before* the descriptor is closed, so nobody can lock
 /// the dying inode and believe they hold the lock.
 ///
+/// The lock file is never opened through a symbolic link (one planted there is refused with
+/// a clear error rather than waited on).
+///
 /// A lock file left by a crashed process is removed when nobody `flock`s it and the pid
 /// written in it is no longer alive (or, with no pid in it — a crash between creating and
 /// writing it — it is older than half a second: a live writer writes its pid within
@@ -49,9 +52,11 @@ enum CacheFileLock {
             pause = min(pause * 2, 50_000)
         }
         while true {
-            let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
             if fd < 0 {
                 guard errno == EEXIST else { throw .writeFailed(path, "create lock file: \(POSIXFile.lastError)") }
+                var info = stat()
+                if lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK { throw FileSafety.symbolicLink(path) }
                 removeIfStale(path)
                 try wait()
                 continue
@@ -71,7 +76,7 @@ enum CacheFileLock {
 
     /// Deletes the lock file at `path` if its owner is gone (see the type's documentation).
     private static func removeIfStale(_ path: String) {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard fd >= 0 else { return }
         defer { close(fd) }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0, isCurrent(fd, path: path) else { return }
@@ -116,7 +121,7 @@ enum CacheFileLock {
     private static func isCurrent(_ fd: Int32, path: String) -> Bool {
         var held = stat()
         var named = stat()
-        guard fstat(fd, &held) == 0, stat(path, &named) == 0 else { return false }
+        guard fstat(fd, &held) == 0, lstat(path, &named) == 0 else { return false }
         return held.st_dev == named.st_dev && held.st_ino == named.st_ino
     }
 

@@ -18,6 +18,8 @@ import Synchronization
 ///   ``TokenCacheError/Code/unreadable`` and is **never overwritten**: the tokens in it may
 ///   belong to other apps, and the user (or the app) decides to delete or repair it.
 /// - A missing or empty file is an empty cache; the file is created by the first write.
+/// - A symbolic link at the path is refused, never followed, and so are a file or directory
+///   another user could write (``FileSafety``); errors never quote the file's contents.
 public final class FileTokenCacheStore: TokenCacheStore {
     /// The cache file.
     public let path: String
@@ -44,6 +46,8 @@ public final class FileTokenCacheStore: TokenCacheStore {
         var locks = 0
         /// How many times the file's identity was looked at (for tests).
         var identityChecks = 0
+        /// Whether the directory passed ``FileSafety/checkDirectory(ofFile:)`` (once it exists).
+        var directoryChecked = false
     }
 
     /// A store for the cache file at `path` (nothing is touched until the first access).
@@ -122,6 +126,7 @@ public final class FileTokenCacheStore: TokenCacheStore {
     /// Re-reads the file if its identity differs from the one last seen. Without the lock
     /// (`locked` false) a changed file is first read optimistically (see the type's notes).
     private func refresh(_ state: inout State, locked: Bool) throws(TokenCacheError) {
+        if !state.directoryChecked { state.directoryChecked = try FileSafety.checkDirectory(ofFile: path) }
         let current = try POSIXFile.identity(of: path)
         state.identityChecks += 1
         if state.loaded, current == state.identity { return }

@@ -9,6 +9,8 @@ import Darwin
 struct FileIdentity: Sendable, Equatable {
     let device: UInt64, inode: UInt64, size: Int64
     let modified: Int64, modifiedNanos: Int64, changed: Int64, changedNanos: Int64
+    /// The permission bits (`st_mode & 0o7777`).
+    let permissions: UInt32
 
     init(_ info: stat) {
         device = UInt64(info.st_dev)
@@ -18,6 +20,7 @@ struct FileIdentity: Sendable, Equatable {
         modifiedNanos = Int64(info.st_mtim.tv_nsec)
         changed = Int64(info.st_ctim.tv_sec)
         changedNanos = Int64(info.st_ctim.tv_nsec)
+        permissions = UInt32(info.st_mode) & 0o7777
     }
 }
 
@@ -26,27 +29,31 @@ enum POSIXFile {
     /// The text of the current `errno`.
     static var lastError: String { String(cString: strerror(errno)) }
 
-    /// The identity of `path`, `nil` when it does not exist.
+    /// The identity of `path`, `nil` when it does not exist. A symbolic link at `path` is
+    /// refused, not followed (``FileSafety``).
     static func identity(of path: String) throws(TokenCacheError) -> FileIdentity? {
         var info = stat()
-        guard stat(path, &info) == 0 else {
+        guard lstat(path, &info) == 0 else {
             if errno == ENOENT { return nil }
             throw .unreadable(path, "stat: \(lastError)")
         }
+        if (info.st_mode & S_IFMT) == S_IFLNK { throw FileSafety.symbolicLink(path) }
         return FileIdentity(info)
     }
 
-    /// The contents and identity of `path`, `nil` when it does not exist.
+    /// The contents and identity of `path`, `nil` when it does not exist. The file is opened
+    /// without following a symbolic link and must pass ``FileSafety/check(_:path:)``.
     static func readFile(_ path: String) throws(TokenCacheError) -> (bytes: [UInt8], identity: FileIdentity)? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard fd >= 0 else {
             if errno == ENOENT { return nil }
+            if errno == ELOOP { throw FileSafety.symbolicLink(path) }
             throw .unreadable(path, "open: \(lastError)")
         }
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw .unreadable(path, "fstat: \(lastError)") }
-        guard (info.st_mode & S_IFMT) == S_IFREG else { throw .unreadable(path, "not a regular file") }
+        try FileSafety.check(info, path: path)
         var bytes: [UInt8] = []
         bytes.reserveCapacity(Int(max(info.st_size, 0)) + 1)  // one allocation for the whole file
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)

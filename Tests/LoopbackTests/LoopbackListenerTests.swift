@@ -10,7 +10,7 @@ struct LoopbackListenerTests {
 
     /// Starts waiting in a child task; returns the task.
     func waiting(_ pending: LoopbackPendingRedirect, state: String = "S1",
-                 timeout: Duration = .seconds(10)) -> Task<AuthorizationResponse, any Error> {
+                 timeout: Duration = .seconds(30)) -> Task<AuthorizationResponse, any Error> {
         Task { try await pending.response(expectedState: state, timeout: timeout) }
     }
 

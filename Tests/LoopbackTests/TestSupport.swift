@@ -15,7 +15,9 @@ struct TestHTTPClient {
     enum Failure: Error { case connect(Int32), send, timeout, malformed }
 
     /// Sends raw bytes to 127.0.0.1:`port` and reads until the server closes.
-    static func raw(port: UInt16, _ request: String, timeout: Duration = .seconds(5)) async throws -> String {
+    /// `timeout` bounds a wait for a reply that should come at once; generous, because the suite
+    /// runs its tests in parallel on loaded machines (5 s timed out under a load of 6 on 2 cores).
+    static func raw(port: UInt16, _ request: String, timeout: Duration = .seconds(20)) async throws -> String {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var address = sockaddr_in()

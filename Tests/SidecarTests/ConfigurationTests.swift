@@ -43,10 +43,21 @@ import Testing
             .resolved().cache == .file(path: "/tmp/c.json", keyFile: "/run/k"))
     }
 
+    @Test func postLogoutRedirectUriIsEchoedOnlyWhenSet() throws {
+        let unset = try ConfigurationOverrides(params: ["clientId": "a"]).resolved()
+        #expect(unset.postLogoutRedirectUri == nil && unset.json["postLogoutRedirectUri"] == nil)
+        let set = try ConfigurationOverrides(params: ["clientId": "a", "postLogoutRedirectUri": "https://app.example/out"]).resolved()
+        #expect(set.json["postLogoutRedirectUri"] == "https://app.example/out")
+        let layered = ConfigurationOverrides().merged(over: try ConfigurationOverrides(params: ["postLogoutRedirectUri": "http://localhost/out"]))
+        #expect(layered.postLogoutRedirectUri == "http://localhost/out")
+    }
+
     static let badValues: [(JSONObject, String)] = [
         (["authority": "http://login.example.com/common"], "authority"),
         (["authority": "not a url"], "authority"),
         (["graphEndpoint": "ftp://graph"], "graphEndpoint"),
+        (["postLogoutRedirectUri": "http://app.example/out"], "postLogoutRedirectUri"),
+        (["postLogoutRedirectUri": 7], "postLogoutRedirectUri"),
         (["redirectUri": "http://example.com/cb"], "redirectUri"),
         (["redirectUri": "https://localhost"], "redirectUri"),
         (["cache": ["path": "relative.json"]], "cache.path"),

@@ -84,7 +84,8 @@ export interface GraphResponse {
   body: JsonValue;
 }
 
-export interface SignoutResult { signedOut: true; account?: Account | null }
+/** `browserSignOut`: present when the browser part was asked for (`signoutFromBrowser`, or a shared device). */
+export interface SignoutResult { signedOut: true; account?: Account | null; browserSignOut?: 'opened' | 'notSupported' | 'failed' }
 
 export interface DeviceCode {
   requestId: number | string;

@@ -72,11 +72,7 @@ public actor MetadataCache {
         let persisted = self.persisted
         let task = Task { () async throws -> OpenIDMetadata in
             let response = try await ServiceCall.send(HTTPRequest(url: authority.metadataURL), over: transport)
-            guard response.status == 200 else {
-                var error = AuthError(.serverError, "OpenID discovery for \(authority) answered HTTP \(response.status)")
-                error.httpStatus = response.status
-                throw error
-            }
+            guard response.status == 200 else { throw DiscoveryFailure.error(response, authority: authority) }
             guard let json = try? JSONValue.parse(response.body) else { throw AuthError.malformed("the discovery document is not JSON") }
             let metadata = try OpenIDMetadata(json: json, kind: authority.kind)
             persisted.saveMetadata(json, for: authority)

@@ -141,7 +141,8 @@ struct SilentFlow: Sendable {
             let authority = lookup.authority.url
             let granted = token.scopes.scopes.filter { !Scopes.reserved.contains($0.lowercased()) }
             let result: @Sendable (String) -> TokenResult = { correlationId in
-                TokenResult(accessToken: token.secret, tokenType: token.tokenType ?? "Bearer", expiresOn: token.expiresOn,
+                TokenResult(accessToken: token.secret, tokenType: TokenResponse.normalized(tokenType: token.tokenType),
+                            expiresOn: token.expiresOn,
                             scopes: granted, account: account, idToken: idToken?.secret, tenantId: account.tenantId,
                             authority: authority, correlationId: correlationId, fromCache: true)
             }
@@ -200,9 +201,25 @@ struct SilentFlow: Sendable {
 
     private func handle(_ tokens: TokenResponse, _ lookup: Lookup, metadata: OpenIDMetadata,
                         correlationId: String) async throws -> TokenResult {
-        try await TokenResponseHandler(configuration: configuration, dependencies: dependencies, resolver: resolver).handle(
+        var result = try await TokenResponseHandler(configuration: configuration, dependencies: dependencies, resolver: resolver).handle(
             tokens, .init(authority: lookup.authority, metadata: metadata, requestedScopes: lookup.scopes,
                           correlationId: correlationId, knownAccount: lookup.account, grant: nil))
+        if result.idToken == nil { result.idToken = try cachedIdToken(lookup) }
+        return result
+    }
+
+    /// The account's cached ID token: a refresh answered without one keeps it in the result,
+    /// as MSAL does.
+    private func cachedIdToken(_ lookup: Lookup) throws -> String? {
+        let clientId = configuration.clientId
+        return try CacheAccess.run {
+            try dependencies.cache.read { document in
+                lookup.realms.lazy.compactMap {
+                    document.idToken(homeAccountId: lookup.account.homeAccountId, environments: lookup.environments,
+                                     realm: $0, clientId: clientId)?.secret
+                }.first
+            }
+        }
     }
 }
 

@@ -43,6 +43,15 @@ struct TokenEndpointClient: Sendable {
             error.correlationId = error.correlationId ?? correlationId
             throw error
         }
+        if response.status == 400, fields.contains(where: { $0.0 == "grant_type" && $0.1 == "refresh_token" }) {
+            // A provider that refuses a refresh token without saying why (an empty 400): as
+            // `invalid_grant`, the user must sign in again.
+            var error = AuthError(.interactionRequired, "the token endpoint refused the refresh token (HTTP 400 without an "
+                + "OAuth error); sign in again with acquireToken")
+            error.httpStatus = 400
+            error.correlationId = correlationId
+            throw error
+        }
         var error = AuthError(.serverError, "the token endpoint answered HTTP \(response.status)")
         error.httpStatus = response.status
         error.retryAfter = Self.retryAfter(response)

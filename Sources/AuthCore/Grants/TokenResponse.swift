@@ -1,6 +1,19 @@
 import JSON
 
-/// A successful answer of the token endpoint.
+/// A successful answer of the token endpoint, validated before anything reaches the cache.
+///
+/// The rules (a response that breaks one is ``AuthError/Kind/malformedResponse`` and nothing
+/// is cached):
+/// - `access_token`: required, a non-empty string of at most ``maxTokenBytes``; `refresh_token`
+///   and `id_token`, when present, likewise (an empty `refresh_token` counts as absent).
+/// - `token_type`, `scope`, `client_info`, `foci`: strings when present; `scope` at most
+///   ``maxTokenBytes``. `token_type` absent means `Bearer`; any spelling of `bearer` is
+///   normalised to `Bearer` (as MSAL caches it); other types are kept as sent.
+/// - `expires_in`: seconds as a number or a numeric string (both occur). Absent: 3600 (the
+///   spec lets the server omit it; MSAL assumes an hour too). Not a number, or negative: refused.
+///   More than ``maxLifetime``: clamped to it.
+/// - `ext_expires_in`, `refresh_in`: optional hints, ignored when not a number or negative,
+///   clamped to ``maxLifetime``; a `refresh_in` beyond `expires_in` is ignored.
 public struct TokenResponse: Sendable {
     public var accessToken: String
     public var tokenType: String
@@ -13,31 +26,79 @@ public struct TokenResponse: Sendable {
     public var clientInfo: String?
     public var familyId: String?
 
-    /// Parses the body; `malformedResponse` when required members are missing.
+    /// The largest token (access, refresh or ID) accepted, in bytes of UTF-8: 64 KiB.
+    public static let maxTokenBytes = 64 * 1024
+    /// The longest lifetime believed, in seconds: one year (longer ones are clamped).
+    public static let maxLifetime: Int64 = 365 * 24 * 3600
+    /// The lifetime assumed when the response gives none, in seconds.
+    public static let defaultLifetime: Int64 = 3600
+
+    /// Parses and validates the body (see the type's rules).
     public init(json: JSONValue) throws(AuthError) {
-        guard let accessToken = json["access_token"]?.stringValue, !accessToken.isEmpty else {
+        guard let accessToken = try Self.token(json, "access_token") else {
             throw .malformed("no access_token in the token response")
         }
         self.accessToken = accessToken
-        tokenType = json["token_type"]?.stringValue ?? "Bearer"
-        expiresIn = Self.seconds(json["expires_in"]) ?? 3600
-        extExpiresIn = Self.seconds(json["ext_expires_in"])
-        refreshIn = Self.seconds(json["refresh_in"])
-        scope = json["scope"]?.stringValue.map { $0.split(separator: " ").map(String.init) }
-        refreshToken = json["refresh_token"]?.stringValue
-        idToken = json["id_token"]?.stringValue
-        clientInfo = json["client_info"]?.stringValue
-        familyId = json["foci"]?.stringValue
+        tokenType = Self.normalized(tokenType: try Self.string(json, "token_type"))
+        expiresIn = try Self.lifetime(json["expires_in"])
+        extExpiresIn = Self.hint(json["ext_expires_in"])
+        refreshIn = Self.hint(json["refresh_in"]).flatMap { $0 <= expiresIn ? $0 : nil }
+        let scopes = try Self.string(json, "scope")
+        guard (scopes?.utf8.count ?? 0) <= Self.maxTokenBytes else {
+            throw .malformed("the token response's scope is longer than \(Self.maxTokenBytes) bytes")
+        }
+        scope = scopes.map { $0.split(separator: " ").map(String.init) }
+        refreshToken = try Self.token(json, "refresh_token")
+        idToken = try Self.token(json, "id_token")
+        clientInfo = try Self.string(json, "client_info")
+        familyId = try Self.string(json, "foci")
+    }
+
+    /// A token type as results and the cache carry it: absent or any spelling of `bearer` is
+    /// `Bearer` (as MSAL writes it); other types are kept as sent.
+    public static func normalized(tokenType: String?) -> String {
+        guard let tokenType, tokenType.lowercased() != "bearer" else { return "Bearer" }
+        return tokenType
     }
 
     /// Seconds given as a number or a numeric string (both occur in the wild).
     static func seconds(_ value: JSONValue?) -> Int64? {
         switch value {
         case .int(let i)?: i
-        case .double(let d)?: Int64(exactly: d.rounded())
+        case .double(let d)?: d.isFinite ? Int64(min(max(d.rounded(), -9e18), 9e18)) : nil
         case .string(let s)?: Int64(s)
         default: nil
         }
+    }
+
+    /// `expires_in`: absent is the default, a number is clamped, anything else is refused.
+    private static func lifetime(_ value: JSONValue?) throws(AuthError) -> Int64 {
+        guard let value, value != .null else { return defaultLifetime }
+        guard let seconds = seconds(value), seconds >= 0 else {
+            throw .malformed("the token response's expires_in is not a number of seconds")
+        }
+        return min(seconds, maxLifetime)
+    }
+
+    /// An optional lifetime hint: ignored unless a non-negative number; clamped.
+    private static func hint(_ value: JSONValue?) -> Int64? {
+        seconds(value).flatMap { $0 >= 0 ? min($0, maxLifetime) : nil }
+    }
+
+    /// The member `name` if present: it must be a string.
+    private static func string(_ json: JSONValue, _ name: String) throws(AuthError) -> String? {
+        guard let value = json[name], value != .null else { return nil }
+        guard let text = value.stringValue else { throw .malformed("the token response's \(name) is not a string") }
+        return text
+    }
+
+    /// A token member if present and not empty: a string of at most ``maxTokenBytes``.
+    private static func token(_ json: JSONValue, _ name: String) throws(AuthError) -> String? {
+        guard let text = try string(json, name), !text.isEmpty else { return nil }
+        guard text.utf8.count <= maxTokenBytes else {
+            throw .malformed("the token response's \(name) is \(text.utf8.count) bytes, more than the \(maxTokenBytes) accepted")
+        }
+        return text
     }
 }
 

@@ -11,6 +11,9 @@ public struct AuthError: Error, Sendable, Equatable {
         case invalidConfiguration, accountNotFound, ambiguousAccount
         /// B2C's "forgot password" answer (AADB2C90118): the app should start the reset policy.
         case passwordResetRequired
+        /// The service does not know the authority (an unknown tenant: AADSTS90002, or no
+        /// discovery document there); a kind of ``invalidConfiguration`` with its own name.
+        case invalidAuthority
     }
 
     public var kind: Kind
@@ -36,4 +39,10 @@ extension AuthError {
     static func malformed(_ what: String) -> AuthError {
         AuthError(.malformedResponse, "the identity service sent a malformed answer: \(what)")
     }
+}
+
+extension AuthError: CustomStringConvertible {
+    /// The message: wherever an error is interpolated (a log line, another message), plain
+    /// words rather than Swift's rendering of the struct.
+    public var description: String { message }
 }

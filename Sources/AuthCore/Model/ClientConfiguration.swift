@@ -20,6 +20,9 @@ public struct ClientConfiguration: Sendable {
     public var instanceDiscovery = true
     /// How long an interactive sign-in may wait for the browser.
     public var interactiveTimeout: Duration = .seconds(600)
+    /// Where the authority sends the browser after a sign-out (`post_logout_redirect_uri`,
+    /// registered with the application); `nil`: not sent.
+    public var postLogoutRedirectURI: String?
 
     public init(clientId: String, authority: Authority, redirectURI: String = "http://localhost",
                 knownAuthorities: [String] = [], defaultScopes: [String] = ["user.read"],

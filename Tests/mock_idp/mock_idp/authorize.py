@@ -9,7 +9,7 @@ import html
 import secrets
 from urllib.parse import urlencode
 
-from . import sessions
+from . import issuers, sessions
 from .errors import OAuthError
 from .http_util import form_post_page, html_response, redirect, with_params
 from .issue import client_info, parse_scopes
@@ -179,7 +179,14 @@ def login_form(app, req, ctx):
 
 
 def logout(app, req, ctx):
-    """End the browser session; redirect to post_logout_redirect_uri when given."""
+    """End the browser session; redirect to post_logout_redirect_uri when given.
+
+    OIDC RP-Initiated Logout 1.0: an ``id_token_hint`` must be an ID token this service signed
+    (expired ones are accepted, as the spec allows), and a ``client_id`` sent with it must be its
+    audience; otherwise an HTML error page (400) and the session is kept."""
+    problem = _logout_hint_problem(app, req, ctx)
+    if problem:
+        return html_response("<html><body><p>Sign-out failed: %s</p></body></html>" % html.escape(problem), 400)
     with app.state.lock:
         sid, _ = sessions.get_session(app.state, req)
         app.state.sessions.pop(sid, None)
@@ -191,3 +198,18 @@ def logout(app, req, ctx):
         resp = html_response("<html><body><p>You signed out of your account.</p></body></html>")
     resp.add_header("Set-Cookie", sessions.clear_cookie())
     return resp
+
+
+def _logout_hint_problem(app, req, ctx):
+    hint = req.param("id_token_hint")
+    if not hint:
+        return None
+    key = issuers.signer(app, ctx.issuer_name) if ctx.issuer_name else app.signer
+    try:
+        claims = key.verify(hint)
+    except ValueError as exc:
+        return "AADSTS50000: id_token_hint is not a valid ID token (%s)." % exc
+    client_id = req.param("client_id")
+    if client_id and claims.get("aud") != client_id:
+        return "AADSTS50000: id_token_hint was not issued to client_id %s." % client_id
+    return None

@@ -8,6 +8,9 @@ A fault is a dict, added with ``POST /_admin/faults``::
      "type": "status",           # status | latency | reset | malformed | truncated
      "status": 503,              # for type=status (429 and 5xx get Retry-After)
      "retry_after": 1,           # seconds, for type=status; null to omit the header
+     "body": {...},              # for type=status: the body instead of an error of Microsoft's
+                                 # shape (a string as is, e.g. "" for an empty 400; JSON for an
+                                 # object: status 200 with a token response of one's own)
      "delay_ms": 500,            # for type=latency
      "times": 1}                 # how many requests it hits; -1 = until cleared
 """
@@ -65,8 +68,9 @@ def status_response(fault, key, correlation_id, plain=False):
     headers = {}
     if fault.get("retry_after") is not None:
         headers["Retry-After"] = str(fault["retry_after"])
-    if "body" in fault:
-        return Response(status, fault["body"], headers=headers)
+    if "body" in fault:  # a string as is (may be empty); an object or array as JSON
+        body = fault["body"]
+        return Response(status, body if isinstance(body, (str, bytes)) else json.dumps(body), headers=headers)
     if key.startswith("graph"):
         code = "TooManyRequests" if status == 429 else "ServiceUnavailable" if status == 503 \
             else "InternalServerError"

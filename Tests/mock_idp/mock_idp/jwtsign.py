@@ -10,7 +10,7 @@ import json
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
-from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
+from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature, encode_dss_signature
 
 
 def b64url(data):
@@ -61,18 +61,9 @@ class Signer:
 
     def verify(self, token):
         """Return the claims if the signature is ours and valid, else raise ValueError."""
+        signing_input, claims, signature = _checked_parts(token, "RS256", self.kid)
         try:
-            head, body, sig = token.split(".")
-            header = json.loads(b64url_decode(head))
-            claims = json.loads(b64url_decode(body))
-            signature = b64url_decode(sig)
-        except (ValueError, TypeError) as exc:
-            raise ValueError("malformed token") from exc
-        if header.get("alg") != "RS256" or header.get("kid") != self.kid:
-            raise ValueError("unknown signing key or algorithm")
-        try:
-            self.key.public_key().verify(signature, (head + "." + body).encode("ascii"),
-                                         padding.PKCS1v15(), hashes.SHA256())
+            self.key.public_key().verify(signature, signing_input, padding.PKCS1v15(), hashes.SHA256())
         except InvalidSignature as exc:
             raise ValueError("invalid signature") from exc
         return claims
@@ -100,6 +91,33 @@ class ECSigner:
         r, s = decode_dss_signature(self.key.sign(signing_input.encode("ascii"),
                                                   ec.ECDSA(hashes.SHA256())))
         return signing_input + "." + b64url(r.to_bytes(32, "big") + s.to_bytes(32, "big"))
+
+    def verify(self, token):
+        """Return the claims if the ES256 signature is ours and valid, else raise ValueError."""
+        signing_input, claims, raw = _checked_parts(token, "ES256", self.kid)
+        if len(raw) != 64:
+            raise ValueError("malformed signature")
+        signature = encode_dss_signature(int.from_bytes(raw[:32], "big"), int.from_bytes(raw[32:], "big"))
+        try:
+            self.key.public_key().verify(signature, signing_input, ec.ECDSA(hashes.SHA256()))
+        except InvalidSignature as exc:
+            raise ValueError("invalid signature") from exc
+        return claims
+
+
+def _checked_parts(token, alg, kid):
+    """(signing input bytes, claims, signature bytes) of a JWT whose header names `alg` and
+    `kid`; ValueError when it is malformed or names another key or algorithm."""
+    try:
+        head, body, sig = token.split(".")
+        header = json.loads(b64url_decode(head))
+        claims = json.loads(b64url_decode(body))
+        signature = b64url_decode(sig)
+    except (ValueError, TypeError) as exc:
+        raise ValueError("malformed token") from exc
+    if header.get("alg") != alg or header.get("kid") != kid:
+        raise ValueError("unknown signing key or algorithm")
+    return (head + "." + body).encode("ascii"), claims, signature
 
 
 def unverified_claims(token):

@@ -2,6 +2,8 @@
 
 import pytest
 
+from urllib.parse import urlencode
+
 from flows import REDIRECT, authorize, decode_client_info, redirect_params, session_cookie, sign_in
 from mock_idp.testing import http
 
@@ -157,6 +159,26 @@ def test_logout_ends_session(mock):
     assert redirect_params(authorize(mock, cookie=cookie, prompt="none"))["error"] == "login_required"
     page = http("GET", mock.url + "/common/oauth2/v2.0/logout", mock.ca_file)
     assert page.status == 200 and mock.admin.count("logout") == 2
+
+
+def test_logout_checks_the_id_token_hint(mock):
+    tokens, cookie = sign_in(mock, scope="openid profile offline_access User.Read")
+    base = mock.url + "/organizations/oauth2/v2.0/logout?"
+    forged = tokens["id_token"].rsplit(".", 1)[0] + ".c2lnbmF0dXJl"
+    for query, status in [({"id_token_hint": forged}, 400),
+                          ({"id_token_hint": tokens["id_token"], "client_id": "someone-else"}, 400),
+                          ({"id_token_hint": tokens["id_token"], "client_id": mock.client_id,
+                            "post_logout_redirect_uri": REDIRECT}, 302)]:
+        out = http("GET", base + urlencode(query), mock.ca_file, headers={"Cookie": cookie})
+        assert out.status == status, (query, out.status)
+    logged = mock.admin.log("logout")
+    assert [e["query"].get("client_id") for e in logged][-1] == mock.client_id
+    # A generic issuer's ES256 ID token: accepted at its own issuer's logout, refused at another's.
+    issued, cookie = sign_in(mock, "issuers/a", scope="openid profile offline_access")
+    for issuer, status in [("b", 400), ("a", 200)]:
+        out = http("GET", mock.url + "/issuers/%s/logout?" % issuer + urlencode(
+            {"id_token_hint": issued["id_token"], "client_id": mock.client_id}), mock.ca_file, headers={"Cookie": cookie})
+        assert out.status == status, (issuer, out.status)
 
 
 def test_sessions_clear_control(mock):

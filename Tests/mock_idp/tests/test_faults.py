@@ -120,3 +120,17 @@ def test_counts_and_log(mock):
     mock.admin.counts__reset()
     mock.admin.log__clear()
     assert mock.admin.counts() == {} and mock.admin.log() == []
+
+
+def test_status_fault_with_a_body_of_ones_own(mock):
+    tokens, _ = sign_in(mock)
+    # An empty 400 (a provider refusing a refresh token without saying why).
+    mock.admin.fault(endpoint="token:refresh_token", type="status", status=400, body="")
+    resp = refresh(mock, tokens["refresh_token"])
+    assert resp.status == 400 and resp.body == b""
+    # A 200 with a token response of one's own (an object is sent as JSON).
+    own = {"access_token": "x" * 10, "token_type": "bearer", "expires_in": "soon"}
+    mock.admin.fault(endpoint="token:refresh_token", type="status", status=200, body=own)
+    resp = refresh(mock, tokens["refresh_token"])
+    assert resp.status == 200 and resp.json() == own
+    assert refresh(mock, tokens["refresh_token"]).json()["token_type"] == "Bearer"  # the fault hit once

@@ -163,13 +163,18 @@ class DeviceCode:
 
 @dataclass(frozen=True)
 class SignoutResult:
+    """Result of signout. ``browser_sign_out``: ``"opened"``, ``"notSupported"`` or ``"failed"``
+    when the browser part was asked for (``signout_from_browser``, or a shared device), else None."""
+
     signed_out: bool
     account: Optional[Account]
     raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    browser_sign_out: Optional[str] = None
 
     @classmethod
     def from_json(cls, obj: Dict[str, Any]) -> "SignoutResult":
-        return cls(bool(obj.get("signedOut")), Account.from_json(obj.get("account")), dict(obj))
+        return cls(bool(obj.get("signedOut")), Account.from_json(obj.get("account")), dict(obj),
+                   obj.get("browserSignOut"))
 
 
 @dataclass(frozen=True)
