@@ -48,7 +48,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         // Microsoft Graph calls with automatic token handling.
-        .target(name: "Graph", dependencies: ["AuthCore", "HTTP", "JSON"]),
+        .target(name: "Graph", dependencies: ["AuthCore", "HTTP", "JSON", .product(name: "Logging", package: "swift-log")]),
         // Test doubles for the auth seams (used by test targets only).
         .target(name: "AuthTestSupport", dependencies: ["AuthCore", "HTTP", "Loopback", "TokenCache"]),
         // The sidecar's configuration, method table and params checking.

@@ -1,3 +1,5 @@
+import AuthCore
+
 /// Every request method of the protocol, in one place, with whether it is built yet and
 /// whether it needs the application configured first.
 public enum SidecarMethod: String, CaseIterable, Sendable {
@@ -35,7 +37,7 @@ public enum SidecarMethod: String, CaseIterable, Sendable {
 
 /// What this build of the server is.
 public enum ServerInfo {
-    public static let name = "auth-sidecar"
-    public static let version = "0.1.0"
+    public static let name = LibraryInfo.name
+    public static let version = LibraryInfo.version
     public static let protocolVersion = "1.0"
 }

@@ -11,7 +11,7 @@ struct TokenEndpointClient: Sendable {
     /// The headers MSAL sends with every call (correlation, SDK identification).
     static func headers(correlationId: String) -> [(name: String, value: String)] {
         [("client-request-id", correlationId), ("return-client-request-id", "true"),
-         ("x-client-SKU", "auth-sidecar"), ("x-client-Ver", "0.1.0"), ("x-client-OS", "linux"),
+         ("x-client-SKU", "auth-sidecar"), ("x-client-Ver", LibraryInfo.version), ("x-client-OS", "linux"),
          ("Accept", "application/json")]
     }
 
