@@ -32,8 +32,10 @@ def sidecar_bin() -> str:
 
 
 @pytest.fixture(autouse=True)
-def _time_limit():
-    with sc.time_limit(TEST_TIME_LIMIT, "an e2e_auth test"):
+def _time_limit(request):
+    """Each test's time limit: TEST_TIME_LIMIT, or its `time_limit(seconds)` marker."""
+    marker = request.node.get_closest_marker("time_limit")
+    with sc.time_limit(marker.args[0] if marker else TEST_TIME_LIMIT, "an e2e_auth test"):
         yield
 
 

@@ -1,0 +1,40 @@
+"""scripts/install.sh: the binary, the man page generated from --help's source, and shell
+completions under a prefix."""
+from __future__ import annotations
+
+import os
+import subprocess
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+@pytest.mark.time_limit(900)  # builds the man page generator on a fresh clone
+def test_install_puts_binary_man_page_and_completions_under_the_prefix(tmp_path):
+    prefix = tmp_path / "prefix"
+    run = subprocess.run(["bash", os.path.join(REPO, "scripts", "install.sh"), "--prefix", str(prefix)],
+                         capture_output=True, text=True, timeout=1200, stdin=subprocess.DEVNULL)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout == ""
+    binary = prefix / "bin" / "auth-sidecar"
+    version = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=30)
+    assert version.returncode == 0 and version.stdout.strip()
+    page = subprocess.run(["man", "-l", str(prefix / "share" / "man" / "man1" / "auth-sidecar.1")],
+                          capture_output=True, text=True, timeout=30, env={**os.environ, "MANWIDTH": "100"})
+    assert page.returncode == 0 and "AUTH-SIDECAR" in page.stdout
+    for verb in ("token", "login", "logout", "accounts", "status", "agent", "--client-id"):
+        assert verb in page.stdout, verb
+    found = subprocess.run(["man", "-w", "auth-sidecar"], capture_output=True, text=True, timeout=30,
+                           env={**os.environ, "MANPATH": str(prefix / "share" / "man")})
+    assert found.stdout.strip().endswith("auth-sidecar.1")
+    bash = prefix / "share" / "bash-completion" / "completions" / "auth-sidecar"
+    assert subprocess.run(["bash", "-n", str(bash)]).returncode == 0 and "token" in bash.read_text()
+    assert (prefix / "share" / "zsh" / "site-functions" / "_auth-sidecar").stat().st_size > 0
+    assert (prefix / "share" / "fish" / "vendor_completions.d" / "auth-sidecar.fish").stat().st_size > 0
+
+
+def test_install_refuses_an_unknown_option():
+    run = subprocess.run(["bash", os.path.join(REPO, "scripts", "install.sh"), "--prefxi", "/tmp/x"],
+                         capture_output=True, text=True, timeout=30)
+    assert run.returncode == 64 and "unknown option '--prefxi'" in run.stderr

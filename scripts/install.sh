@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs auth-sidecar for the current user (or under --prefix): the binary, the man page
+# (generated from the same source as --help) and bash, zsh and fish completions.
+#
+#   scripts/install.sh [--prefix DIR]      # default: ~/.local
+set -euo pipefail
+prefix="$HOME/.local"
+while (($#)); do
+    case "$1" in
+        --prefix) prefix="${2:?--prefix needs a directory}"; shift 2 ;;
+        --prefix=*) prefix="${1#*=}"; shift ;;
+        -h|--help) sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) echo "install: unknown option '$1' (see --help)" >&2; exit 64 ;;
+    esac
+done
+case "$prefix" in /*) ;; *) prefix="$PWD/$prefix" ;; esac
+cd "$(dirname "$0")/.."
+export PATH="/opt/swift/usr/bin:$PATH"
+
+binary="$(scripts/build.sh)"
+echo "install: building the man page generator (once; about a minute)..." >&2
+swift build -c release --product generate-manual >/dev/null
+generator="$(swift build -c release --show-bin-path)/generate-manual"
+
+install -d "$prefix/bin" "$prefix/share/man/man1" "$prefix/share/bash-completion/completions" \
+    "$prefix/share/zsh/site-functions" "$prefix/share/fish/vendor_completions.d"
+install -m 755 "$binary" "$prefix/bin/auth-sidecar"
+pages="$(mktemp -d)"
+trap 'rm -rf "$pages"' EXIT
+"$generator" "$binary" --output-directory "$pages" >/dev/null
+install -m 644 "$pages/auth-sidecar.1" "$prefix/share/man/man1/auth-sidecar.1"
+"$binary" --generate-completion-script bash >"$prefix/share/bash-completion/completions/auth-sidecar"
+"$binary" --generate-completion-script zsh >"$prefix/share/zsh/site-functions/_auth-sidecar"
+"$binary" --generate-completion-script fish >"$prefix/share/fish/vendor_completions.d/auth-sidecar.fish"
+
+echo "installed $prefix/bin/auth-sidecar, man page auth-sidecar(1), bash/zsh/fish completions" >&2
+case ":$PATH:" in
+    *":$prefix/bin:"*) ;;
+    *) echo "add $prefix/bin to PATH (e.g. in ~/.profile: export PATH=\"$prefix/bin:\$PATH\")" >&2 ;;
+esac
