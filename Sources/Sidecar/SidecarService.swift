@@ -1,3 +1,4 @@
+import AuthCore
 import JSON
 import JSONRPC
 import Logging
@@ -11,8 +12,16 @@ public final class SidecarService: RPCService, Sendable {
         public var startup = ConfigurationOverrides()
         /// Offer `diagnostics/sleep` and `diagnostics/echo` (for engine tests).
         public var diagnostics = false
+        /// Builds the auth methods' side effects (HTTP, cache, browser, redirect listener)
+        /// instead of the live ones the configuration names; `nil` (the product) for the live
+        /// ones. The fuzz target (`Sources/FuzzDispatch`) uses it to keep inputs off the
+        /// network and the file system.
+        public var dependencies: DependencyFactory?
         public init() {}
     }
+
+    /// Makes the auth core's dependencies for one configured application.
+    public typealias DependencyFactory = @Sendable (Logger) -> AuthDependencies
 
     private let options: Options
     private let logger: Logger
@@ -23,7 +32,7 @@ public final class SidecarService: RPCService, Sendable {
     public init(options: Options, logger: Logger) throws(RPCError) {
         self.options = options
         self.logger = logger
-        let configured = options.startup.clientId == nil ? nil : try Self.configure(try options.startup.resolved(), logger: logger)
+        let configured = options.startup.clientId == nil ? nil : try Self.configure(try options.startup.resolved(), options: options, logger: logger)
         session = SessionState(configured: configured)
     }
 
@@ -81,8 +90,9 @@ public final class SidecarService: RPCService, Sendable {
         logger.debug("stopping")
     }
 
-    private static func configure(_ configuration: Configuration, logger: Logger) throws(RPCError) -> SessionState.Configured {
-        .init(configuration: configuration, methods: try ApplicationFactory.make(configuration, logger: logger))
+    private static func configure(_ configuration: Configuration, options: Options, logger: Logger) throws(RPCError) -> SessionState.Configured {
+        .init(configuration: configuration,
+              methods: try ApplicationFactory.make(configuration, logger: logger, replacement: options.dependencies))
     }
 
     /// Runs an auth method with the configured application.
@@ -100,7 +110,7 @@ public final class SidecarService: RPCService, Sendable {
     private func initialize(_ params: JSONValue?) throws -> JSONValue {
         let overrides = try ConfigurationOverrides(params: params, alsoAllowed: Self.editorInitializeKeys)
         let configuration = try overrides.merged(over: options.startup).resolved()
-        try session.initialize(with: try Self.configure(configuration, logger: logger))
+        try session.initialize(with: try Self.configure(configuration, options: options, logger: logger))
         logger.info("initialized", metadata: ["authority": "\(configuration.authority)"])
         let methods = SidecarMethod.allCases.filter { $0.isImplemented && (!$0.isDiagnostic || options.diagnostics) }
         return [
