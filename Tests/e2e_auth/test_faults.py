@@ -72,7 +72,6 @@ class Expect:
 
 
 OK = Expect()
-SERVER_ERROR = Expect((-50006,), "serverError")
 TIMEOUT = Expect((-51002,), "timeout")
 NETWORK = Expect((-51001,), "networkError")
 MALFORMED = Expect((-51004,), "malformedResponse")
@@ -82,34 +81,40 @@ CUT_OFF = Expect((-51001, -51004))  # a truncated answer: a transport failure or
 # --------------------------------------------------------------------------
 # The steps: each prepares a signed-in process, then runs the step under the fault.
 
-def _signed_in(launch, **config):
-    p = launch(httpTimeoutSeconds=HTTP_TIMEOUT, **config)
-    p.sign_in()
-    return p
-
-
-class Refresh:
-    """acquireTokenSilent with forceRefresh: the refresh-token grant."""
-    endpoint = "token:refresh_token"
+class Step:
+    """One network step: `prepare` leaves a signed-in process (configured with `config`),
+    `run` takes the step and returns the reply."""
+    endpoint = ""
 
     @staticmethod
-    def prepare(launch, mock):
-        return _signed_in(launch)
+    def config(mock) -> dict:
+        return {}
+
+    @classmethod
+    def prepare(cls, launch, mock):
+        p = launch(httpTimeoutSeconds=HTTP_TIMEOUT, **cls.config(mock))
+        p.sign_in()
+        return p
+
+
+class Refresh(Step):
+    """acquireTokenSilent with forceRefresh: the refresh-token grant."""
+    endpoint = "token:refresh_token"
 
     @staticmethod
     def run(p, mock):
         return p.call("acquireTokenSilent", {"scopes": SCOPES, "forceRefresh": True}, SIGN_IN)
 
 
-class DeviceCodePolling:
+class DeviceCodePolling(Step):
     """acquireToken flow deviceCode: the device-code grant polled while the user signs in
     (approved at once here, so the first poll after the fault succeeds)."""
     endpoint = "token:device_code"
 
-    @staticmethod
-    def prepare(launch, mock):
+    @classmethod
+    def prepare(cls, launch, mock):
         mock.admin.config(device_code_interval=1)
-        return _signed_in(launch)
+        return super().prepare(launch, mock)
 
     @staticmethod
     def run(p, mock):
@@ -119,26 +124,22 @@ class DeviceCodePolling:
         return p.wait_for(rid, SIGN_IN)
 
 
-class CodeRedemption:
+class CodeRedemption(Step):
     """acquireToken through the scripted browser: the authorization-code grant."""
     endpoint = "token:authorization_code"
-
-    @staticmethod
-    def prepare(launch, mock):
-        return _signed_in(launch)
 
     @staticmethod
     def run(p, mock):
         return p.call("acquireToken", {"scopes": SCOPES}, SIGN_IN)
 
 
-class GraphCall:
+class GraphCall(Step):
     """callGraph GET /me with a valid cached token: Graph's answer (the mock's Graph)."""
     endpoint = "graph"
 
     @staticmethod
-    def prepare(launch, mock):
-        return _signed_in(launch, graphEndpoint=mock.url + "/")
+    def config(mock) -> dict:
+        return {"graphEndpoint": mock.url + "/"}
 
     @staticmethod
     def run(p, mock):
