@@ -73,6 +73,13 @@ let package = Package(
         ]),
         // The executable: main.swift only.
         .executableTarget(name: "AuthSidecar", dependencies: ["SidecarCLI"], path: "Sources/auth-sidecar"),
+        // The fuzz target over framing, JSON and dispatch (scripts/fuzz.sh builds it with
+        // libFuzzer); a normal build makes it a replayer of input files.
+        .systemLibrary(name: "CFuzzer"),
+        .executableTarget(name: "FuzzDispatch", dependencies: [
+            "CFuzzer", "Sidecar", "JSONRPC", "AuthCore", "AuthTestSupport", "HTTP", "TokenCache",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
 
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "AdaptersTests", dependencies: ["Adapters", "JSON"]),

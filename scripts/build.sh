@@ -3,5 +3,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/opt/swift/usr/bin:$PATH"
-swift build -c release --static-swift-stdlib >&2
+swift build -c release --static-swift-stdlib --product auth-sidecar >&2
 echo "$PWD/.build/release/auth-sidecar"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs every test: Swift unit tests, then the end-to-end, protocol and mock suites against
-# the real release binary. Installs what is missing first. Exit status 0 only if all pass.
+# Runs every test: Swift unit tests (also under ThreadSanitizer), a minute of fuzzing, then
+# the end-to-end, protocol and mock suites against the real release binary. Installs what is
+# missing first. Exit status 0 only if all pass.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/opt/swift/usr/bin:$PATH"
@@ -18,6 +19,13 @@ run() {
 }
 
 run "swift unit tests" swift test
+# The same unit tests built with ThreadSanitizer, in a build directory of their own, one at a
+# time: slowed down by TSan and run side by side on two cores, tests that wait on sockets or
+# child processes ran past their own deadlines. (A TSan report makes the suite fail.)
+run "swift unit tests (ThreadSanitizer)" bash -c \
+    "swift build --build-tests --sanitize=thread --build-path .build-tsan && swift test --skip-build --sanitize=thread --build-path .build-tsan --no-parallel"
+# libFuzzer over framing, JSON and dispatch for a minute (scripts/fuzz.sh; longer runs by hand).
+run "fuzz (60 s)" scripts/fuzz.sh 60
 run "mock identity platform" bash -c "cd Tests/mock_idp && python3 -m pytest -q"
 run "protocol spec" python3 -m pytest -q Tests/protocol
 run "JSON-RPC end to end" python3 -m pytest -q Tests/e2e

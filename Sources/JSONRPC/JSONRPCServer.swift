@@ -72,6 +72,7 @@ public final class JSONRPCServer: @unchecked Sendable {
             }
         }
         logger.debug("input ended; waiting for requests in flight", metadata: ["count": "\(inFlight.count)"])
+        peer.inputEnded()
         inFlight.waitUntilEmpty()
         stop()
         return exitStatus ?? 0

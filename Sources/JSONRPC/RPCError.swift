@@ -66,4 +66,10 @@ extension RPCError {
     /// -32800: the request was cancelled by `$/cancelRequest` or shutdown.
     public static let requestCancelled = RPCError(
         code: -32800, message: "Request cancelled", name: "requestCancelled")
+
+    /// -32800 for a request of the server's own (`openUrl`) that the peer can no longer answer:
+    /// its input ended. Not sent; the handler that asked reports it its own way.
+    public static let peerGone = RPCError(
+        code: -32800, message: "Request cancelled: the client's input ended before it answered",
+        name: "requestCancelled")
 }

@@ -26,6 +26,8 @@ final class PeerChannel: @unchecked Sendable {
     private var nextID = 1
     private var waiting: [RequestID: CheckedContinuation<JSONValue, any Error>] = [:]
     private var sender: (@Sendable (JSONValue) -> Void)?
+    /// Why the peer can no longer answer (its input ended), once it is so; guarded by `lock`.
+    private var gone: (any Error)?
 
     /// Sets where outgoing messages go (once, before any is sent).
     func connect(_ sender: @escaping @Sendable (JSONValue) -> Void) {
@@ -44,12 +46,13 @@ final class PeerChannel: @unchecked Sendable {
         let id: RequestID = lock.withLock { defer { nextID += 1 }; return .string("sidecar-\(nextID)") }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                let alreadyCancelled: Bool = lock.withLock {
-                    if Task.isCancelled { return true }
+                let refusal: (any Error)? = lock.withLock {
+                    if Task.isCancelled { return CancellationError() }
+                    if let gone { return gone }
                     waiting[id] = continuation
-                    return false
+                    return nil
                 }
-                if alreadyCancelled { continuation.resume(throwing: CancellationError()); return }
+                if let refusal { continuation.resume(throwing: refusal); return }
                 send(OutgoingMessage.request(method, params: params, id: id))
             }
         } onCancel: {
@@ -65,9 +68,16 @@ final class PeerChannel: @unchecked Sendable {
         return true
     }
 
-    /// Fails every request still waiting (the peer went away).
-    func failAll() {
+    /// Fails every request still waiting with `error` (the server is stopping).
+    func failAll(with error: any Error = CancellationError()) {
         let all = lock.withLock { defer { waiting = [:] }; return waiting }
-        for continuation in all.values { continuation.resume(throwing: CancellationError()) }
+        for continuation in all.values { continuation.resume(throwing: error) }
+    }
+
+    /// The peer's input ended: no reply can come any more, so every request waiting for one,
+    /// and every later one, fails with ``RPCError/peerGone`` instead of waiting for ever.
+    func inputEnded() {
+        lock.withLock { gone = RPCError.peerGone }
+        failAll(with: RPCError.peerGone)
     }
 }

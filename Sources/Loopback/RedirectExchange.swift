@@ -3,10 +3,10 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import Synchronization
 
-/// What the serving thread and the async API share, under one lock: the expected state,
-/// the outcome and who waits for it, and the stop handshake.
+/// What the serving thread and the async API share, under one lock (a ``PthreadMutex``, which
+/// ThreadSanitizer understands): the expected state, the outcome and who waits for it, and the
+/// stop handshake.
 final class RedirectExchange: Sendable {
     typealias Outcome = Result<AuthorizationResponse, any Error>
 
@@ -19,7 +19,7 @@ final class RedirectExchange: Sendable {
         var stopWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    private let state = Mutex(State())
+    private let state = PthreadMutex(State())
     /// Written to wake the serving thread; closed by the thread (under the lock) when it stops.
     private let wakeFD: Int32
 

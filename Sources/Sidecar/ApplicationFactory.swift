@@ -8,13 +8,31 @@ import TokenCache
 
 /// Builds the auth core's application, with its live dependencies, from the configuration.
 enum ApplicationFactory {
-    static func make(_ configuration: Configuration, logger: Logger) throws(RPCError) -> AuthMethods {
+    /// - Parameter replacement: when given, builds the dependencies instead of the live ones
+    ///   (the configuration's cache, libcurl, the system browser, the loopback listener).
+    static func make(_ configuration: Configuration, logger: Logger,
+                     replacement: SidecarService.DependencyFactory? = nil) throws(RPCError) -> AuthMethods {
         let authority: Authority
         do throws(AuthError) {
             authority = try Authority(configuration.authority, declared: configuration.authorityType.flatMap(Authority.Kind.init))
         } catch {
             throw .invalidParams("authority: \(error.message)", member: "authority")
         }
+        let dependencies = if let replacement { replacement(logger) } else { try live(configuration, logger: logger) }
+        var client = ClientConfiguration(
+            clientId: configuration.clientId, authority: authority, redirectURI: configuration.redirectUri,
+            knownAuthorities: configuration.knownAuthorities, defaultScopes: configuration.scopes,
+            clientCapabilities: configuration.clientCapabilities, sharedDeviceMode: configuration.sharedDeviceMode)
+        client.instanceDiscovery = configuration.instanceDiscovery
+        client.interactiveTimeout = .seconds(configuration.interactiveTimeoutSeconds)
+        client.postLogoutRedirectURI = configuration.postLogoutRedirectUri
+        let app = PublicClientApplication(configuration: client, dependencies: dependencies)
+        let graph = GraphClient(app: app, transport: dependencies.transport, endpoint: configuration.graphEndpoint, logger: logger)
+        return AuthMethods(app: app, graph: graph, browserMode: configuration.browser)
+    }
+
+    /// The live dependencies: the configured cache, libcurl, the system browser, the loopback listener.
+    private static func live(_ configuration: Configuration, logger: Logger) throws(RPCError) -> AuthDependencies {
         let store: any TokenCacheStore
         var refreshLock: any RefreshLock = NoRefreshLock()
         switch configuration.cache {
@@ -33,21 +51,11 @@ enum ApplicationFactory {
         let caFile = ProcessEnvironment.value("SSL_CERT_FILE") ?? ProcessEnvironment.value("CURL_CA_BUNDLE")
         let transport = CurlTransport(caFile: caFile, userAgent: "auth-sidecar/\(ServerInfo.version)",
                                       defaultTimeout: .seconds(configuration.httpTimeoutSeconds), logger: logger)
-        let dependencies = AuthDependencies(
+        return AuthDependencies(
             transport: transport,
             cache: TokenCache(store: store, refreshLock: refreshLock),
             browser: SystemBrowserLauncher(logger: logger),
             listener: LoopbackRedirectListener(logger: logger),
             logger: logger)
-        var client = ClientConfiguration(
-            clientId: configuration.clientId, authority: authority, redirectURI: configuration.redirectUri,
-            knownAuthorities: configuration.knownAuthorities, defaultScopes: configuration.scopes,
-            clientCapabilities: configuration.clientCapabilities, sharedDeviceMode: configuration.sharedDeviceMode)
-        client.instanceDiscovery = configuration.instanceDiscovery
-        client.interactiveTimeout = .seconds(configuration.interactiveTimeoutSeconds)
-        client.postLogoutRedirectURI = configuration.postLogoutRedirectUri
-        let app = PublicClientApplication(configuration: client, dependencies: dependencies)
-        let graph = GraphClient(app: app, transport: transport, endpoint: configuration.graphEndpoint, logger: logger)
-        return AuthMethods(app: app, graph: graph, browserMode: configuration.browser)
     }
 }

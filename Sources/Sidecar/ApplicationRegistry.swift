@@ -11,10 +11,11 @@ public final class ApplicationRegistry: Sendable {
     public init() {}
 
     /// The application for `configuration`, built on first use.
-    func methods(for configuration: Configuration, logger: Logger) throws(RPCError) -> AuthMethods {
+    func methods(for configuration: Configuration, logger: Logger,
+                 replacement: SidecarService.DependencyFactory? = nil) throws(RPCError) -> AuthMethods {
         let key = String(decoding: configuration.json.serialized(), as: UTF8.self)
         if let existing = built.withLock({ $0[key] }) { return existing }
-        let made = try ApplicationFactory.make(configuration, logger: logger)
+        let made = try ApplicationFactory.make(configuration, logger: logger, replacement: replacement)
         return built.withLock { built in
             if let raced = built[key] { return raced }
             built[key] = made

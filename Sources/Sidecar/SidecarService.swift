@@ -1,3 +1,4 @@
+import AuthCore
 import JSON
 import JSONRPC
 import Logging
@@ -14,8 +15,16 @@ public final class SidecarService: RPCService, Sendable {
         /// Where applications are built: shared by every connection of an agent, so
         /// connections with the same configuration share one engine (cache, refreshes).
         public var applications = ApplicationRegistry()
+        /// Builds the auth methods' side effects (HTTP, cache, browser, redirect listener)
+        /// instead of the live ones the configuration names; `nil` (the product) for the live
+        /// ones. The fuzz target (`Sources/FuzzDispatch`) uses it to keep inputs off the
+        /// network and the file system.
+        public var dependencies: DependencyFactory?
         public init() {}
     }
+
+    /// Makes the auth core's dependencies for one configured application.
+    public typealias DependencyFactory = @Sendable (Logger) -> AuthDependencies
 
     private let options: Options
     private let logger: Logger
@@ -26,8 +35,7 @@ public final class SidecarService: RPCService, Sendable {
     public init(options: Options, logger: Logger) throws(RPCError) {
         self.options = options
         self.logger = logger
-        let configured = options.startup.clientId == nil ? nil
-            : try Self.configure(try options.startup.resolved(), registry: options.applications, logger: logger)
+        let configured = options.startup.clientId == nil ? nil : try Self.configure(try options.startup.resolved(), options: options, logger: logger)
         session = SessionState(configured: configured)
     }
 
@@ -85,9 +93,9 @@ public final class SidecarService: RPCService, Sendable {
         logger.debug("stopping")
     }
 
-    private static func configure(_ configuration: Configuration, registry: ApplicationRegistry,
-                                  logger: Logger) throws(RPCError) -> SessionState.Configured {
-        .init(configuration: configuration, methods: try registry.methods(for: configuration, logger: logger))
+    private static func configure(_ configuration: Configuration, options: Options, logger: Logger) throws(RPCError) -> SessionState.Configured {
+        .init(configuration: configuration,
+              methods: try options.applications.methods(for: configuration, logger: logger, replacement: options.dependencies))
     }
 
     /// Runs an auth method with the configured application.
@@ -105,7 +113,7 @@ public final class SidecarService: RPCService, Sendable {
     private func initialize(_ params: JSONValue?) throws -> JSONValue {
         let overrides = try ConfigurationOverrides(params: params, alsoAllowed: Self.editorInitializeKeys)
         let configuration = try overrides.merged(over: options.startup).resolved()
-        try session.initialize(with: try Self.configure(configuration, registry: options.applications, logger: logger))
+        try session.initialize(with: try Self.configure(configuration, options: options, logger: logger))
         logger.info("initialized", metadata: ["authority": "\(configuration.authority)"])
         let methods = SidecarMethod.allCases.filter { $0.isImplemented && (!$0.isDiagnostic || options.diagnostics) }
         return [

@@ -26,8 +26,7 @@ struct LoopbackListenerTests {
         #expect(reply.status == 404)
         await pending.close()
         // Our socket (by inode) is gone; a parallel test may already have the port again.
-        let inodes = Set(TestSockets.listeningSockets(port: pending.port).map(\.inode))
-        #expect(sockets.allSatisfy { !inodes.contains($0.inode) })
+        #expect(await TestSockets.gone(Set(sockets.map(\.inode)), port: pending.port))
     }
 
     @Test("a configured port and path are kept")
@@ -231,9 +230,8 @@ struct LoopbackListenerTests {
     /// port next) is gone, and when the port is unused it can be bound again at once.
     private func expectPortFreed(_ port: UInt16, inodes: Set<String>) async {
         #expect(!inodes.isEmpty)
-        let now = TestSockets.listeningSockets(port: port)
-        #expect(now.allSatisfy { !inodes.contains($0.inode) })
-        guard now.isEmpty else { return }
+        #expect(await TestSockets.gone(inodes, port: port))
+        guard TestSockets.listeningSockets(port: port).isEmpty else { return }
         // Connections the server closed linger in TIME_WAIT, so bind as the listener does
         // (SO_REUSEADDR): a new sign-in on the same port must work at once.
         let rebound = try? POSIX.listenOnLoopback(port: port)

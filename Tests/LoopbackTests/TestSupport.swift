@@ -188,4 +188,17 @@ enum TestSockets {
         }
         return found
     }
+
+    /// Whether none of the listening sockets `inodes` is on `port` any more, waiting up to
+    /// `seconds` for it. A closed socket can outlive its close for a moment: a child that a
+    /// parallel test spawns (posix_spawn's clone copies the descriptor table) holds a copy
+    /// until its exec drops the close-on-exec descriptors, which takes long on a loaded machine.
+    static func gone(_ inodes: Set<String>, port: UInt16, seconds: Double = 5) async -> Bool {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while listeningSockets(port: port).contains(where: { inodes.contains($0.inode) }) {
+            guard ContinuousClock.now < deadline else { return false }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return true
+    }
 }

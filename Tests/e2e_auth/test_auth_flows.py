@@ -68,6 +68,21 @@ def test_client_refuses_to_open_the_url(launch, mock):
     sc.assert_error(p.wait_for(rid, 10), -51006, name="browserUnavailable")
 
 
+def test_end_of_input_while_open_url_awaits_the_client(launch, mock):
+    # The client asked to open the URL, then its input ended (it quit) without answering: no
+    # answer can come any more, so the sign-in ends (-51006) and the process exits at once,
+    # instead of waiting for the interactive time limit (600 s).
+    p = launch(browser="client")
+    rid = p.submit("acquireToken", {"scopes": SCOPES})
+    m = p.next_message(10)
+    assert m.get("method") == "openUrl", m
+    msgs, status = p.finish(10)
+    assert status == 0
+    replies = [r for r in msgs if isinstance(r, dict) and r.get("id") == rid]
+    assert len(replies) == 1, msgs
+    sc.assert_error(replies[0], -51006, name="browserUnavailable")
+
+
 def test_sigterm_during_sign_in(launch, mock, tmp_path):
     p = launch(browser_action="cancel")
     rid = p.submit("acquireToken", {"scopes": SCOPES})

@@ -142,15 +142,17 @@ class Handler(BaseHTTPRequestHandler):
             self._record(req, key, names, "fault:" + fault["type"])
             return getattr(self, "_fault_" + fault["type"])()
         try:
-            resp = faults.status_response(fault, key, req.correlation_id, plain) if fault \
-                else route(app, req, key)
+            resp = faults.status_response(fault, key, req.correlation_id, plain) \
+                if fault and fault["type"] == "status" else route(app, req, key)
         except OAuthError as err:
             resp = json_response(err.body(req.correlation_id, app.state.now(), plain), err.status)
         except Exception:  # a bug in the mock: say so loudly, answer 500
             traceback.print_exc(file=sys.stderr)
             resp = json_response({"error": "mock_internal_error"}, 500)
+        if fault and fault["type"] not in faults.REPLACING:
+            resp = faults.shape(fault, resp)
         self._record(req, key, names, resp.status)
-        self._send(resp, req)
+        self._send(resp, req, slow=fault if fault and fault["type"] == "slow_body" else None)
 
     def _record(self, req, key, names, status):
         if key == "admin":
@@ -164,15 +166,23 @@ class Handler(BaseHTTPRequestHandler):
                             if k.lower() not in ("cookie", "authorization")},
                 "authorization": bool(req.headers.get("Authorization"))})
 
-    def _send(self, resp, req):
+    def _send(self, resp, req, slow=None):
         self.send_response(resp.status)
         for name, value in resp.headers:
             self.send_header(name, value)
         self.send_header("client-request-id", req.correlation_id)
         self.send_header("Content-Length", str(len(resp.body)))
         self.end_headers()
-        if self.command != "HEAD":
+        if self.command == "HEAD":
+            return
+        if slow is None:
             self.wfile.write(resp.body)
+            return
+        self.wfile.flush()
+        for pause, piece in faults.body_chunks(slow, resp.body):
+            time.sleep(pause)
+            self.wfile.write(piece)
+            self.wfile.flush()
 
     def _fault_reset(self):
         self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))

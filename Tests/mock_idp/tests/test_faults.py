@@ -1,6 +1,7 @@
 """Injected faults, request counts and the request log."""
 
 import http.client
+import json
 import socket
 import ssl
 import time
@@ -134,3 +135,69 @@ def test_status_fault_with_a_body_of_ones_own(mock):
     resp = refresh(mock, tokens["refresh_token"])
     assert resp.status == 200 and resp.json() == own
     assert refresh(mock, tokens["refresh_token"]).json()["token_type"] == "Bearer"  # the fault hit once
+
+
+def _timed_raw_get(mock, path=CONFIG):
+    started = time.monotonic()
+    status, body = _raw_get(mock, path)
+    return status, body, time.monotonic() - started
+
+
+def test_slow_body_sends_the_real_answer_slowly(mock):
+    mock.admin.fault(endpoint="openid-configuration", type="slow_body", delay_ms=1000)
+    status, body, took = _timed_raw_get(mock)
+    assert status == 200 and json.loads(body)["issuer"]
+    assert took >= 0.9, "the body came at once"
+    assert _timed_raw_get(mock)[2] < 0.9  # hit once
+
+
+def test_slow_body_headers_come_first(mock):
+    # The status line and headers arrive at once; only the body trickles.
+    mock.admin.fault(endpoint="openid-configuration", type="slow_body", delay_ms=1500)
+    host, port = "127.0.0.1", int(mock.url.rsplit(":", 1)[1])
+    conn = http.client.HTTPSConnection(host, port, timeout=5,
+                                       context=ssl.create_default_context(cafile=mock.ca_file))
+    try:
+        started = time.monotonic()
+        conn.request("GET", CONFIG)
+        resp = conn.getresponse()
+        headers_after = time.monotonic() - started
+        body = resp.read()
+        body_after = time.monotonic() - started
+    finally:
+        conn.close()
+    assert resp.status == 200 and json.loads(body)
+    assert headers_after < 1.0 <= body_after, (headers_after, body_after)
+
+
+def test_wrong_content_type_captive_portal_page(mock):
+    mock.admin.fault(endpoint="token", type="wrong_content_type")
+    resp = request("POST", mock.url + "/common/oauth2/v2.0/token", mock.ca_file,
+                   form={"grant_type": "refresh_token"})
+    assert resp.status == 200 and resp.headers["Content-Type"].startswith("text/html")
+    assert resp.body.startswith(b"<!DOCTYPE html>")
+
+
+def test_wrong_content_type_keeping_the_body(mock):
+    mock.admin.fault(endpoint="openid-configuration", type="wrong_content_type",
+                     content_type="text/plain", keep_body=True)
+    resp = get(mock)
+    assert resp.status == 200 and resp.headers["Content-Type"] == "text/plain"
+    assert resp.json()["issuer"]
+
+
+def test_missing_fields_removes_members_of_the_real_answer(mock):
+    tokens, _ = sign_in(mock)
+    mock.admin.fault(endpoint="token:refresh_token", type="missing_fields",
+                     fields=["access_token", "expires_in"])
+    resp = refresh(mock, tokens["refresh_token"])
+    assert resp.status == 200
+    answer = resp.json()
+    assert "access_token" not in answer and "expires_in" not in answer
+    assert answer["refresh_token"] and answer["token_type"] == "Bearer"
+    assert "access_token" in refresh(mock, answer["refresh_token"]).json()
+
+
+def test_missing_fields_needs_a_list(mock):
+    with pytest.raises(RuntimeError):
+        mock.admin.fault(type="missing_fields", fields="access_token")
