@@ -33,17 +33,21 @@ public enum GitCredential {
         var attributes: [String: String] = [:]
         for (index, bytes) in input.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).enumerated() {
             let line = String(decoding: bytes.last == UInt8(ascii: "\r") ? bytes.dropLast() : bytes, as: UTF8.self)
-            let trimmed = line[...]
-            if trimmed.isEmpty { break }
-            guard let equals = trimmed.firstIndex(of: "="), equals != trimmed.startIndex else { throw .malformed(line: index + 1) }
-            attributes[String(trimmed[..<equals])] = String(trimmed[trimmed.index(after: equals)...])
+            if line.isEmpty { break }
+            guard let equals = line.firstIndex(of: "="), equals != line.startIndex, !line.utf8.contains(0) else {
+                throw .malformed(line: index + 1)
+            }
+            attributes[String(line[..<equals])] = String(line[line.index(after: equals)...])
         }
         return attributes
     }
 
-    /// The answer to `get`: username, the token as password, and its expiry.
-    public static func answer(username: String, token: String, expiresOn: Int64) -> String {
-        "username=\(username)\npassword=\(token)\npassword_expiry_utc=\(expiresOn)\n"
+    /// The answer to `get`: username, the token as password, and its expiry; `nil` when a
+    /// value would break the protocol (a line break or NUL would let it set other attributes).
+    public static func answer(username: String, token: String, expiresOn: Int64) -> String? {
+        let breaksLine = { (value: String) in value.isEmpty || value.utf8.contains { $0 == 10 || $0 == 13 || $0 == 0 } }
+        guard !breaksLine(username), !breaksLine(token) else { return nil }
+        return "username=\(username)\npassword=\(token)\npassword_expiry_utc=\(expiresOn)\n"
     }
 }
 

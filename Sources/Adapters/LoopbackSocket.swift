@@ -13,6 +13,8 @@ enum LoopbackSocket {
     static func listen(port: UInt16) throws(AdapterError) -> (fd: Int32, port: UInt16) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw AdapterError("socket(): \(String(cString: strerror(errno)))") }
+        var reuse: Int32 = 1  // a fixed --port can be bound again at once after a restart
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian

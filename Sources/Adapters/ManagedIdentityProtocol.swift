@@ -58,6 +58,21 @@ public enum ManagedIdentityProtocol {
         ])
     }
 
+    /// The reason phrase of the statuses the endpoint sends.
+    static func reason(_ status: Int) -> String {
+        [200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 405: "Method Not Allowed",
+         500: "Internal Server Error", 503: "Service Unavailable"][status] ?? "Error"
+    }
+
+    /// A new `IDENTITY_HEADER` secret: 32 random bytes from the system's generator, as hex.
+    public static func newSecret() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<32).map { _ in
+            let byte = UInt8.random(in: .min ... .max, using: &generator)
+            return (byte < 16 ? "0" : "") + String(byte, radix: 16)
+        }.joined()
+    }
+
     static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
         let x = Array(a.utf8), y = Array(b.utf8)
         var difference = UInt8(x.count == y.count ? 0 : 1)
@@ -69,5 +84,5 @@ public enum ManagedIdentityProtocol {
 /// A reply decided before any token is fetched.
 public struct ReplyError: Error, Sendable, Equatable {
     public let reply: ManagedIdentityProtocol.Reply
-    init(_ reply: ManagedIdentityProtocol.Reply) { self.reply = reply }
+    public init(_ reply: ManagedIdentityProtocol.Reply) { self.reply = reply }
 }

@@ -9,10 +9,29 @@ import Synchronization
 /// `auth-sidecar managed-identity`: the App Service managed-identity endpoint on 127.0.0.1,
 /// answering with the signed-in user's tokens (``ManagedIdentityProtocol``). Every
 /// connection gets a thread and one request; the request head must arrive within 5 seconds
-/// and 16 KiB.
+/// and 16 KiB; at most ``maxConnections`` are served at once (more are answered 503).
 public final class ManagedIdentityServer: Sendable {
     /// A token for a scope, or an error reply (e.g. sign-in needed).
-    public typealias TokenSource = @Sendable (_ scope: String) async -> Result<(token: String, expiresOn: Int64, tokenType: String), ReplyError>
+    ///
+    /// Called on the connection's own thread (never on the Swift concurrency pool), possibly
+    /// from several connections at once: it may block, and must be safe to call concurrently.
+    public typealias TokenSource = @Sendable (_ scope: String) -> Result<Token, ReplyError>
+
+    /// What the token source answers with.
+    public struct Token: Sendable, Equatable {
+        public let token: String
+        public let expiresOn: Int64
+        public let tokenType: String
+
+        public init(token: String, expiresOn: Int64, tokenType: String) {
+            self.token = token
+            self.expiresOn = expiresOn
+            self.tokenType = tokenType
+        }
+    }
+
+    /// The most connections served at once.
+    public static let maxConnections = 32
 
     let secret: String
     let clientId: String
@@ -21,7 +40,10 @@ public final class ManagedIdentityServer: Sendable {
     private let listenFD: Int32
     /// The port bound on 127.0.0.1.
     public let port: UInt16
+    /// Set by ``stop()`` from any thread; `run` polls it every 250 ms.
     private let stopping = Atomic<Bool>(false)
+    /// Connections being served; incremented by `run`, decremented by each connection's thread.
+    private let active = Atomic<Int>(0)
 
     /// Binds 127.0.0.1:`port` (0: any free port).
     public init(port requested: UInt16, secret: String, clientId: String, logger: Logger, tokens: @escaping TokenSource) throws(AdapterError) {
@@ -32,6 +54,9 @@ public final class ManagedIdentityServer: Sendable {
         (listenFD, port) = try LoopbackSocket.listen(port: requested)
     }
 
+    /// The `IDENTITY_ENDPOINT` clients are given.
+    public var endpoint: String { "http://127.0.0.1:\(port)\(ManagedIdentityProtocol.path)" }
+
     /// Serves until ``stop()``.
     public func run() {
         while !stopping.load(ordering: .relaxed) {
@@ -40,15 +65,24 @@ public final class ManagedIdentityServer: Sendable {
             let client = accept(listenFD, nil, nil)
             guard client >= 0 else { continue }
             _ = fcntl(client, F_SETFD, FD_CLOEXEC)
-            if !startThread({ [self] in serve(client) }) { close(client) }
+            guard active.add(1, ordering: .relaxed).newValue <= Self.maxConnections else {
+                write(.error(503, "too many requests at once"), to: client)
+                finish(client)
+                continue
+            }
+            if !startThread({ [self] in serve(client); finish(client) }) { finish(client) }
         }
         close(listenFD)
     }
 
     public func stop() { stopping.store(true, ordering: .relaxed) }
 
+    private func finish(_ fd: Int32) {
+        close(fd)
+        active.subtract(1, ordering: .relaxed)
+    }
+
     private func serve(_ fd: Int32) {
-        defer { close(fd) }
         guard let head = HTTPHead.read(from: fd) else {
             write(.error(400, "the request is not HTTP/1.1 or too large or too slow"), to: fd)
             return
@@ -58,27 +92,21 @@ public final class ManagedIdentityServer: Sendable {
             logger.info("managed-identity request refused", metadata: ["status": "\(refused.reply.status)"])
             write(refused.reply, to: fd)
         case .success(let request):
-            let done = ReplySlot()
-            let tokens = self.tokens
-            let clientId = self.clientId
-            Task {
-                switch await tokens(request.scope) {
-                case .success(let answer):
-                    done.put(ManagedIdentityProtocol.tokenReply(token: answer.token, expiresOn: answer.expiresOn, tokenType: answer.tokenType,
-                                                                resource: request.resource, clientId: clientId))
-                case .failure(let failure):
-                    done.put(failure.reply)
-                }
+            switch tokens(request.scope) {
+            case .success(let answer):
+                write(ManagedIdentityProtocol.tokenReply(token: answer.token, expiresOn: answer.expiresOn, tokenType: answer.tokenType,
+                                                         resource: request.resource, clientId: clientId), to: fd)
+            case .failure(let failure):
+                logger.info("managed-identity token not served", metadata: ["status": "\(failure.reply.status)"])
+                write(failure.reply, to: fd)
             }
-            write(done.take(), to: fd)
         }
     }
 
     private func write(_ reply: ManagedIdentityProtocol.Reply, to fd: Int32) {
         let body = reply.body.serialized()
-        let reason = [200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 405: "Method Not Allowed"][reply.status] ?? "Error"
-        let head = "HTTP/1.1 \(reply.status) \(reason)\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\n"
-            + "Cache-Control: no-store\r\nConnection: close\r\n\r\n"
+        let head = "HTTP/1.1 \(reply.status) \(ManagedIdentityProtocol.reason(reply.status))\r\nContent-Type: application/json\r\n"
+            + "Content-Length: \(body.count)\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n"
         let bytes = Array(head.utf8) + body
         var offset = 0
         while offset < bytes.count {
@@ -87,25 +115,5 @@ public final class ManagedIdentityServer: Sendable {
             guard written > 0 else { return }
             offset += written
         }
-    }
-}
-
-/// A reply handed from the task that fetched the token to the connection's thread.
-final class ReplySlot: @unchecked Sendable {
-    private var reply: ManagedIdentityProtocol.Reply?
-    private var semaphore = sem_t()
-
-    init() { sem_init(&semaphore, 0, 0) }
-    deinit { sem_destroy(&semaphore) }
-
-    /// Called once.
-    func put(_ value: ManagedIdentityProtocol.Reply) {
-        reply = value
-        sem_post(&semaphore)  // publishes `reply` to the waiter
-    }
-
-    func take() -> ManagedIdentityProtocol.Reply {
-        while sem_wait(&semaphore) != 0, errno == EINTR {}
-        return reply ?? .error(500, "no reply")
     }
 }

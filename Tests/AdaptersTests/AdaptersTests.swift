@@ -49,6 +49,14 @@ import Testing
     @Test func answersUsernamePasswordAndExpiry() {
         #expect(GitCredential.answer(username: "u", token: "t", expiresOn: 5) == "username=u\npassword=t\npassword_expiry_utc=5\n")
     }
+
+    @Test func neverAnswersAValueThatWouldSetAnotherAttribute() {
+        #expect(GitCredential.answer(username: "u\nhost=evil", token: "t", expiresOn: 5) == nil)
+        #expect(GitCredential.answer(username: "u", token: "t\r\nusername=x", expiresOn: 5) == nil)
+        #expect(GitCredential.answer(username: "u", token: "t\0", expiresOn: 5) == nil)
+        #expect(GitCredential.answer(username: "", token: "t", expiresOn: 5) == nil)
+        #expect(throws: GitCredential.Failure.malformed(line: 1)) { try GitCredential.parse(Array("host=a\0b\n".utf8)) }
+    }
 }
 
 @Suite struct ExecCredentialTests {
@@ -104,6 +112,11 @@ import Testing
         }
         let refused = ManagedIdentityProtocol.Reply.error(401, "no")
         #expect(refused.body["statusCode"]?.intValue == 401 && refused.body["message"]?.stringValue == "no")
+    }
+
+    @Test func secretsAre32RandomBytesInHex() {
+        let one = ManagedIdentityProtocol.newSecret(), two = ManagedIdentityProtocol.newSecret()
+        #expect(one.count == 64 && one.allSatisfy(\.isHexDigit) && one != two)
     }
 
     @Test func parsesARequestHead() throws {

@@ -80,6 +80,9 @@ import AuthTestSupport
         #expect(Scopes.declined(requested: ["App-Id"], granted: Scopes.granted(["openid"], requested: ["App-Id"], clientId: "app-id")).isEmpty)
         #expect(Scopes.granted(nil, requested: ["User.Read"], clientId: "app-id") == ["User.Read"])
         #expect(Scopes.granted(["openid"], requested: ["Mail.Read"], clientId: "app-id") == ["openid"])
+        let devops = "499b84ac-1321-427f-aa17-267ca6975798/.default"
+        #expect(Scopes.granted(["499b84ac-1321-427f-aa17-267ca6975798/user_impersonation", "openid"], requested: [devops, "openid"], clientId: "app-id")
+            == ["499b84ac-1321-427f-aa17-267ca6975798/user_impersonation", "openid", devops])
     }
 
     @Test func findsDeclinedScopes() {

@@ -6,8 +6,21 @@ import Testing
 @Suite struct VerbParsingTests {
     static let verbNames = AuthSidecarCommand.configuration.subcommands.map { $0._commandName }
 
-    @Test func theVerbsAreTheFiveOfTheIssueThenTheAgent() {
-        #expect(Self.verbNames == ["token", "login", "logout", "accounts", "status", "agent"])
+    @Test func theVerbsAreTheFiveOfTheIssueTheAdaptersThenTheAgent() {
+        #expect(Self.verbNames == [
+            "token", "login", "logout", "accounts", "status", "git-credential", "kubectl-credential", "managed-identity", "agent",
+        ])
+    }
+
+    @Test func adapterOptions() throws {
+        let az = try #require(try AuthSidecarCommand.parseAsRoot(["token", "--output", "az", "--resource", "https://r"]) as? TokenCommand)
+        #expect(az.output == .az && az.resource == "https://r")
+        let git = try #require(try AuthSidecarCommand.parseAsRoot(["git-credential", "erase"]) as? GitCredentialCommand)
+        #expect(git.action == "erase")
+        let kubectl = try #require(try AuthSidecarCommand.parseAsRoot(["kubectl-credential"]) as? KubectlCredentialCommand)
+        #expect(kubectl.scope == "6dae42f8-4368-4678-94ff-3960e28e3630/.default")
+        let endpoint = try #require(try AuthSidecarCommand.parseAsRoot(["managed-identity", "--port", "8080"]) as? ManagedIdentityCommand)
+        #expect(endpoint.port == 8080)
     }
 
     static let verbLines: [[String]] = verbNames.map { [$0] } + [
@@ -49,7 +62,8 @@ import Testing
     static let badLines: [[String]] = [
         ["frobnicate"], ["token", "--output", "xml"], ["status", "--output", "token"], ["token", "extra"],
         ["login", "--device-code", "--login-hint", "a@b.c"], ["token", "--tenant", "a/b"], ["token", "--tenant", ""],
-        ["accounts", "--unknown"],
+        ["accounts", "--unknown"], ["git-credential"], ["git-credential", "steal"], ["token", "--resource", "r", "--scope", "s"],
+        ["token", "--resource", ""], ["managed-identity", "--port", "70000"], ["kubectl-credential", "extra"],
     ]
 
     @Test(arguments: badLines)

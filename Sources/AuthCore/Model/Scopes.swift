@@ -17,10 +17,13 @@ public enum Scopes {
 
     /// The scopes a token response granted: its `scope` (else what was requested), plus the
     /// client id when that was requested (B2C's idiom for a token for the app itself, which
-    /// the service does not echo; MSAL accepts it).
+    /// the service does not echo; MSAL accepts it), plus a requested `RESOURCE/.default`
+    /// (the service answers it with the resource's consented scopes, never `.default` itself,
+    /// and cannot decline it; kept, the cached token serves the next `.default` request
+    /// instead of a refresh each time, e.g. for git, kubectl and the managed-identity endpoint).
     public static func granted(_ scope: [String]?, requested: [String], clientId: String) -> [String] {
         guard let scope else { return requested }
-        let own = requested.filter { $0.lowercased() == clientId.lowercased() }
+        let own = requested.filter { $0.lowercased() == clientId.lowercased() || $0.lowercased().hasSuffix("/.default") }
         return deduplicated(scope + own)
     }
 

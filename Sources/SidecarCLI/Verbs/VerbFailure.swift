@@ -20,6 +20,11 @@ struct VerbFailure: Error, Equatable {
         return VerbFailure(status: signInNeededStatus, message: "\(reason); run '\(command)'")
     }
 
+    /// Whether a request's error is cured by a sign-in (interaction required, no such account).
+    static func isSignInNeeded(_ error: RPCError) -> Bool {
+        error.code == -50002 || error.code == -51011
+    }
+
     /// The failure for a request's error object. `account` is the username the request named.
     static func from(_ error: RPCError, account: String? = nil) -> VerbFailure {
         let name = error.data["name"]?.stringValue ?? "error"

@@ -1,3 +1,4 @@
+import Adapters
 import JSON
 
 /// The verbs' human-readable and JSON renderings (pure functions, unit-tested). None of them
@@ -25,6 +26,15 @@ enum VerbOutput {
             if let tenant = account["tenantId"]?.stringValue, !tenant.isEmpty { columns.append("tenant \(tenant)") }
             return columns.joined(separator: "  ")
         }
+    }
+
+    /// `token --output az`: az's get-access-token JSON from a TokenResult (`tenant`: the
+    /// result's tenantId). No `subscription`: the sidecar has no notion of one. `nil` without
+    /// a token or an expiry.
+    static func az(_ result: JSONValue) -> JSONValue? {
+        guard let token = result["accessToken"]?.stringValue, let expiresOn = result["expiresOn"]?.intValue else { return nil }
+        return AzAccessToken.json(accessToken: token, expiresOn: expiresOn, tenant: result["tenantId"]?.stringValue ?? "",
+                                  tokenType: result["tokenType"]?.stringValue ?? "Bearer", subscription: nil)
     }
 
     /// "in 59 min", "in 2 h 5 min", "expired 3 min ago", from seconds left.

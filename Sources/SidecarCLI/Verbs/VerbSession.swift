@@ -7,6 +7,7 @@ import ArgumentParser
 import JSON
 import Agent
 import JSONRPC
+import Logging
 import Sidecar
 
 /// The options every verb takes: the configuration sources, and whether to use an agent.
@@ -30,15 +31,18 @@ final class VerbSession {
     let sources: ConfigurationSources
     /// The configuration in force, as the engine reports it (`initialize`'s result).
     let configuration: JSONValue
+    /// Logs to stderr at the `--log-level`.
+    let logger: Logger
     private let output: Int32
 
     private init(client: JSONRPCClient, connection: EngineConnection, agentSocket: String,
-                 sources: ConfigurationSources, configuration: JSONValue, output: Int32) {
+                 sources: ConfigurationSources, configuration: JSONValue, logger: Logger, output: Int32) {
         self.client = client
         self.connection = connection
         self.agentSocket = agentSocket
         self.sources = sources
         self.configuration = configuration
+        self.logger = logger
         self.output = output
     }
 
@@ -75,7 +79,7 @@ final class VerbSession {
         params.browser = .client
         let initialized = try call(client, connection.engine, "initialize", params.json, timeoutSeconds: 30)
         return VerbSession(client: client, connection: connection, agentSocket: socket, sources: sources,
-                           configuration: initialized["configuration"] ?? [:], output: output)
+                           configuration: initialized["configuration"] ?? [:], logger: logger, output: output)
     }
 
     /// Sends a request; its error becomes a ``VerbFailure`` (`account`: the username it named).
@@ -91,6 +95,12 @@ final class VerbSession {
     /// Writes the verb's output to stdout.
     func print(_ text: String) {
         Console.write(text.hasSuffix("\n") ? text : text + "\n", to: output)
+    }
+
+    /// Closes stdout after the verb's last output, so a reader (`$(...)`) sees its end while
+    /// the verb keeps running (`managed-identity`). Nothing may be printed afterwards.
+    func closeOutput() {
+        _ = Glibc.close(output)
     }
 
     private static func call(_ client: JSONRPCClient, _ engine: EngineConnection.Engine, _ method: String, _ params: JSONValue,

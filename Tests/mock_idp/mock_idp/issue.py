@@ -18,7 +18,9 @@ def parse_scopes(scope, client_id):
     """Split a scope string into (resource, [resource scopes], [OIDC scopes]).
 
     Bare names ("User.Read") and https://graph.microsoft.com/X belong to Graph;
-    "api://app/x" or "https://host/app/x" to that resource; the client id alone to the app.
+    "api://app/x" or "https://host/app/x" to that resource, and so does "GUID/x" (an app ID
+    as the resource, e.g. Azure DevOps' and AKS's "<app id>/.default"); the client id alone
+    to the app.
     """
     resource, names, oidc = None, [], []
     for item in (scope or "").split():
@@ -27,7 +29,7 @@ def parse_scopes(scope, client_id):
             continue
         if item == client_id:
             res, name = client_id, None
-        elif "://" in item:
+        elif "://" in item or "/" in item:
             res, name = item.rsplit("/", 1)
             if res.rstrip("/").lower() == GRAPH:
                 res = GRAPH

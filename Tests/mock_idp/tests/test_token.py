@@ -183,6 +183,13 @@ def test_other_resource_and_default_scope(mock):
     assert unverified_claims(dflt.json()["access_token"])["scp"]
 
 
+def test_an_app_id_resource_default_scope(mock):
+    tokens, _ = sign_in(mock)
+    devops = refresh(mock, tokens["refresh_token"], scope="499b84ac-1321-427f-aa17-267ca6975798/.default")
+    assert devops.status == 200, devops.json()
+    assert unverified_claims(devops.json()["access_token"])["aud"] == "499b84ac-1321-427f-aa17-267ca6975798"
+
+
 def test_claims_request_lands_in_access_token(mock):
     claims = '{"access_token":{"acrs":{"essential":true,"value":"c1"}}}'
     tokens, _ = sign_in(mock, claims=claims)

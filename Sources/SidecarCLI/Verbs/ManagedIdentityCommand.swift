@@ -1,0 +1,67 @@
+import Adapters
+import ArgumentParser
+import JSON
+import Synchronization
+
+/// `auth-sidecar managed-identity`: the App Service managed-identity endpoint on 127.0.0.1
+/// (``ManagedIdentityServer``), so any Azure SDK's `ManagedIdentityCredential` gets the
+/// signed-in user's tokens. Prints the two `export` lines, closes stdout (so
+/// `eval "$(auth-sidecar managed-identity &)"` returns), and serves until SIGTERM/SIGINT.
+struct ManagedIdentityCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "managed-identity",
+        abstract: "Serve the App Service managed-identity endpoint on 127.0.0.1 with the signed-in user's tokens.",
+        discussion: """
+            Prints 'export IDENTITY_ENDPOINT=http://127.0.0.1:PORT/msi/token' and 'export IDENTITY_HEADER=SECRET' \
+            (a new random secret each start), then serves until SIGTERM or SIGINT. A request for resource R gets \
+            the token for scope R/.default, acquired silently; without a sign-in the reply names 'auth-sidecar login'.
+            """)
+
+    @Option(help: ArgumentHelp("The port on 127.0.0.1 (default: any free port).", valueName: "port"))
+    var port: UInt16 = 0
+
+    @OptionGroup var common: VerbOptions
+
+    func run() throws {
+        let slot = ServerSlot()
+        TerminationSignals.onTerminate { slot.stop() }  // first: every thread started later blocks the signals
+        try VerbSession.run(common) { session throws(VerbFailure) in
+            let clientId = session.configuration["clientId"]?.stringValue ?? ""
+            let engine = SerializedEngine(session)
+            let secret = ManagedIdentityProtocol.newSecret()
+            let server: ManagedIdentityServer
+            do throws(AdapterError) {
+                server = try ManagedIdentityServer(port: port, secret: secret, clientId: clientId,
+                                                   logger: session.logger) { scope in engine.token(for: scope) }
+            } catch {
+                throw VerbFailure(message: "managed-identity: \(error.description)")
+            }
+            session.print("export IDENTITY_ENDPOINT=\(server.endpoint)\nexport IDENTITY_HEADER=\(secret)")
+            session.closeOutput()
+            Console.say("managed-identity: serving \(server.endpoint) until SIGTERM or SIGINT")
+            if !slot.install(server) { server.stop() }
+            server.run()
+            engine.shutDown()
+        }
+    }
+}
+
+/// The server, for the signal thread to stop; a stop that comes before the server is kept.
+private final class ServerSlot: Sendable {
+    private let state = Mutex<(server: ManagedIdentityServer?, stopped: Bool)>((nil, false))
+
+    func stop() {
+        state.withLock { state in
+            state.stopped = true
+            state.server?.stop()
+        }
+    }
+
+    /// False when a stop came first.
+    func install(_ server: ManagedIdentityServer) -> Bool {
+        state.withLock { state in
+            state.server = server
+            return !state.stopped
+        }
+    }
+}
