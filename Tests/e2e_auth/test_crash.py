@@ -84,6 +84,33 @@ def answered_ids(proc: subprocess.Popen, until: float, stop_after: int = 0) -> s
     return got
 
 
+def write_interval(binary: str, cache: str, homes: list[str], tmp_path) -> float:
+    """Seconds between two answered sign-outs (one cache write each) on a copy of `cache`: the
+    kills below are spread over that span, whatever the cache's size and the machine's speed."""
+    copy_dir = tmp_path / "calibration"
+    copy_dir.mkdir(mode=0o700)
+    copy = str(copy_dir / "cache.json")
+    with open(cache, "rb") as source, open(os.open(copy, os.O_WRONLY | os.O_CREAT, 0o600), "wb") as target:
+        target.write(source.read())
+    config = str(copy_dir / "config.json")
+    with open(config, "w") as f:
+        json.dump({"clientId": CLIENT, "authority": f"https://{ENV}/organizations", "instanceDiscovery": False,
+                   "cache": {"path": copy}}, f)
+    proc = start(binary, config, tmp_path)
+    proc.stdin.write(b"".join(json.dumps({"jsonrpc": "2.0", "id": i, "method": "signout",
+                                          "params": {"account": {"homeAccountId": h}}}).encode() + b"\n"
+                              for i, h in enumerate(homes[-4:])))
+    proc.stdin.flush()
+    answered_at = []
+    while len(answered_at) < 4:
+        got = answered_ids(proc, time.monotonic() + 30, stop_after=1)
+        assert got, "calibration: a sign-out was not answered"
+        answered_at += [time.monotonic()] * len(got)
+    proc.stdin.close()
+    proc.wait(10)
+    return (answered_at[-1] - answered_at[0]) / (len(answered_at) - 1)
+
+
 def test_kill_9_during_cache_writes_loses_nothing_answered(sidecar_bin, tmp_path):
     rounds = int(os.environ.get("CRASH_RUNS", "100"))
     per_round = 5
@@ -94,6 +121,9 @@ def test_kill_9_during_cache_writes_loses_nothing_answered(sidecar_bin, tmp_path
     with open(config, "w") as f:
         json.dump({"clientId": CLIENT, "authority": f"https://{ENV}/organizations", "instanceDiscovery": False,
                    "cache": {"path": cache}}, f)
+    # The kill comes 0 to 1.5 writes after the first answer: a fixed span cut writes of a small
+    # cache mid-way but, at 1,000 rounds (a 15 MB cache), only ever hit the serialisation before them.
+    kill_span = 1.5 * write_interval(sidecar_bin, cache, homes, tmp_path)
     rng = random.Random(1234)
     signed_out: set[str] = set()
     orphans: list[str] = []
@@ -108,7 +138,7 @@ def test_kill_9_during_cache_writes_loses_nothing_answered(sidecar_bin, tmp_path
         proc.stdin.flush()
         # The first write answered (the process is warm), then a kill somewhere in the next ones.
         got = answered_ids(proc, time.monotonic() + 10, stop_after=1)
-        got |= answered_ids(proc, time.monotonic() + rng.uniform(0.0, 0.1))
+        got |= answered_ids(proc, time.monotonic() + rng.uniform(0.0, kill_span))
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
         signed_out |= {batch[i] for i in got}
@@ -121,7 +151,8 @@ def test_kill_9_during_cache_writes_loses_nothing_answered(sidecar_bin, tmp_path
         untouched = set(homes[(r + 1) * per_round:])
         assert untouched <= left, f"round {r}: accounts nobody asked about were lost"
 
-    print(f"{rounds} rounds, {len(signed_out)} sign-outs answered, {cut_writes} writes cut mid-way")
+    print(f"{rounds} rounds, {len(signed_out)} sign-outs answered, {cut_writes} writes cut mid-way "
+          f"(kills within {kill_span * 1000:.0f} ms of the first answer)")
     assert cut_writes > 0, "no kill landed inside a write: the test proves nothing"
     # A fresh process writes at once (dead writers' lock files are recovered) and cleans up.
     proc = start(sidecar_bin, config, tmp_path)
