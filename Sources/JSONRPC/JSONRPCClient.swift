@@ -6,7 +6,8 @@ import Darwin
 import JSON
 
 /// A blocking JSON-RPC 2.0 client over one file descriptor (a socket or a pipe pair's end),
-/// in NDJSON framing: one request at a time, on the calling thread.
+/// in NDJSON framing, on the calling thread: ``call(_:params:timeoutSeconds:)`` one request
+/// at a time, or ``sendRequest(_:params:)`` several and ``reply(to:timeoutSeconds:)`` each.
 ///
 /// While it waits for a reply it passes the server's notifications to ``onNotification``
 /// and answers the server's requests (such as `openUrl`) with ``onRequest``.
@@ -30,6 +31,8 @@ public final class JSONRPCClient {
     private let fd: Int32
     private var decoder: FrameDecoder
     private var nextID: Int64 = 1
+    /// Replies read while waiting for another one.
+    private var earlyReplies: [RequestID: Result<JSONValue, RPCError>] = [:]
     /// Called with each server notification (`deviceCode`, ...).
     public var onNotification: (String, JSONValue?) -> Void = { _, _ in }
     /// Answers each server request (`openUrl`, ...); the default refuses with -32601.
@@ -51,14 +54,31 @@ public final class JSONRPCClient {
     public func call(_ method: String, params: JSONValue = [:], timeoutSeconds: Double? = nil)
         throws(Failure) -> Result<JSONValue, RPCError>
     {
+        try reply(to: try sendRequest(method, params: params), timeoutSeconds: timeoutSeconds)
+    }
+
+    /// Sends a request without waiting; ``reply(to:timeoutSeconds:)`` reads its reply.
+    /// - Returns: the request's id.
+    public func sendRequest(_ method: String, params: JSONValue = [:]) throws(Failure) -> RequestID {
         let id = RequestID.number(nextID)
         nextID += 1
         try send(OutgoingMessage.request(method, params: params, id: id))
+        return id
+    }
+
+    /// Waits for the reply to the request `id`, handling what the server sends meanwhile and
+    /// keeping other replies for their own callers.
+    /// - Parameter timeoutSeconds: the longest wait; `nil`: no limit.
+    public func reply(to id: RequestID, timeoutSeconds: Double? = nil) throws(Failure) -> Result<JSONValue, RPCError> {
+        if let early = earlyReplies.removeValue(forKey: id) { return early }
         let deadline = timeoutSeconds.map { Self.now() + $0 }
         while true {
+            var found: Result<JSONValue, RPCError>?
+            // Every message read is handled, even those after the one waited for.
             for message in try readMessages(until: deadline) {
-                if let outcome = try handle(message, waitingFor: id) { return outcome }
+                if let outcome = try handle(message, waitingFor: id) { found = outcome }
             }
+            if let found { return found }
         }
     }
 
@@ -78,6 +98,7 @@ public final class JSONRPCClient {
         case .response(let replyID, let outcome):
             // A server that could not read the request answers with id null.
             if replyID == id || (replyID == .null && (try? outcome.get()) == nil) { return outcome }
+            earlyReplies[replyID] = outcome
         case .notification(let method, let params):
             onNotification(method, params)
         case .request(let requestID, let method, let params):

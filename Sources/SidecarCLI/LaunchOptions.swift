@@ -54,32 +54,42 @@ public struct LaunchOptions: Sendable, Equatable {
                 continue
             }
             guard let value = inlineValue ?? remaining.popFirst(), !value.hasPrefix("-") else { return nil }
-            switch name {
-            case "--client-id": options.clientID = value
-            case "--authority": options.authority = value
-            case "--config": options.config = value
-            case "--cache": options.cache = value
-            case "--log-level":
-                guard let level = Logger.Level(rawValue: value) else { return nil }
-                options.logLevel = level
-            case "--max-message-size":
+            if name == "--max-message-size" {
                 guard let size = Int(value), size >= 64 else { return nil }
                 options.maxMessageSize = size
-            case "--http-timeout-seconds":
-                guard let seconds = Int(value) else { return nil }
-                options.httpTimeoutSeconds = seconds
-            case "--interactive-timeout-seconds":
-                guard let seconds = Int(value) else { return nil }
-                options.interactiveTimeoutSeconds = seconds
-            default:
+            } else if options.setConfigurationOption(name, value) != true {
                 return nil
             }
         }
         return options
     }
 
+    /// Sets one of ``ConfigurationOptions`` (the options the stdio mode and every verb share)
+    /// from a plain `--name value`, for the fast paths.
+    /// - Returns: `true` when set; `false` for an invalid value; `nil` when `name` is not one of them.
+    mutating func setConfigurationOption(_ name: String, _ value: String) -> Bool? {
+        switch name {
+        case "--client-id": clientID = value
+        case "--authority": authority = value
+        case "--config": config = value
+        case "--cache": cache = value
+        case "--log-level":
+            guard let level = Logger.Level(rawValue: value) else { return false }
+            logLevel = level
+        case "--http-timeout-seconds":
+            guard let seconds = Int(value) else { return false }
+            httpTimeoutSeconds = seconds
+        case "--interactive-timeout-seconds":
+            guard let seconds = Int(value) else { return false }
+            interactiveTimeoutSeconds = seconds
+        default:
+            return nil
+        }
+        return true
+    }
+
     /// `--name=value` into its parts; `--name` alone has no inline value.
-    private static func split(_ argument: String) -> (String, String?) {
+    static func split(_ argument: String) -> (String, String?) {
         guard argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") else { return (argument, nil) }
         return (String(argument[..<equals]), String(argument[argument.index(after: equals)...]))
     }

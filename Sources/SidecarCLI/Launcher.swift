@@ -13,13 +13,18 @@ import Sidecar
 /// Starts the sidecar: reserves stdout, sets up logging, builds the service from the
 /// options and serves JSON-RPC on stdin/stdout until end of input, then exits.
 public enum Launcher {
-    /// The process entry point: the fast path for plain option lines, else swift-argument-parser.
+    /// The process entry point: the fast paths for plain option lines and plain `token` lines,
+    /// else swift-argument-parser.
     public static func main(arguments: [String] = Array(CommandLine.arguments.dropFirst())) -> Never {
         if arguments.first == AgentCommand.configuration.commandName {
             // A subcommand parses its own options as a root command: the root's options of the
             // same names would otherwise take them.
             AgentCommand.main(Array(arguments.dropFirst()))
             Glibc.exit(0)
+        }
+        if arguments.first == TokenCommand.configuration.commandName,
+           let (request, options) = TokenCommandLine.parse(arguments.dropFirst()) {
+            Glibc.exit(VerbSession.exitStatus(options) { session throws(VerbFailure) in try request.run(session) })
         }
         guard let options = LaunchOptions.quickParse(arguments) else {
             AuthSidecarCommand.main(arguments)

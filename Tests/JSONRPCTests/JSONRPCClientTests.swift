@@ -74,6 +74,22 @@ import Testing
         if case .failure(let error) = outcome { #expect(error.code == -50002) }
     }
 
+    @Test func pipelinedRequestsEachGetTheirOwnReplyWhateverTheOrder() throws {
+        let (client, peer) = try Self.pair()
+        Thread.run {
+            guard let first = peer.readLine()?["id"], let second = peer.readLine()?["id"] else { return }
+            // Both replies in one write, the second request's first.
+            peer.send(#"{"jsonrpc":"2.0","id":\#(second.jsonText),"result":"second"}"# + "\n"
+                      + #"{"jsonrpc":"2.0","id":\#(first.jsonText),"result":"first"}"#)
+        }
+        let first = try client.sendRequest("initialize")
+        let second = try client.sendRequest("acquireTokenSilent")
+        #expect(first != second)
+        #expect(try client.reply(to: first, timeoutSeconds: 10).get() == "first")
+        #expect(try client.reply(to: second, timeoutSeconds: 10).get() == "second")
+        client.close()
+    }
+
     @Test func reportsAClosedConnectionAndATimeout() throws {
         let (client, peer) = try Self.pair()
         #expect(throws: JSONRPCClient.Failure.timedOut) { try client.call("ping", timeoutSeconds: 0.05) }

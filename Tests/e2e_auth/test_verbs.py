@@ -267,6 +267,22 @@ def test_a_running_agent_is_used(verbs, mock):
     assert gone["engine"] == "inProcess" and gone["agent"]["state"] == "not running"
 
 
+def test_a_refused_configuration_is_the_answer_even_when_the_agent_has_its_own(verbs, mock):
+    """`token` sends its request right behind `initialize`: when `initialize` is refused, the
+    agent's own configuration answers that request, and the verb must not print its token."""
+    path = os.path.join(verbs.env["XDG_RUNTIME_DIR"], "auth-sidecar", "agent.sock")
+    verbs.ok("login")
+    agent = RunningAgent(verbs.binary, path, verbs.env, verbs.tmp / "agent.log")  # the same config file as the verbs
+    try:
+        assert verbs.ok("token").count(".") == 2
+        refused = verbs.run("token", "--http-timeout-seconds", "9999")
+        assert refused.returncode == FAILURE and refused.stdout == "", refused.stderr
+        assert "httpTimeoutSeconds" in refused.stderr and refused.stderr.count("\n") == 1
+        assert agent.connections == 2
+    finally:
+        agent.close()
+
+
 def test_a_socket_of_another_kind_is_refused(verbs):
     path = os.path.join(verbs.env["XDG_RUNTIME_DIR"], "auth-sidecar", "agent.sock")
     os.makedirs(os.path.dirname(path), mode=0o700)

@@ -26,7 +26,7 @@ struct ManagedIdentityCommand: ParsableCommand {
         let slot = ServerSlot()
         TerminationSignals.onTerminate { slot.stop() }  // first: every thread started later blocks the signals
         try VerbSession.run(common) { session throws(VerbFailure) in
-            let clientId = session.configuration["clientId"]?.stringValue ?? ""
+            let clientId = try session.configuration["clientId"]?.stringValue ?? ""
             let engine = SerializedEngine(session)
             let secret = ManagedIdentityProtocol.newSecret()
             let server: ManagedIdentityServer

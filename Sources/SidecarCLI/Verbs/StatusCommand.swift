@@ -44,7 +44,7 @@ struct StatusCommand: ParsableCommand {
             statuses.append(.init(account: account, current: isCurrent, token: tokenState(outcome)))
         }
         return StatusReport(
-            configuration: session.configuration, origins: session.sources.origins, engine: session.connection.engine,
+            configuration: try session.configuration, origins: session.sources.origins, engine: session.connection.engine,
             agentSocket: session.agentSocket, agentState: session.connection.agentState, accounts: statuses)
     }
 

@@ -16,6 +16,11 @@ struct VerbOptions: ParsableArguments {
 
     @Flag(name: .customLong("no-agent"), help: "Do not use a running agent; run the engine in this process.")
     var noAgent = false
+
+    /// These options as a plain value.
+    var plain: VerbLaunchOptions {
+        VerbLaunchOptions(launch: configuration.launchOptions, noAgent: noAgent)
+    }
 }
 
 /// A verb's configured connection to the engine (an agent or in-process), and its output.
@@ -23,45 +28,72 @@ struct VerbOptions: ParsableArguments {
 /// `open` reserves stdout for the verb's output (anything else that writes to fd 1 lands on
 /// stderr), reads the configuration sources, connects, and sends `initialize` with them and
 /// `browser: "client"`, so the verb opens the sign-in page itself (``URLOpener``) and
-/// `deviceCode` messages reach the user on stderr.
+/// `deviceCode` messages reach the user on stderr. `initialize`'s reply is read before the
+/// next request goes out, except for requests that cannot start a sign-in (`pipelined`): the
+/// engine answers `initialize` before it reads another line, so they need not wait for it.
 final class VerbSession {
     let client: JSONRPCClient
     let connection: EngineConnection
     let agentSocket: String
     let sources: ConfigurationSources
-    /// The configuration in force, as the engine reports it (`initialize`'s result).
-    let configuration: JSONValue
     /// Logs to stderr at the `--log-level`.
     let logger: Logger
     private let output: Int32
+    private var initialized: Result<JSONValue, VerbFailure>?
+    private let initializeID: RequestID
 
     private init(client: JSONRPCClient, connection: EngineConnection, agentSocket: String,
-                 sources: ConfigurationSources, configuration: JSONValue, logger: Logger, output: Int32) {
+                 sources: ConfigurationSources, initializeID: RequestID, logger: Logger, output: Int32) {
         self.client = client
         self.connection = connection
         self.agentSocket = agentSocket
         self.sources = sources
-        self.configuration = configuration
+        self.initializeID = initializeID
         self.logger = logger
         self.output = output
+    }
+
+    /// The configuration in force, as the engine reports it (`initialize`'s result).
+    /// - Throws: `initialize`'s error (a configuration the engine refused).
+    var configuration: JSONValue {
+        get throws(VerbFailure) {
+            if initialized == nil {
+                initialized = Result { () throws(VerbFailure) in
+                    try Self.outcome(client, connection.engine, initializeID, timeoutSeconds: 30)
+                }
+            }
+            switch initialized {
+            case .success(let result)?: return result["configuration"] ?? [:]
+            case .failure(let failure)?: throw failure
+            case nil: return [:]
+            }
+        }
     }
 
     /// Runs a verb: opens the session, runs `body`, and turns a failure into its one line on
     /// stderr and its exit status.
     static func run(_ options: VerbOptions, _ body: (VerbSession) throws(VerbFailure) -> Void) throws {
+        let status = exitStatus(options.plain, body)
+        if status != 0 { throw ExitCode(status) }
+    }
+
+    /// Runs a verb as ``run(_:_:)`` does, for a caller without swift-argument-parser.
+    /// - Returns: the verb's exit status.
+    static func exitStatus(_ options: VerbLaunchOptions, _ body: (VerbSession) throws(VerbFailure) -> Void) -> Int32 {
         do {
             let session = try open(options)
             try body(session)
             session.client.close()
+            return 0
         } catch {
             Console.say(error.message)
-            throw ExitCode(error.status)
+            return error.status
         }
     }
 
-    static func open(_ options: VerbOptions) throws(VerbFailure) -> VerbSession {
+    static func open(_ options: VerbLaunchOptions) throws(VerbFailure) -> VerbSession {
         let output = StandardStreams.reserveStdoutForProtocol()
-        let launch = options.configuration.launchOptions
+        let launch = options.launch
         let logger = Launcher.makeLogger(level: launch.logLevel)
         let sources: ConfigurationSources
         do { sources = try ConfigurationSources.load(launch) } catch { throw VerbFailure(message: error.message) }
@@ -77,19 +109,34 @@ final class VerbSession {
         }
         var params = sources.overrides
         params.browser = .client
-        let initialized = try call(client, connection.engine, "initialize", params.json, timeoutSeconds: 30)
+        let initializeID: RequestID
+        do { initializeID = try client.sendRequest("initialize", params: params.json) } catch {
+            throw .connection(error, engine: connection.engine)
+        }
         return VerbSession(client: client, connection: connection, agentSocket: socket, sources: sources,
-                           configuration: initialized["configuration"] ?? [:], logger: logger, output: output)
+                           initializeID: initializeID, logger: logger, output: output)
     }
 
     /// Sends a request; its error becomes a ``VerbFailure`` (`account`: the username it named).
-    func call(_ method: String, _ params: JSONValue = [:], account: String? = nil) throws(VerbFailure) -> JSONValue {
-        try Self.call(client, connection.engine, method, params, account: account)
+    /// - Parameter pipelined: send it before `initialize`'s reply is in; only for requests
+    ///   that cannot start a sign-in (were `initialize` refused, the engine's own
+    ///   configuration would answer them, and that answer is dropped).
+    func call(_ method: String, _ params: JSONValue = [:], account: String? = nil, pipelined: Bool = false) throws(VerbFailure) -> JSONValue {
+        if !pipelined { _ = try configuration }
+        let id = try send(method, params)
+        _ = try configuration
+        return try Self.outcome(client, connection.engine, id, account: account)
     }
 
     /// The raw outcome of a request (for callers that treat some errors as answers).
     func outcome(_ method: String, _ params: JSONValue = [:]) throws(VerbFailure) -> Result<JSONValue, RPCError> {
-        do { return try client.call(method, params: params) } catch { throw .connection(error, engine: connection.engine) }
+        _ = try configuration
+        let id = try send(method, params)
+        do { return try client.reply(to: id) } catch { throw .connection(error, engine: connection.engine) }
+    }
+
+    private func send(_ method: String, _ params: JSONValue) throws(VerbFailure) -> RequestID {
+        do { return try client.sendRequest(method, params: params) } catch { throw .connection(error, engine: connection.engine) }
     }
 
     /// Writes the verb's output to stdout.
@@ -103,10 +150,10 @@ final class VerbSession {
         _ = Glibc.close(output)
     }
 
-    private static func call(_ client: JSONRPCClient, _ engine: EngineConnection.Engine, _ method: String, _ params: JSONValue,
-                             account: String? = nil, timeoutSeconds: Double? = nil) throws(VerbFailure) -> JSONValue {
+    private static func outcome(_ client: JSONRPCClient, _ engine: EngineConnection.Engine, _ id: RequestID,
+                                account: String? = nil, timeoutSeconds: Double? = nil) throws(VerbFailure) -> JSONValue {
         let outcome: Result<JSONValue, RPCError>
-        do { outcome = try client.call(method, params: params, timeoutSeconds: timeoutSeconds) } catch {
+        do { outcome = try client.reply(to: id, timeoutSeconds: timeoutSeconds) } catch {
             throw .connection(error, engine: engine)
         }
         switch outcome {

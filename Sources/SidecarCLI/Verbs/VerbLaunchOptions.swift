@@ -1,0 +1,7 @@
+/// The options every verb takes, as a plain value: the configuration sources and logging
+/// (``LaunchOptions``), and whether to use a running agent.
+struct VerbLaunchOptions: Equatable {
+    var launch = LaunchOptions()
+    /// `--no-agent`: run the engine in this process.
+    var noAgent = false
+}
