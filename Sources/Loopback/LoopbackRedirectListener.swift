@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import AuthSeams
 import Logging
 
 /// The live `RedirectListener`: a one-shot HTTP/1.1 server on 127.0.0.1 (never 0.0.0.0

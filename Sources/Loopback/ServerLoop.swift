@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import AuthSeams
 import Logging
 
 /// The one-shot HTTP/1.1 server: a dedicated thread multiplexing, with `poll`, the
