@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import JSON
+import POSIXSupport
 
 /// A blocking JSON-RPC 2.0 client over one file descriptor (a socket or a pipe pair's end),
 /// in NDJSON framing: one request at a time, on the calling thread.
@@ -54,7 +55,7 @@ public final class JSONRPCClient {
         let id = RequestID.number(nextID)
         nextID += 1
         try send(OutgoingMessage.request(method, params: params, id: id))
-        let deadline = timeoutSeconds.map { Self.now() + $0 }
+        let deadline = timeoutSeconds.map { POSIX.monotonicSeconds() + $0 }
         while true {
             for message in try readMessages(until: deadline) {
                 if let outcome = try handle(message, waitingFor: id) { return outcome }
@@ -129,7 +130,7 @@ public final class JSONRPCClient {
     private func waitReadable(until deadline: Double?) throws(Failure) {
         guard let deadline else { return }
         while true {
-            let remaining = deadline - Self.now()
+            let remaining = deadline - POSIX.monotonicSeconds()
             guard remaining > 0 else { throw .timedOut }
             var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             let ready = poll(&entry, 1, Int32(min(remaining * 1000, 60_000).rounded(.up)))
@@ -138,9 +139,4 @@ public final class JSONRPCClient {
         }
     }
 
-    private static func now() -> Double {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
-    }
 }
