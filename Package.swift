@@ -94,14 +94,19 @@ let package = Package(
         .testTarget(name: "AdaptersTests", dependencies: ["Adapters", "JSON"]),
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "JSON", "POSIXSupport"]),
         .testTarget(name: "SidecarTests", dependencies: ["Sidecar", "JSONRPC", "JSON"]),
-        .testTarget(name: "SidecarCLITests", dependencies: ["SidecarCLI", "Sidecar", "JSONRPC", "JSON"]),
-        .testTarget(name: "HTTPTests", dependencies: ["HTTP", "AuthSeams"]),
+        .testTarget(name: "SidecarCLITests", dependencies: [
+            "SidecarCLI", "Sidecar", "JSONRPC", "JSON", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+        .testTarget(name: "HTTPTests", dependencies: ["HTTP", "AuthSeams", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "TokenCacheTests", dependencies: ["TokenCache", "JSON", "POSIXSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "LoopbackTests", dependencies: ["Loopback", "AuthSeams", "POSIXSupport"]),
-        .testTarget(name: "GraphTests", dependencies: ["Graph", "AuthCore", "AuthSeams", "AuthTestSupport", "TokenCache", "JSON"]),
+        .testTarget(name: "GraphTests", dependencies: [
+            "Graph", "AuthCore", "AuthSeams", "AuthTestSupport", "TokenCache", "JSON", .product(name: "Logging", package: "swift-log"),
+        ]),
         .testTarget(name: "AuthCoreTests", dependencies: [
             "AuthCore", "AuthSeams", "AuthTestSupport", "TokenCache", "JSON",
             .product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto"),
+            .product(name: "Logging", package: "swift-log"),
         ]),
     ],
     swiftLanguageModes: [.v6]
