@@ -31,6 +31,16 @@ def copy(tmp_path):
     return tmp_path
 
 
+def prepend(copy, relative, text):
+    """Puts `text` at the top of the copy's file `relative`; returns the checker's result."""
+    path = copy / relative
+    path.write_text(text + path.read_text())
+    return run(copy)
+
+
+SILENT_FLOW = "Sources/AuthCore/Flows/SilentFlow.swift"
+
+
 def test_the_repository_passes():
     result = run(ROOT)
     assert result.returncode == 0, result.stderr
@@ -44,9 +54,7 @@ def test_the_copy_passes(copy):
 
 def test_an_import_the_table_does_not_allow_fails(copy):
     # AuthCore may not see the libcurl transport (the seams are in AuthSeams).
-    flow = copy / "Sources/AuthCore/Flows/SilentFlow.swift"
-    flow.write_text("import HTTP\n" + flow.read_text())
-    result = run(copy)
+    result = prepend(copy, SILENT_FLOW, "import HTTP\n")
     assert result.returncode == 1
     assert "Sources/AuthCore/Flows/SilentFlow.swift: imports HTTP, which is not a dependency of AuthCore" in result.stderr
     assert "ARCHITECTURE.md says AuthCore knows about only" in result.stderr
@@ -55,26 +63,20 @@ def test_an_import_the_table_does_not_allow_fails(copy):
 def test_an_import_declared_in_the_package_but_not_in_the_table_fails(copy):
     package = copy / "Package.swift"
     package.write_text(package.read_text().replace('"AuthSeams", "TokenCache", "JSON",', '"AuthSeams", "TokenCache", "JSON", "JSONRPC",', 1))
-    flow = copy / "Sources/AuthCore/Flows/SilentFlow.swift"
-    flow.write_text("import JSONRPC\n" + flow.read_text())
-    result = run(copy)
+    result = prepend(copy, SILENT_FLOW, "import JSONRPC\n")
     assert result.returncode == 1
     assert "SilentFlow.swift: imports JSONRPC, but ARCHITECTURE.md says AuthCore knows about only" in result.stderr
     assert "Package.swift: AuthCore depends on JSONRPC, which ARCHITECTURE.md's module table does not list" in result.stderr
 
 
 def test_a_test_importing_an_undeclared_module_fails(copy):
-    test = next((copy / "Tests/JSONTests").glob("*.swift"))
-    test.write_text("import Logging\n" + test.read_text())
-    result = run(copy)
+    result = prepend(copy, "Tests/JSONTests/JSONParsingTests.swift", "import Logging\n")
     assert result.returncode == 1
     assert "imports Logging, which is not a dependency of JSONTests in Package.swift" in result.stderr
 
 
 def test_imports_in_comments_and_multiline_strings_are_not_imports(copy):
-    flow = copy / "Sources/AuthCore/Flows/SilentFlow.swift"
-    flow.write_text('// import HTTP\nlet script = """\n    import HTTP\n    """\n' + flow.read_text())
-    assert run(copy).returncode == 0
+    assert prepend(copy, SILENT_FLOW, '// import HTTP\nlet script = """\n    import HTTP\n    """\n').returncode == 0
 
 
 def test_a_path_in_a_table_that_does_not_exist_fails(copy):
