@@ -23,51 +23,60 @@ let package = Package(
             name: "CCurl",
             providers: [.apt(["libcurl4-openssl-dev"])]),
 
+        // The POSIX calls several modules need, once: errno text, the monotonic clock, a
+        // detached thread, writing and reading a descriptor whole. Glibc only; no sockets.
+        .target(name: "POSIXSupport"),
         // JSON values; the only module that touches jansson.
         .target(name: "JSON", dependencies: ["CJansson"]),
         // JSON-RPC 2.0: framing, messages, dispatch, cancellation, output.
         .target(name: "JSONRPC", dependencies: [
-            "JSON", .product(name: "Logging", package: "swift-log"),
+            "JSON", "POSIXSupport", .product(name: "Logging", package: "swift-log"),
         ]),
-        // HTTP behind the HTTPTransport protocol; libcurl loaded with dlopen on first use.
-        .target(name: "HTTP", dependencies: ["CCurl", .product(name: "Logging", package: "swift-log")]),
+        // The seams the auth domain talks through, apart from their implementations (as
+        // swift-nio's NIOCore is apart from NIOPosix): HTTPTransport and its values, the
+        // browser launcher, the redirect listener, the clock. No C, no sockets.
+        .target(name: "AuthSeams"),
+        // HTTPTransport over libcurl, loaded with dlopen on first use. Only the wiring imports it.
+        .target(name: "HTTP", dependencies: ["AuthSeams", "CCurl", .product(name: "Logging", package: "swift-log")]),
         // MSAL's cross-SDK token cache: entities, keys, file store with lock and atomic writes.
         .target(name: "TokenCache", dependencies: [
-            "JSON", .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto"),
+            "JSON", "POSIXSupport", .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto"),
         ],
                 exclude: ["README.md"]),
-        // The loopback redirect listener and the browser launchers.
-        .target(name: "Loopback", dependencies: [.product(name: "Logging", package: "swift-log")],
+        // The loopback redirect listener and the browser launcher over POSIX sockets and
+        // posix_spawn. Only the wiring imports it.
+        .target(name: "Loopback", dependencies: ["AuthSeams", "POSIXSupport", .product(name: "Logging", package: "swift-log")],
                 exclude: ["README.md"]),
         // The auth domain: authorities, OAuth2 grants, flows, accounts, errors.
-        // Knows nothing of JSON-RPC, libcurl or jansson.
+        // Knows nothing of JSON-RPC, libcurl, sockets or jansson: it talks through AuthSeams.
         .target(name: "AuthCore", dependencies: [
-            "HTTP", "TokenCache", "Loopback", "JSON",
+            "AuthSeams", "TokenCache", "JSON",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "CryptoExtras", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         // Microsoft Graph calls with automatic token handling.
-        .target(name: "Graph", dependencies: ["AuthCore", "HTTP", "JSON", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "Graph", dependencies: ["AuthCore", "AuthSeams", "JSON", .product(name: "Logging", package: "swift-log")]),
         // Test doubles for the auth seams (used by test targets only).
-        .target(name: "AuthTestSupport", dependencies: ["AuthCore", "HTTP", "Loopback", "TokenCache"]),
-        // The sidecar's configuration, method table and params checking.
+        .target(name: "AuthTestSupport", dependencies: ["AuthCore", "AuthSeams", "TokenCache"]),
+        // The sidecar's configuration, method table and params checking; its
+        // ApplicationFactory is the composition root that picks libcurl and the sockets.
         .target(name: "Sidecar", dependencies: [
-            "JSON", "JSONRPC", "AuthCore", "Graph", "HTTP", "TokenCache", "Loopback",
+            "JSON", "JSONRPC", "AuthCore", "AuthSeams", "Graph", "HTTP", "TokenCache", "Loopback", "POSIXSupport",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // The per-user agent: the stdio protocol on a Unix socket, one engine for all.
         .target(name: "Agent", dependencies: [
-            "Sidecar", "JSONRPC", "JSON", .product(name: "Logging", package: "swift-log"),
+            "Sidecar", "JSONRPC", "JSON", "POSIXSupport", .product(name: "Logging", package: "swift-log"),
         ]),
         // Tokens for other tools' protocols: az's JSON, git credentials, kubectl's
         // ExecCredential, the App Service managed-identity endpoint.
         .target(name: "Adapters", dependencies: [
-            "JSON", "JSONRPC", "Loopback", .product(name: "Logging", package: "swift-log"),
+            "JSON", "JSONRPC", "AuthSeams", "Loopback", "POSIXSupport", .product(name: "Logging", package: "swift-log"),
         ]),
         // The command line, stdout hygiene, signals and wiring; the shell verbs.
         .target(name: "SidecarCLI", dependencies: [
-            "Sidecar", "JSONRPC", "JSON", "Loopback", "Agent", "Adapters",
+            "Sidecar", "JSONRPC", "JSON", "AuthSeams", "Loopback", "POSIXSupport", "Agent", "Adapters",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -77,22 +86,27 @@ let package = Package(
         // libFuzzer); a normal build makes it a replayer of input files.
         .systemLibrary(name: "CFuzzer"),
         .executableTarget(name: "FuzzDispatch", dependencies: [
-            "CFuzzer", "Sidecar", "JSONRPC", "AuthCore", "AuthTestSupport", "HTTP", "TokenCache",
+            "CFuzzer", "Sidecar", "JSONRPC", "AuthCore", "AuthSeams", "AuthTestSupport", "TokenCache", "POSIXSupport",
             .product(name: "Logging", package: "swift-log"),
         ]),
 
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "AdaptersTests", dependencies: ["Adapters", "JSON"]),
-        .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "JSON"]),
+        .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "JSON", "POSIXSupport"]),
         .testTarget(name: "SidecarTests", dependencies: ["Sidecar", "JSONRPC", "JSON"]),
-        .testTarget(name: "SidecarCLITests", dependencies: ["SidecarCLI", "Sidecar", "JSONRPC", "JSON"]),
-        .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Loopback"]),
-        .testTarget(name: "TokenCacheTests", dependencies: ["TokenCache", "JSON"], exclude: ["Fixtures"]),
-        .testTarget(name: "LoopbackTests", dependencies: ["Loopback"]),
-        .testTarget(name: "GraphTests", dependencies: ["Graph", "AuthCore", "AuthTestSupport", "HTTP", "TokenCache", "JSON"]),
+        .testTarget(name: "SidecarCLITests", dependencies: [
+            "SidecarCLI", "Sidecar", "JSONRPC", "JSON", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+        .testTarget(name: "HTTPTests", dependencies: ["HTTP", "AuthSeams", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "TokenCacheTests", dependencies: ["TokenCache", "JSON", "POSIXSupport"], exclude: ["Fixtures"]),
+        .testTarget(name: "LoopbackTests", dependencies: ["Loopback", "AuthSeams", "POSIXSupport"]),
+        .testTarget(name: "GraphTests", dependencies: [
+            "Graph", "AuthCore", "AuthSeams", "AuthTestSupport", "TokenCache", "JSON", .product(name: "Logging", package: "swift-log"),
+        ]),
         .testTarget(name: "AuthCoreTests", dependencies: [
-            "AuthCore", "AuthTestSupport", "HTTP", "TokenCache", "Loopback", "JSON",
+            "AuthCore", "AuthSeams", "AuthTestSupport", "TokenCache", "JSON",
             .product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto"),
+            .product(name: "Logging", package: "swift-log"),
         ]),
     ],
     swiftLanguageModes: [.v6]

@@ -5,6 +5,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/opt/swift/usr/bin:$PATH"
+# Warnings and undeclared target imports fail the build (as in scripts/build.sh).
+STRICT_BUILD_FLAGS=(-Xswiftc -warnings-as-errors --explicit-target-dependency-import-check error)
 
 scripts/setup.sh || exit 1
 AUTH_SIDECAR_BIN="$(scripts/build.sh)" || { echo "test: release build failed" >&2; exit 1; }
@@ -18,12 +20,15 @@ run() {
     if "$@"; then passed=$((passed + 1)); else failed+=("$name"); fi
 }
 
-run "swift unit tests" swift test
+# Each module's imports against ARCHITECTURE.md's module table and Package.swift, the tables'
+# paths, and the checker's own tests (it must catch a violation).
+run "architecture" bash -c "python3 scripts/check-architecture.py && python3 -m pytest -q Tests/architecture"
+run "swift unit tests" swift test "${STRICT_BUILD_FLAGS[@]}"
 # The same unit tests built with ThreadSanitizer, in a build directory of their own, one at a
 # time: slowed down by TSan and run side by side on two cores, tests that wait on sockets or
 # child processes ran past their own deadlines. (A TSan report makes the suite fail.)
 run "swift unit tests (ThreadSanitizer)" bash -c \
-    "swift build --build-tests --sanitize=thread --build-path .build-tsan && swift test --skip-build --sanitize=thread --build-path .build-tsan --no-parallel"
+    "swift build --build-tests --sanitize=thread --build-path .build-tsan ${STRICT_BUILD_FLAGS[*]} && swift test --skip-build --sanitize=thread --build-path .build-tsan --no-parallel"
 # libFuzzer over framing, JSON and dispatch for a minute (scripts/fuzz.sh; longer runs by hand).
 run "fuzz (60 s)" scripts/fuzz.sh 60
 run "mock identity platform" bash -c "cd Tests/mock_idp && python3 -m pytest -q"

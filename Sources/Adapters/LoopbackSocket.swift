@@ -8,34 +8,6 @@ public struct AdapterError: Error, Sendable, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// A TCP listening socket on 127.0.0.1 only.
-enum LoopbackSocket {
-    static func listen(port: UInt16) throws(AdapterError) -> (fd: Int32, port: UInt16) {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw AdapterError("socket(): \(String(cString: strerror(errno)))") }
-        var reuse: Int32 = 1  // a fixed --port can be bound again at once after a restart
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0, Glibc.listen(fd, 64) == 0 else {
-            let reason = String(cString: strerror(errno))
-            close(fd)
-            throw AdapterError("cannot listen on 127.0.0.1:\(port): \(reason)")
-        }
-        var actual = sockaddr_in()
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &actual) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        return (fd, UInt16(bigEndian: actual.sin_port))
-    }
-}
-
 /// An HTTP/1.1 request head: method, target, headers (names lower-cased).
 struct HTTPHead {
     static let limit = 16 * 1024

@@ -1,5 +1,5 @@
+import AuthSeams
 import JSON
-import Loopback
 
 /// The App Service managed-identity protocol (api-version 2019-08-01), as the Azure SDKs'
 /// `ManagedIdentityCredential` speaks it when `IDENTITY_ENDPOINT` and `IDENTITY_HEADER` are set:

@@ -4,6 +4,8 @@ import Glibc
 import JSON
 import JSONRPC
 import Logging
+import Loopback
+import POSIXSupport
 import Synchronization
 
 /// `auth-sidecar managed-identity`: the App Service managed-identity endpoint on 127.0.0.1,
@@ -51,7 +53,13 @@ public final class ManagedIdentityServer: Sendable {
         self.clientId = clientId
         self.tokens = tokens
         self.logger = logger
-        (listenFD, port) = try LoopbackSocket.listen(port: requested)
+        do {
+            // Loopback's listener (127.0.0.1 only, close-on-exec, non-blocking: `run` polls
+            // before accepting; an accepted connection blocks, with HTTPHead's time limit).
+            (listenFD, port) = try LoopbackSockets.listenOnLoopback(port: requested, backlog: 64)
+        } catch {
+            throw AdapterError(error.description)
+        }
     }
 
     /// The `IDENTITY_ENDPOINT` clients are given.
@@ -70,7 +78,7 @@ public final class ManagedIdentityServer: Sendable {
                 finish(client)
                 continue
             }
-            if !startThread({ [self] in serve(client); finish(client) }) { finish(client) }
+            do { try POSIX.startThread { [self] in serve(client); finish(client) } } catch { finish(client) }
         }
         close(listenFD)
     }

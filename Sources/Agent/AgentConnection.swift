@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import JSONRPC
+import POSIXSupport
 
 /// Connecting to a running agent, only if it is the user's own: its directory the user's and
 /// closed to others, the path a socket (not a symbolic link) of the user's, and the process
@@ -63,9 +64,12 @@ public enum AgentConnection {
 public enum AgentRelay {
     /// Relays until the agent closes the connection; returns the exit status.
     public static func run(socket fd: Int32, input: Int32, output: Int32, preamble: [UInt8]?) -> Int32 {
-        if let preamble, !writeAll(fd, preamble) { return 1 }
-        let reader = startThread { copy(from: input, to: fd); shutdown(fd, Int32(SHUT_WR)) }
-        guard reader else { return 1 }
+        if let preamble, !POSIX.writeAll(fd, preamble) { return 1 }
+        do {
+            try POSIX.startThread { copy(from: input, to: fd); shutdown(fd, Int32(SHUT_WR)) }
+        } catch {
+            return 1
+        }
         copy(from: fd, to: output)
         return 0
     }
@@ -75,18 +79,8 @@ public enum AgentRelay {
         while true {
             let count = buffer.withUnsafeMutableBytes { read(source, $0.baseAddress, $0.count) }
             if count < 0, errno == EINTR { continue }
-            guard count > 0, writeAll(destination, Array(buffer[..<count])) else { return }
+            guard count > 0, POSIX.writeAll(destination, Array(buffer[..<count])) else { return }
         }
     }
 
-    private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            if written < 0, errno == EINTR { continue }
-            guard written > 0 else { return false }
-            offset += written
-        }
-        return true
-    }
 }

@@ -4,6 +4,7 @@ import Glibc
 import JSON
 import JSONRPC
 import Logging
+import POSIXSupport
 import Sidecar
 import Synchronization
 
@@ -88,8 +89,10 @@ public final class AgentServer: Sendable {
             close(fd)
             return
         }
-        if !startThread({ [self] in serve(fd, peer: peer) }) {
-            logger.error("cannot start a thread for a connection")
+        do {
+            try POSIX.startThread { [self] in serve(fd, peer: peer) }
+        } catch {
+            logger.error("cannot start a thread for a connection", metadata: ["error": "\(error)"])
             close(fd)
         }
     }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import POSIXSupport
 
 /// The agent's listening socket: in a directory only the user can enter (0700, the user's,
 /// not a symbolic link), itself 0600, one agent per path (a lock file held while it runs).
@@ -48,7 +49,7 @@ struct AgentSocket {
         }
         var info = stat()
         guard lstat(directory, &info) == 0 else {
-            throw AgentError("cannot create the socket directory \(directory): \(String(cString: strerror(errno)))")
+            throw AgentError("cannot create the socket directory \(directory): \(POSIX.lastErrorString)")
         }
         guard info.st_mode & S_IFMT == S_IFDIR else {
             throw AgentError("\(directory) is not a directory (a symbolic link or a file); remove it or choose --socket")
@@ -65,7 +66,7 @@ struct AgentSocket {
     /// (the kernel releases it when the agent dies, however it dies).
     private static func takeLock(_ lockPath: String, socket: String) throws(AgentError) -> Int32 {
         let fd = open(lockPath, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw AgentError("cannot open \(lockPath): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw AgentError("cannot open \(lockPath): \(POSIX.lastErrorString)") }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             close(fd)
             throw AgentError("an agent is already running at \(socket); stop it first (or choose another --socket)")
@@ -85,13 +86,13 @@ struct AgentSocket {
 
     private static func listen(at path: String) throws(AgentError) -> Int32 {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw AgentError("socket(): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw AgentError("socket(): \(POSIX.lastErrorString)") }
         var address = UnixAddress(path)
         let previous = umask(0o177)
         let bound = address.withSockaddr { bind(fd, $0, $1) }
         umask(previous)
         guard bound == 0, chmod(path, 0o600) == 0, Glibc.listen(fd, 128) == 0 else {
-            let reason = String(cString: strerror(errno))
+            let reason = POSIX.lastErrorString
             close(fd)
             throw AgentError("cannot listen on \(path): \(reason)")
         }

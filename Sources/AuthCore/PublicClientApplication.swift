@@ -1,4 +1,4 @@
-import Loopback
+import AuthSeams
 import Synchronization
 
 /// The auth core's entry point: what MSAL's `MSALPublicClientApplication` offers, for one

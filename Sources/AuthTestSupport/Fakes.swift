@@ -1,6 +1,5 @@
 /// Test doubles for the auth core's seams, shared by the test targets.
-import HTTP
-import Loopback
+import AuthSeams
 import Synchronization
 import AuthCore
 import TokenCache

@@ -4,6 +4,7 @@ import Glibc
 #if FUZZING
 import CFuzzer
 #endif
+import POSIXSupport
 
 /// The fuzz target over framing, JSON parsing and JSON-RPC dispatch (see `scripts/fuzz.sh`).
 ///
@@ -36,7 +37,7 @@ enum FuzzDispatch {
     /// Runs each file as one input; exits 2 if a file cannot be read.
     static func replay(_ paths: [String]) {
         for path in paths {
-            guard let bytes = readFile(path) else {
+            guard let bytes = POSIX.readFile(path) else {
                 logLine("fuzz: cannot read \(path)")
                 exit(2)
             }
@@ -45,20 +46,6 @@ enum FuzzDispatch {
         logLine("fuzz: replayed \(paths.count) inputs")
     }
 
-    private static func readFile(_ path: String) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            if count < 0 { return nil }
-            if count == 0 { return bytes }
-            bytes.append(contentsOf: chunk[..<count])
-        }
-    }
 
     private static func logLine(_ text: String) {
         let line = Array((text + "\n").utf8)

@@ -1,6 +1,6 @@
 import AuthCore
+import AuthSeams
 import AuthTestSupport
-import HTTP
 import Logging
 import TokenCache
 

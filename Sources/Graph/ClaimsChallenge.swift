@@ -1,5 +1,4 @@
 import AuthCore
-import HTTP
 
 /// Reads the claims of a `WWW-Authenticate: Bearer ... error="insufficient_claims",
 /// claims="<base64 JSON>"` challenge (continuous access evaluation, conditional access).

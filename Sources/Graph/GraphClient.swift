@@ -1,5 +1,5 @@
 import AuthCore
-import HTTP
+import AuthSeams
 import JSON
 import Logging
 

@@ -1,3 +1,4 @@
+import AuthSeams
 import CCurl
 
 /// Sets a transfer's options on an easy handle.

@@ -1,3 +1,4 @@
+import AuthSeams
 import CCurl
 import Dispatch
 import Logging

@@ -51,25 +51,3 @@ final class ConditionLock: @unchecked Sendable {
     /// Wakes every waiter (call with or without the lock held).
     func broadcast() { pthread_cond_broadcast(condition) }
 }
-
-/// Starts a detached POSIX thread running `body` (for the few loops that block: the output
-/// writer, the signal waiter). Returns false, without running `body`, when the system cannot
-/// create a thread.
-@discardableResult
-public func startThread(_ body: @escaping @Sendable () -> Void) -> Bool {
-    final class Box { let body: @Sendable () -> Void; init(_ body: @escaping @Sendable () -> Void) { self.body = body } }
-    let box = Unmanaged.passRetained(Box(body)).toOpaque()
-    var thread = pthread_t()
-    let created = pthread_create(&thread, nil, { raw in
-        guard let raw else { return nil }
-        let box = Unmanaged<Box>.fromOpaque(raw).takeRetainedValue()
-        box.body()
-        return nil
-    }, box)
-    guard created == 0 else {
-        Unmanaged<Box>.fromOpaque(box).release()
-        return false
-    }
-    pthread_detach(thread)
-    return true
-}

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import JSON
+import POSIXSupport
 
 /// A blocking JSON-RPC 2.0 client over one file descriptor (a socket or a pipe pair's end),
 /// in NDJSON framing, on the calling thread: ``call(_:params:timeoutSeconds:)`` one request
@@ -71,7 +72,7 @@ public final class JSONRPCClient {
     /// - Parameter timeoutSeconds: the longest wait; `nil`: no limit.
     public func reply(to id: RequestID, timeoutSeconds: Double? = nil) throws(Failure) -> Result<JSONValue, RPCError> {
         if let early = earlyReplies.removeValue(forKey: id) { return early }
-        let deadline = timeoutSeconds.map { Self.now() + $0 }
+        let deadline = timeoutSeconds.map { POSIX.monotonicSeconds() + $0 }
         while true {
             var found: Result<JSONValue, RPCError>?
             // Every message read is handled, even those after the one waited for.
@@ -150,7 +151,7 @@ public final class JSONRPCClient {
     private func waitReadable(until deadline: Double?) throws(Failure) {
         guard let deadline else { return }
         while true {
-            let remaining = deadline - Self.now()
+            let remaining = deadline - POSIX.monotonicSeconds()
             guard remaining > 0 else { throw .timedOut }
             var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             let ready = poll(&entry, 1, Int32(min(remaining * 1000, 60_000).rounded(.up)))
@@ -159,9 +160,4 @@ public final class JSONRPCClient {
         }
     }
 
-    private static func now() -> Double {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
-    }
 }

@@ -38,7 +38,7 @@ public final class JSONRPCServer: @unchecked Sendable {
     private var output: OutputChannel?
     private var shutdownRequested = false
     private var stopped = false
-    private let peer = PeerChannel()
+    private let peer = ConnectionPeerChannel()
 
     public init(service: any RPCService, options: Options = Options(), logger: Logger) {
         self.service = service

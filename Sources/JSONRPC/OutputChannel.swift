@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import JSON
+import POSIXSupport
 
 /// Writes framed messages to a file descriptor from a dedicated thread.
 ///
@@ -25,7 +26,7 @@ public final class OutputChannel: @unchecked Sendable {
     public init(fd: Int32, framing: Framing) {
         self.fd = fd
         self.framing = framing
-        if !startThread({ [self] in writerLoop() }) { writesDirectly = true }
+        do { try POSIX.startThread { [self] in writerLoop() } } catch { writesDirectly = true }
     }
 
     /// Queues one message.
@@ -35,7 +36,7 @@ public final class OutputChannel: @unchecked Sendable {
         lock.withLock {
             guard !closing, !broken else { return }
             if writesDirectly {
-                broken = !writeAll(framed)
+                broken = !POSIX.writeAll(fd, framed)
                 return
             }
             let wasEmpty = pending.isEmpty
@@ -62,25 +63,9 @@ public final class OutputChannel: @unchecked Sendable {
                 return closing && batch.isEmpty
             }
             if stop { break }
-            if !writeAll(batch) { lock.withLock { broken = true; pending = [] } }
+            if !POSIX.writeAll(fd, batch) { lock.withLock { broken = true; pending = [] } }
             batch.removeAll(keepingCapacity: batch.capacity <= 1 << 20)
         }
         lock.withLock { finished = true; lock.broadcast() }
-    }
-
-    private func writeAll(_ bytes: [UInt8]) -> Bool {
-        bytes.withUnsafeBytes { raw in
-            guard let base = raw.baseAddress else { return true }
-            var offset = 0
-            while offset < raw.count {
-                let written = write(fd, base + offset, raw.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return false
-                }
-                offset += written
-            }
-            return true
-        }
     }
 }

@@ -1,11 +1,28 @@
 import JSON
 
+/// The client as a running request sees it: where the engine sends `deviceCode`
+/// notifications and `openUrl` requests. A seam: the server's is ``ConnectionPeerChannel``
+/// (replies come back through its read loop); handler tests give a ``RequestContext`` a fake.
+public protocol PeerChannel: Sendable {
+    /// Sends the peer a notification.
+    func notify(_ method: String, params: JSONValue)
+    /// Sends the peer a request and waits for its reply; cancelling the calling task stops
+    /// waiting.
+    func request(_ method: String, params: JSONValue) async throws -> JSONValue
+}
+
 /// What a running request can do besides returning its result: send the peer
 /// notifications and requests (e.g. `deviceCode`, `openUrl`).
 public struct RequestContext: Sendable {
     /// The id of the request being served.
     public let id: RequestID
-    let peer: PeerChannel
+    let peer: any PeerChannel
+
+    /// A context for the request `id` whose messages to the client go to `peer`.
+    public init(id: RequestID, peer: any PeerChannel) {
+        self.id = id
+        self.peer = peer
+    }
 
     /// Sends the peer a notification.
     public func notify(_ method: String, params: JSONValue) {
@@ -21,7 +38,7 @@ public struct RequestContext: Sendable {
 
 /// The server's side of messages it originates: notifications, and requests whose replies
 /// come back through the read loop.
-final class PeerChannel: @unchecked Sendable {
+final class ConnectionPeerChannel: PeerChannel, @unchecked Sendable {
     private let lock = ConditionLock()
     private var nextID = 1
     private var waiting: [RequestID: CheckedContinuation<JSONValue, any Error>] = [:]

@@ -1,3 +1,4 @@
+import AuthSeams
 /// One browser command from `$BROWSER` (or a fallback such as `xdg-open`), following
 /// Python's `webbrowser` conventions: `$BROWSER` is a `:`-separated list of commands tried
 /// in order; in each, `%s` is replaced by the URL, otherwise the URL is appended as the

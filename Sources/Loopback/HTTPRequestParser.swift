@@ -1,3 +1,4 @@
+import AuthSeams
 /// Incremental parsing of one HTTP/1.x request from the bytes read so far.
 ///
 /// Deliberately small: origin-form targets only, `Content-Length` bodies only (browsers

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import AuthSeams
 import Logging
 
 /// The live `RedirectListener`: a one-shot HTTP/1.1 server on 127.0.0.1 (never 0.0.0.0
@@ -28,10 +29,10 @@ public struct LoopbackRedirectListener: RedirectListener {
     /// `start(redirectURI:)` with the concrete type (tests, diagnostics).
     public func startListening(redirectURI: String) throws(LoopbackError) -> LoopbackPendingRedirect {
         let redirect = try RedirectURI(parsing: redirectURI)
-        let (listenFD, port) = try POSIX.listenOnLoopback(port: redirect.port ?? 0)
+        let (listenFD, port) = try LoopbackSockets.listenOnLoopback(port: redirect.port ?? 0)
         let wake: (read: Int32, write: Int32)
         do {
-            wake = try POSIX.wakePair()
+            wake = try LoopbackSockets.wakePair()
         } catch {
             close(listenFD)
             throw error

@@ -1,3 +1,5 @@
+import AuthSeams
+import POSIXSupport
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)

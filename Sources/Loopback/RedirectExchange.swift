@@ -1,3 +1,4 @@
+import AuthSeams
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)

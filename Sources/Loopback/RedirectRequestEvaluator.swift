@@ -1,3 +1,4 @@
+import AuthSeams
 /// Decides what to do with a request that reached the loopback listener.
 ///
 /// Two steps, because a redirect may arrive before the caller has named the expected

@@ -1,3 +1,4 @@
+import AuthSeams
 /// A loopback redirect URI, `http://localhost[:port][/path]` (or `127.0.0.1`), parsed.
 ///
 /// Only plain `http` on the IPv4 loopback is served: the listener binds 127.0.0.1, so

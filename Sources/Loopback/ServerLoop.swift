@@ -3,6 +3,8 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import AuthSeams
+import POSIXSupport
 import Logging
 
 /// The one-shot HTTP/1.1 server: a dedicated thread multiplexing, with `poll`, the
@@ -15,7 +17,10 @@ import Logging
 /// Idle connections cannot starve the browser (slow-loris): connections are served
 /// concurrently, and when all `maxConnections` slots are taken a new connection replaces
 /// the oldest idle one (a parked or answering one is never evicted).
-final class ServerLoop {
+///
+/// `@unchecked Sendable`: `startThread()` hands the loop whole to its own thread, and from
+/// then on only that thread touches it (the async side talks through ``RedirectExchange``).
+final class ServerLoop: @unchecked Sendable {
     static let maxConnections = 32
     /// A connection must deliver its whole request within this time (slow clients).
     static let readTimeoutMilliseconds: Int64 = 10_000
@@ -58,20 +63,10 @@ final class ServerLoop {
 
     /// Starts the loop on a new detached thread; on failure the caller still owns the descriptors.
     func startThread() throws(LoopbackError) {
-        var attributes = pthread_attr_t()
-        pthread_attr_init(&attributes)
-        defer { pthread_attr_destroy(&attributes) }
-        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
-        var thread = pthread_t()
-        let context = Unmanaged.passRetained(self).toOpaque()
-        let result = pthread_create(&thread, &attributes, { context in
-            guard let context else { return nil }
-            Unmanaged<ServerLoop>.fromOpaque(context).takeRetainedValue().run()
-            return nil
-        }, context)
-        guard result == 0 else {
-            Unmanaged<ServerLoop>.fromOpaque(context).release()
-            throw .serverFailed("pthread_create: \(POSIX.errorString(result))")
+        do {
+            try POSIX.startThread { [self] in run() }
+        } catch {
+            throw .serverFailed(error.description)
         }
     }
 
@@ -121,7 +116,7 @@ final class ServerLoop {
 
     private func drainWakeups() {
         var sink: [UInt8] = []
-        while let count = POSIX.readAvailable(wakeReadFD, into: &sink, max: 64), count > 0 { sink.removeAll() }
+        while let count = LoopbackSockets.readAvailable(wakeReadFD, into: &sink, max: 64), count > 0 { sink.removeAll() }
     }
 
     /// Accepts what is pending; at the cap, each new connection replaces the oldest one
@@ -130,7 +125,7 @@ final class ServerLoop {
         while true {
             let victim = connections.count < Self.maxConnections ? nil : evictableIndex()
             guard connections.count < Self.maxConnections || victim != nil,
-                  let fd = POSIX.acceptConnection(listenFD)
+                  let fd = LoopbackSockets.acceptConnection(listenFD)
             else { return }
             if let victim {
                 logger.debug("loopback: connection limit reached; closing the oldest idle connection")
@@ -154,13 +149,13 @@ final class ServerLoop {
     private func service(_ index: Int, revents: Int32) {
         switch connections[index].phase {
         case .reading:
-            guard let count = POSIX.readAvailable(connections[index].fd, into: &connections[index].input) else { return }
+            guard let count = LoopbackSockets.readAvailable(connections[index].fd, into: &connections[index].input) else { return }
             guard count > 0 else { return drop(index) }
             handleInput(index)
         case .parked:
             if revents & Int32(POLLHUP | POLLERR) != 0 { drop(index) }
         case .writing(let bytes, let offset, let deliver):
-            guard let newOffset = POSIX.sendAvailable(connections[index].fd, bytes, from: offset) else {
+            guard let newOffset = LoopbackSockets.sendAvailable(connections[index].fd, bytes, from: offset) else {
                 return finishWriting(index, deliver: deliver)
             }
             if newOffset == bytes.count { return finishWriting(index, deliver: deliver) }
@@ -217,7 +212,7 @@ final class ServerLoop {
         let fd = connections[index].fd
         shutdown(fd, Int32(SHUT_WR))
         var sink: [UInt8] = []
-        while let count = POSIX.readAvailable(fd, into: &sink), count > 0, sink.count < 1 << 20 {}
+        while let count = LoopbackSockets.readAvailable(fd, into: &sink), count > 0, sink.count < 1 << 20 {}
         drop(index)
         deliverIfNeeded(deliver)
     }

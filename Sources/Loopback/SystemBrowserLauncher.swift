@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import AuthSeams
 import Logging
 
 /// Opens URLs with `$BROWSER` (Python `webbrowser` conventions, see `BrowserCommand`),

@@ -1,6 +1,6 @@
 import AuthCore
+import AuthSeams
 import FoundationEssentials
-import HTTP
 import JSON
 import JSONRPC
 

@@ -1,8 +1,8 @@
 import AuthCore
+import AuthSeams
 import Graph
 import JSON
 import JSONRPC
-import Loopback
 
 /// The handlers of the auth methods: params in, ``PublicClientApplication`` call, JSON out.
 struct AuthMethods: Sendable {

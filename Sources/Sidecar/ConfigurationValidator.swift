@@ -1,4 +1,4 @@
-import HTTP
+import AuthSeams
 import JSONRPC
 
 /// Checks the URLs of a configuration: HTTPS everywhere except loopback hosts, and a

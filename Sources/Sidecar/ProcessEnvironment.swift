@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import POSIXSupport
 
 /// Read access to the process environment and a few facts about the machine.
 public enum ProcessEnvironment {
@@ -37,17 +38,6 @@ public enum ProcessEnvironment {
 
     /// The whole contents of a small text file, or `nil` if it cannot be read.
     public static func readTextFile(_ path: String, limit: Int = 1 << 20) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while bytes.count <= limit {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            if count <= 0 { return count == 0 ? String(decoding: bytes, as: UTF8.self) : nil }
-            bytes.append(contentsOf: chunk[..<count])
-        }
-        return nil
+        POSIX.readFile(path, limit: limit).map { String(decoding: $0, as: UTF8.self) }
     }
 }

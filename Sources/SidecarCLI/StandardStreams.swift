@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import JSONRPC
+import POSIXSupport
 
 /// Keeps the real stdout for protocol messages only.
 enum StandardStreams {
@@ -30,12 +31,12 @@ enum TerminationSignals {
         sigaddset(&set, SIGINT)
         pthread_sigmask(SIG_BLOCK, &set, nil)  // inherited by threads started after this
         let waiting = set
-        let started = startThread {
+        let started = (try? POSIX.startThread {
             var set = waiting
             var signal: Int32 = 0
             while sigwait(&set, &signal) != 0 {}
             handler()
-        }
+        }) != nil
         if !started { pthread_sigmask(SIG_UNBLOCK, &set, nil) }  // no waiter: the default action ends the process
     }
 }

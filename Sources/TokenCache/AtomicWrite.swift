@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import POSIXSupport
 
 extension POSIXFile {
     /// Replaces `path` with `bytes` atomically: a temporary file (mode 0600) in the same
@@ -21,13 +22,13 @@ extension POSIXFile {
         let temporary = "\(prefix).\(base).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
 
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw .writeFailed(temporary, "open: \(lastError)") }
+        guard fd >= 0 else { throw .writeFailed(temporary, "open: \(POSIX.lastErrorString)") }
         var failure: String?
-        if fchmod(fd, 0o600) != 0 { failure = "fchmod: \(lastError)" }
-        else if !writeAll(fd, bytes) { failure = "write: \(lastError)" }
-        else if fsync(fd) != 0 { failure = "fsync: \(lastError)" }
-        if close(fd) != 0, failure == nil { failure = "close: \(lastError)" }
-        if failure == nil, rename(temporary, path) != 0 { failure = "rename: \(lastError)" }
+        if fchmod(fd, 0o600) != 0 { failure = "fchmod: \(POSIX.lastErrorString)" }
+        else if !POSIX.writeAll(fd, bytes) { failure = "write: \(POSIX.lastErrorString)" }
+        else if fsync(fd) != 0 { failure = "fsync: \(POSIX.lastErrorString)" }
+        if close(fd) != 0, failure == nil { failure = "close: \(POSIX.lastErrorString)" }
+        if failure == nil, rename(temporary, path) != 0 { failure = "rename: \(POSIX.lastErrorString)" }
         if let failure {
             unlink(temporary)
             throw .writeFailed(path, failure)

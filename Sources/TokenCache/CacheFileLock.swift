@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import POSIXSupport
 
 /// The cross-process lock on `<cache path>.lockfile`, compatible with both flavours of
 /// msal-extensions' `CrossPlatLock` (MSAL for Python/.NET apps sharing the cache):
@@ -54,7 +55,7 @@ enum CacheFileLock {
         while true {
             let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
             if fd < 0 {
-                guard errno == EEXIST else { throw .writeFailed(path, "create lock file: \(POSIXFile.lastError)") }
+                guard errno == EEXIST else { throw .writeFailed(path, "create lock file: \(POSIX.lastErrorString)") }
                 var info = stat()
                 if lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK { throw FileSafety.symbolicLink(path) }
                 removeIfStale(path)
@@ -127,6 +128,6 @@ enum CacheFileLock {
 
     private static func writeOwner(_ fd: Int32) {
         let program = CommandLine.arguments.first ?? ""
-        _ = POSIXFile.writeAll(fd, Array("\(getpid()) \(program)".utf8))
+        _ = POSIX.writeAll(fd, Array("\(getpid()) \(program)".utf8))
     }
 }

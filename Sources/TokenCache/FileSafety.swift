@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import POSIXSupport
 
 /// The one home of the rules that keep another local user out of the cache: the cache file,
 /// its lock files and the key file are never reached through a symbolic link, and the cache
@@ -43,7 +44,7 @@ enum FileSafety {
         var info = stat()
         guard stat(directory, &info) == 0 else {
             if errno == ENOENT { return false }
-            throw .unreadable(directory, "stat: \(POSIXFile.lastError)")
+            throw .unreadable(directory, "stat: \(POSIX.lastErrorString)")
         }
         guard (info.st_mode & S_IFMT) == S_IFDIR else { throw .unreadable(directory, "not a directory") }
         guard info.st_uid == geteuid() || info.st_uid == 0 else {

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import POSIXSupport
 
 /// What identifies one version of a file: a write through rename changes the inode, an
 /// in-place write changes the size or the modification/change times.
@@ -26,16 +27,13 @@ struct FileIdentity: Sendable, Equatable {
 
 /// Small checked wrappers over the POSIX calls the file store needs.
 enum POSIXFile {
-    /// The text of the current `errno`.
-    static var lastError: String { String(cString: strerror(errno)) }
-
     /// The identity of `path`, `nil` when it does not exist. A symbolic link at `path` is
     /// refused, not followed (``FileSafety``).
     static func identity(of path: String) throws(TokenCacheError) -> FileIdentity? {
         var info = stat()
         guard lstat(path, &info) == 0 else {
             if errno == ENOENT { return nil }
-            throw .unreadable(path, "stat: \(lastError)")
+            throw .unreadable(path, "stat: \(POSIX.lastErrorString)")
         }
         if (info.st_mode & S_IFMT) == S_IFLNK { throw FileSafety.symbolicLink(path) }
         return FileIdentity(info)
@@ -48,25 +46,19 @@ enum POSIXFile {
         guard fd >= 0 else {
             if errno == ENOENT { return nil }
             if errno == ELOOP { throw FileSafety.symbolicLink(path) }
-            throw .unreadable(path, "open: \(lastError)")
+            throw .unreadable(path, "open: \(POSIX.lastErrorString)")
         }
         defer { close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0 else { throw .unreadable(path, "fstat: \(lastError)") }
+        guard fstat(fd, &info) == 0 else { throw .unreadable(path, "fstat: \(POSIX.lastErrorString)") }
         try FileSafety.check(info, path: path)
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(Int(max(info.st_size, 0)) + 1)  // one allocation for the whole file
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count == 0 { break }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw .unreadable(path, "read: \(lastError)")
-            }
-            bytes.append(contentsOf: chunk[0..<count])
+        do {
+            // One allocation for the whole file.
+            let bytes = try POSIX.readAll(fd, reservingCapacity: Int(max(info.st_size, 0)) + 1)
+            return (bytes, FileIdentity(info))
+        } catch {
+            throw .unreadable(path, error.description)
         }
-        return (bytes, FileIdentity(info))
     }
 
     /// Creates the directory of `path` (and missing parents) with mode 0700.
@@ -77,7 +69,7 @@ enum POSIXFile {
         if stat(directory, &info) == 0 { return }
         try makeDirectory(forFile: directory)
         guard mkdir(directory, 0o700) == 0 || errno == EEXIST else {
-            throw .writeFailed(directory, "mkdir: \(lastError)")
+            throw .writeFailed(directory, "mkdir: \(POSIX.lastErrorString)")
         }
         _ = chmod(directory, 0o700)  // whatever the umask
     }
@@ -88,19 +80,4 @@ enum POSIXFile {
         return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 
-    /// Writes all of `bytes` to `fd`, retrying short writes and EINTR.
-    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-        bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = write(fd, buffer.baseAddress.map { $0 + offset }, buffer.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return false
-                }
-                offset += written
-            }
-            return true
-        }
-    }
 }

@@ -1,4 +1,4 @@
-import HTTP
+import AuthSeams
 import Testing
 import AuthTestSupport
 @testable import AuthCore

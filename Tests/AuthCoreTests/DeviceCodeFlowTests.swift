@@ -1,4 +1,4 @@
-import HTTP
+import AuthSeams
 import Logging
 import Synchronization
 import Testing

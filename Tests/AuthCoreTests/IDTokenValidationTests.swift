@@ -1,6 +1,6 @@
+import AuthSeams
 import Crypto
 import CryptoExtras
-import HTTP
 import JSON
 import Logging
 import Synchronization

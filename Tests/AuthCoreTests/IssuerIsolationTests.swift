@@ -1,4 +1,3 @@
-import HTTP
 import Logging
 import Testing
 import TokenCache

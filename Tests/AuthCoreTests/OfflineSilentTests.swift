@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import HTTP
+import AuthSeams
 import JSON
 import Logging
 import Synchronization

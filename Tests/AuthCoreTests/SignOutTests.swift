@@ -1,6 +1,5 @@
-import HTTP
+import AuthSeams
 import Logging
-import Loopback
 import Synchronization
 import Testing
 import TokenCache

@@ -1,4 +1,4 @@
-import HTTP
+import AuthSeams
 import JSON
 import Logging
 import Synchronization

@@ -1,8 +1,8 @@
+import AuthSeams
 import Foundation
 import Logging
 import Testing
 @testable import HTTP
-import Loopback
 
 /// libcurl (loaded with dlopen) against the mock identity platform over real TLS sockets.
 @Suite(.serialized) struct CurlTransportTests {

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import JSON
 import JSONRPC
+import POSIXSupport
 import Synchronization
 import Testing
 
@@ -111,5 +112,5 @@ final class Mutexed<Value: Sendable>: Sendable {
 }
 
 enum Thread {
-    static func run(_ body: @escaping @Sendable () -> Void) { startThread(body) }
+    static func run(_ body: @escaping @Sendable () -> Void) { try? POSIX.startThread(body) }
 }

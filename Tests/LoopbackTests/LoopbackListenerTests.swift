@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import AuthSeams
 import Testing
 @testable import Loopback
 
@@ -234,7 +235,7 @@ struct LoopbackListenerTests {
         guard TestSockets.listeningSockets(port: port).isEmpty else { return }
         // Connections the server closed linger in TIME_WAIT, so bind as the listener does
         // (SO_REUSEADDR): a new sign-in on the same port must work at once.
-        let rebound = try? POSIX.listenOnLoopback(port: port)
+        let rebound = try? LoopbackSockets.listenOnLoopback(port: port)
         #expect(rebound != nil)
         if let rebound { close(rebound.fd) }
     }

@@ -1,3 +1,4 @@
+import AuthSeams
 import Testing
 @testable import Loopback
 

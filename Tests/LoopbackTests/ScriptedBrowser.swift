@@ -1,3 +1,4 @@
+import AuthSeams
 import Synchronization
 import Testing
 @testable import Loopback

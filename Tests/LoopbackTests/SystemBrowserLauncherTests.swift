@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import AuthSeams
 import Testing
 @testable import Loopback
 

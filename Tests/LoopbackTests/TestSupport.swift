@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import POSIXSupport
 @testable import Loopback
 
 /// A minimal HTTP/1.1 client over a real socket. Non-blocking reads with short sleeps, so
@@ -29,11 +30,11 @@ struct TestHTTPClient {
         }
         guard connected == 0 else { throw Failure.connect(errno) }
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        guard POSIX.sendAvailable(fd, Array(request.utf8), from: 0) == request.utf8.count else { throw Failure.send }
+        guard LoopbackSockets.sendAvailable(fd, Array(request.utf8), from: 0) == request.utf8.count else { throw Failure.send }
         var received: [UInt8] = []
         let deadline = ContinuousClock.now + timeout
         while true {
-            switch POSIX.readAvailable(fd, into: &received) {
+            switch LoopbackSockets.readAvailable(fd, into: &received) {
             case .some(0): return String(decoding: received, as: UTF8.self)
             case .some(-1): return String(decoding: received, as: UTF8.self)  // reset after the reply
             case .some: continue
@@ -74,7 +75,7 @@ enum TestFiles {
     static func write(_ text: String, to path: String, mode: mode_t = 0o644) {
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode)
         guard fd >= 0 else { return }
-        _ = POSIX.sendFile(fd, Array(text.utf8))
+        _ = POSIX.writeAll(fd, Array(text.utf8))
         close(fd)
         chmod(path, mode)
     }
@@ -104,19 +105,6 @@ enum TestFiles {
             try? await Task.sleep(for: .milliseconds(10))
         }
         return nil
-    }
-}
-
-extension POSIX {
-    /// Blocking write of all bytes (test files).
-    static func sendFile(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress.map { $0 + offset }, bytes.count - offset) }
-            guard written > 0 else { return false }
-            offset += written
-        }
-        return true
     }
 }
 
@@ -163,7 +151,7 @@ enum TestSockets {
 
     /// A port that was free a moment ago.
     static func freePort() -> UInt16 {
-        guard let (fd, port) = try? POSIX.listenOnLoopback(port: 0) else { return 0 }
+        guard let (fd, port) = try? LoopbackSockets.listenOnLoopback(port: 0) else { return 0 }
         close(fd)
         return port
     }

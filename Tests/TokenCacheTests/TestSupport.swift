@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import JSON
+import POSIXSupport
 @testable import TokenCache
 
 /// Shared fixtures and helpers for the TokenCache tests.
@@ -75,7 +76,7 @@ func readBytes(_ path: String) -> [UInt8]? {
 func writeBytes(_ path: String, _ bytes: [UInt8]) {
     let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
     guard fd >= 0 else { return }
-    _ = POSIXFile.writeAll(fd, bytes)
+    _ = POSIX.writeAll(fd, bytes)
     close(fd)
 }
 

@@ -1,4 +1,4 @@
-import HTTP
+import AuthSeams
 
 /// Who issues the tokens: an Entra ID (AAD) tenant or audience, an Azure AD B2C user-flow
 /// policy, an External ID (CIAM) tenant, or any OpenID Connect provider.

@@ -1,4 +1,4 @@
-import HTTP
+import AuthSeams
 import JSON
 
 /// What a discovery document that was not served means: the service's own words kept.

@@ -1,3 +1,4 @@
+import AuthSeams
 import JSON
 import Logging
 import TokenCache

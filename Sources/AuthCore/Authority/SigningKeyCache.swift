@@ -1,4 +1,4 @@
-import HTTP
+import AuthSeams
 import JSON
 
 /// Each issuer's signing keys, fetched from its `jwks_uri` once and kept with the metadata

@@ -1,4 +1,3 @@
-import HTTP
 import JSON
 
 /// The device authorization grant (RFC 8628): for machines without a browser.

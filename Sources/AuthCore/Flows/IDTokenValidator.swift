@@ -1,4 +1,4 @@
-import HTTP
+import AuthSeams
 
 /// Checks an ID token before anything from its response is cached (OpenID Connect Core
 /// 3.1.3.7): issuer, audience, lifetime, nonce, and for a generic OpenID provider the

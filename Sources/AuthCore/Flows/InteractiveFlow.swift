@@ -1,5 +1,4 @@
-import HTTP
-import Loopback
+import AuthSeams
 
 /// Authorization code + PKCE through a browser and a loopback redirect (RFC 8252).
 struct InteractiveFlow: Sendable {

@@ -1,5 +1,4 @@
-import HTTP
-import Loopback
+import AuthSeams
 
 /// What became of the browser part of a sign-out (the `browserSignOut` of the result).
 public enum BrowserSignOut: String, Sendable, Equatable {

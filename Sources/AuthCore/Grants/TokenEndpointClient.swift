@@ -1,4 +1,4 @@
-import HTTP
+import AuthSeams
 import JSON
 
 /// Posts a grant to a token endpoint and interprets the answer.

@@ -1,9 +1,5 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-import HTTP
+import AuthSeams
 import Logging
-import Loopback
 import TokenCache
 
 /// The public client application's settings, as the auth core needs them.
@@ -43,30 +39,6 @@ extension ClientConfiguration {
     public func authority(for text: String?) throws(AuthError) -> Authority {
         guard let text else { return authority }
         return try Authority(text, declared: authority.kind == .oidc ? .oidc : nil)
-    }
-}
-
-/// The current time in Unix seconds, and waiting (a seam: tests move it, and their waits
-/// return at once).
-public protocol AuthClock: Sendable {
-    func now() -> Int64
-    /// Waits `duration`; throws `CancellationError` when the task is cancelled.
-    /// The default is `Task.sleep`.
-    func sleep(for duration: Duration) async throws
-}
-
-extension AuthClock {
-    public func sleep(for duration: Duration) async throws {
-        try await Task.sleep(for: duration)
-    }
-}
-
-public struct SystemClock: AuthClock {
-    public init() {}
-    public func now() -> Int64 {
-        var spec = timespec()
-        clock_gettime(CLOCK_REALTIME, &spec)
-        return Int64(spec.tv_sec)
     }
 }
 

@@ -6,6 +6,7 @@ import Darwin
 import Agent
 import JSONRPC
 import Logging
+import POSIXSupport
 import Sidecar
 
 /// The descriptor a verb speaks JSON-RPC (NDJSON) on, and what is at its other end.
@@ -64,8 +65,10 @@ struct EngineConnection {
         }
         let server = JSONRPCServer(service: service, logger: logger)
         let serverFD = fds[1]
-        guard startThread({ _ = server.run(input: serverFD, output: serverFD) }) else {
-            throw VerbFailure(message: "cannot start a thread for the engine")
+        do {
+            try POSIX.startThread { _ = server.run(input: serverFD, output: serverFD) }
+        } catch {
+            throw VerbFailure(message: "cannot start a thread for the engine: \(error)")
         }
         return fds[0]
     }

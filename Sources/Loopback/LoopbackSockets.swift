@@ -1,34 +1,24 @@
+import AuthSeams
+import POSIXSupport
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
 
-/// Thin wrappers over the POSIX calls the loopback server needs. Every descriptor made
+/// Thin wrappers over the socket calls the loopback servers need (the redirect listener;
+/// `listenOnLoopback` also for the managed-identity endpoint in `Adapters`). Every descriptor made
 /// here is close-on-exec, so a browser we spawn never inherits the listening socket
 /// (which would keep the port bound for as long as the browser runs).
-enum POSIX {
-    /// `strerror(code)` as a String.
-    static func errorString(_ code: Int32) -> String {
-        guard let message = strerror(code) else { return "errno \(code)" }
-        return String(cString: message)
-    }
-
-    /// Milliseconds of the monotonic clock.
-    static func monotonicMilliseconds() -> Int64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
-    }
-
+public enum LoopbackSockets {
     /// A non-blocking TCP socket listening on 127.0.0.1:`port` (0: any free port).
     /// Returns the descriptor and the bound port.
-    static func listenOnLoopback(port: UInt16, backlog: Int32 = 128) throws(LoopbackError) -> (fd: Int32, port: UInt16) {
+    public static func listenOnLoopback(port: UInt16, backlog: Int32 = 128) throws(LoopbackError) -> (fd: Int32, port: UInt16) {
         let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
         let fd = socket(AF_INET, type, 0)
-        guard fd >= 0 else { throw .bindFailed("socket: \(errorString(errno))") }
+        guard fd >= 0 else { throw .bindFailed("socket: \(POSIX.lastErrorString)") }
         func fail(_ call: String) -> LoopbackError {
-            let message = "\(call) 127.0.0.1:\(port): \(errorString(errno))"
+            let message = "\(call) 127.0.0.1:\(port): \(POSIX.lastErrorString)"
             close(fd)
             return .bindFailed(message)
         }
@@ -88,7 +78,7 @@ enum POSIX {
         var fds: [Int32] = [-1, -1]
         let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
         guard socketpair(AF_UNIX, type, 0, &fds) == 0 else {
-            throw .bindFailed("socketpair: \(errorString(errno))")
+            throw .bindFailed("socketpair: \(POSIX.lastErrorString)")
         }
         return (fds[0], fds[1])
     }
