@@ -71,7 +71,7 @@ def test_quick_start_starts_with_try(tried):
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == "{}", lines  # the ping
-    assert '"deviceMode":"personal"' in lines[1], lines
+    assert lines[1].startswith('{"deviceMode":"private"'), lines
     assert "null" not in done.stdout, done.stdout
     assert_home_untouched(tried)
 
@@ -106,12 +106,16 @@ def test_python_quick_start_after_pip_install(tried, tmp_path):
     install, = blocks("clients/python/README.md", "## Quick start", "sh")
     assert install.startswith("pip install ./clients/python") and "--no-build-isolation" in install
     site = tmp_path / "site"
-    # As the README's offline line says, from this repository, without the network.
+    # As the README's offline line says, without the network; from a copy, as setuptools
+    # leaves a build/ directory beside the sources.
+    source = shutil.copytree(os.path.join(REPO, "clients", "python"), tmp_path / "python",
+                             ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
     built = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-build-isolation",
-                            "--no-deps", "--target", str(site), "./clients/python"],
-                           cwd=REPO, capture_output=True, text=True, timeout=180)
-    if built.returncode != 0 and "setuptools" in built.stderr and not os.environ.get("CI"):
-        pytest.skip("setuptools is not installed in this Python (needed by --no-build-isolation)")
+                            "--no-deps", "--target", str(site), str(source)],
+                           capture_output=True, text=True, timeout=180)
+    if built.returncode != 0 and ("setuptools" in built.stderr or "bdist_wheel" in built.stderr) \
+            and not os.environ.get("CI"):
+        pytest.skip("this Python lacks setuptools>=70.1 (--no-build-isolation; scripts/setup.sh puts it in .venv/)")
     assert built.returncode == 0, built.stderr
     quick, = blocks("clients/python/README.md", "## Quick start", "python")
     env, _ = tried
