@@ -23,25 +23,6 @@ say() { echo "try: $*" >&2; }
 
 running() { [[ -s "$pid_file" ]] && kill -0 "$(cat "$pid_file")" 2>/dev/null; }
 
-# A Python that has `cryptography` (the mock's one dependency): the test environment's, the
-# first python3, Debian's; else Debian's python3-cryptography is installed when possible.
-mock_python() {
-    local python
-    for python in "$repo/.venv/bin/python" python3 /usr/bin/python3; do
-        if command -v "$python" >/dev/null && "$python" -c 'import cryptography' 2>/dev/null; then
-            echo "$python"; return
-        fi
-    done
-    local sudo=""; [[ $(id -u) -ne 0 ]] && sudo="sudo -n"
-    say "installing python3-cryptography (the mock identity platform needs it)"
-    if $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-cryptography >/dev/null 2>&1 \
-        && /usr/bin/python3 -c 'import cryptography' 2>/dev/null; then
-        echo /usr/bin/python3; return
-    fi
-    say "the mock needs Python's 'cryptography': apt-get install python3-cryptography, or scripts/setup.sh"
-    return 1
-}
-
 stop() {
     if running; then
         local pid; pid=$(cat "$pid_file")
@@ -75,7 +56,7 @@ start() {
     fi
     mkdir -p "$dir"; chmod 700 "$dir"
     local python binary
-    python=$(mock_python)
+    python=$(scripts/mock-python.sh)
     [[ -n "${AUTH_SIDECAR_BIN:-}" ]] || scripts/setup.sh --build-only
     if [[ -n "${AUTH_SIDECAR_BIN:-}" && -x "${AUTH_SIDECAR_BIN:-}" ]]; then
         binary=$AUTH_SIDECAR_BIN
