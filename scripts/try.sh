@@ -29,6 +29,8 @@ stop() {
         kill -TERM "$pid"
         for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
         say "stopped the mock identity platform"
+    elif [[ ${1:-} == quiet ]]; then
+        say "stopped the mock identity platform"  # Ctrl-C reached it first
     else
         say "not running"
     fi
@@ -82,7 +84,7 @@ start() {
     instructions
     if [[ $foreground == yes ]]; then
         say "Ctrl-C stops it"
-        trap 'stop; exit 0' INT TERM
+        trap 'stop quiet; exit 0' INT TERM
         wait
     else
         say "scripts/try.sh stop stops it"
