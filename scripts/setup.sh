@@ -34,6 +34,7 @@ if [[ $build_only == yes ]]; then
     install_missing
     exit 0
 fi
+command -v curl >/dev/null || missing+=(curl)  # the README's verbs block (Tests/e2e_auth/test_readme.py)
 command -v git >/dev/null || missing+=(git)
 command -v kubectl >/dev/null || missing+=(kubernetes-client)  # Debian's kubectl
 venv_works() { [ -x .venv/bin/python ] && .venv/bin/python -m pip --version >/dev/null 2>&1; }
