@@ -117,7 +117,7 @@ describe('client without the identity service', { ...needsBinary, timeout: 60000
       assert.throws(() => new SidecarClient(), /AUTH_SIDECAR_BIN/);
       delete process.env.AUTH_SIDECAR_BIN;
       process.env.PATH = dir;
-      assert.throws(() => new SidecarClient(), /PATH/);
+      assert.throws(() => new SidecarClient(), /on PATH \(scripts\/install\.sh installs it/);
     } finally {
       if (saved.bin === undefined) delete process.env.AUTH_SIDECAR_BIN; else process.env.AUTH_SIDECAR_BIN = saved.bin;
       process.env.PATH = saved.path;

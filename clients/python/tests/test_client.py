@@ -75,7 +75,7 @@ def test_missing_binary(tmp_path, monkeypatch):
         a.SidecarClient()
     monkeypatch.delenv("AUTH_SIDECAR_BIN")
     monkeypatch.setenv("PATH", str(tmp_path))
-    with pytest.raises(a.SidecarNotFoundError, match="PATH"):
+    with pytest.raises(a.SidecarNotFoundError, match=r"on PATH \(scripts/install.sh installs it"):
         a.SidecarClient()
     not_executable = tmp_path / "auth-sidecar"
     not_executable.write_text("#!/bin/sh\n")
