@@ -25,7 +25,7 @@ import time
 
 DEFAULT_BINARY = os.environ.get("AUTH_SIDECAR_BIN") or os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..", ".build", "release", "auth-sidecar")
-ARGS = ["--client-id", "bench-client"]
+ARGS = ["--client-id", "11111111-2222-3333-4444-555555555555"]
 DEADLINE = 600.0  # no single measurement may take longer than this
 
 

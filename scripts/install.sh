@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs auth-sidecar for the current user (or under --prefix): the binary, the man page
-# (generated from the same source as --help) and bash, zsh and fish completions.
+# (generated from the same source as --help), bash, zsh and fish completions, and the protocol
+# documents (share/doc/auth-sidecar/protocol, which --help names).
 #
 #   scripts/install.sh [--prefix DIR]      # default: ~/.local
 set -euo pipefail
@@ -22,8 +23,9 @@ echo "install: building the man page generator (once; about a minute)..." >&2
 swift build -c release --product generate-manual >/dev/null
 generator="$(swift build -c release --show-bin-path)/generate-manual"
 
+docs="$prefix/share/doc/auth-sidecar"
 install -d "$prefix/bin" "$prefix/share/man/man1" "$prefix/share/bash-completion/completions" \
-    "$prefix/share/zsh/site-functions" "$prefix/share/fish/vendor_completions.d"
+    "$prefix/share/zsh/site-functions" "$prefix/share/fish/vendor_completions.d" "$docs"
 install -m 755 "$binary" "$prefix/bin/auth-sidecar"
 pages="$(mktemp -d)"
 trap 'rm -rf "$pages"' EXIT
@@ -32,8 +34,11 @@ install -m 644 "$pages/auth-sidecar.1" "$prefix/share/man/man1/auth-sidecar.1"
 "$binary" --generate-completion-script bash >"$prefix/share/bash-completion/completions/auth-sidecar"
 "$binary" --generate-completion-script zsh >"$prefix/share/zsh/site-functions/_auth-sidecar"
 "$binary" --generate-completion-script fish >"$prefix/share/fish/vendor_completions.d/auth-sidecar.fish"
+rm -rf "$docs/protocol"
+cp -R protocol "$docs/protocol"
+chmod -R u=rwX,go=rX "$docs/protocol"
 
-echo "installed $prefix/bin/auth-sidecar, man page auth-sidecar(1), bash/zsh/fish completions" >&2
+echo "installed $prefix/bin/auth-sidecar, man page auth-sidecar(1), bash/zsh/fish completions, $docs/protocol" >&2
 case ":$PATH:" in
     *":$prefix/bin:"*) ;;
     *) echo "add $prefix/bin to PATH (e.g. in ~/.profile: export PATH=\"$prefix/bin:\$PATH\")" >&2 ;;

@@ -1,28 +1,54 @@
 #!/usr/bin/env bash
 # Installs what building and testing need, only what is missing: the C libraries'
 # development packages (libcurl, jansson), jq for the shell recipes, git and kubectl (the
-# adapters' real clients), and the Python test packages. Safe to run again.
+# adapters' real clients), and the Python test packages (requirements-test.txt) in a virtual
+# environment of the repository's own, .venv/ (PEP 668: Debian's python3 refuses a
+# system-wide pip install; python3-venv comes from apt when venv lacks ensurepip).
+# scripts/test.sh puts .venv/bin first on PATH. Safe to run again.
+#
+#   scripts/setup.sh               everything
+#   scripts/setup.sh --build-only  only what building the binary needs (the demo, scripts/try.sh)
 set -euo pipefail
+build_only=no
+[[ "${1:-}" == --build-only ]] && build_only=yes
 cd "$(dirname "$0")/.."
 
 export PATH="/opt/swift/usr/bin:$PATH"
 command -v swift >/dev/null || { echo "setup: Swift 6 is needed (swift not on PATH)" >&2; exit 1; }
 
-missing=()
-for pkg in libcurl4-openssl-dev libjansson-dev jq pkg-config; do
-    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
-done
-command -v git >/dev/null || missing+=(git)
-command -v kubectl >/dev/null || missing+=(kubernetes-client)  # Debian's kubectl
-if ((${#missing[@]})); then
+# install_missing: the Debian packages in ${missing[@]}, with apt-get.
+install_missing() {
+    ((${#missing[@]})) || return 0
     echo "setup: installing ${missing[*]}" >&2
     SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+}
 
-if ! python3 -c "import pytest, jsonschema, cryptography, msal, requests, azure.identity" 2>/dev/null \
-   || [ "$(python3 -c 'import msal; print(msal.__version__)' 2>/dev/null)" != "1.39.0" ]; then
-    echo "setup: installing Python test packages" >&2
-    python3 -m pip install -q --disable-pip-version-check -r requirements-test.txt
+missing=()
+for pkg in libcurl4-openssl-dev libjansson-dev pkg-config; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+command -v jq >/dev/null || missing+=(jq)  # the README's snippets and the shell recipes
+if [[ $build_only == yes ]]; then
+    install_missing
+    exit 0
+fi
+command -v curl >/dev/null || missing+=(curl)  # the README's verbs block (Tests/e2e_auth/test_readme.py)
+command -v git >/dev/null || missing+=(git)
+command -v kubectl >/dev/null || missing+=(kubernetes-client)  # Debian's kubectl
+venv_works() { [ -x .venv/bin/python ] && .venv/bin/python -m pip --version >/dev/null 2>&1; }
+# Debian splits venv's ensurepip into python3-venv.
+venv_works || python3 -c 'import ensurepip, venv' 2>/dev/null || missing+=(python3-venv)
+install_missing
+
+if ! venv_works; then
+    echo "setup: creating the test virtual environment .venv/" >&2
+    rm -rf .venv
+    python3 -m venv .venv
+fi
+if ! .venv/bin/python -c "import pytest, jsonschema, cryptography, msal, requests, azure.identity, setuptools.command.bdist_wheel" 2>/dev/null \
+   || [ "$(.venv/bin/python -c 'import msal; print(msal.__version__)' 2>/dev/null)" != "1.39.0" ]; then
+    echo "setup: installing Python test packages into .venv/" >&2
+    .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements-test.txt
 fi

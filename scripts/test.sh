@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: Swift unit tests (also under ThreadSanitizer), a minute of fuzzing, then
-# the end-to-end, protocol and mock suites against the real release binary. Installs what is
-# missing first. Exit status 0 only if all pass.
+# the end-to-end, protocol and mock suites against the real release binary, with the Python
+# of the test virtual environment (.venv/). Installs what is missing first. Exit status 0
+# only if all pass.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/opt/swift/usr/bin:$PATH"
@@ -9,6 +10,10 @@ export PATH="/opt/swift/usr/bin:$PATH"
 STRICT_BUILD_FLAGS=(-Xswiftc -warnings-as-errors --explicit-target-dependency-import-check error)
 
 scripts/setup.sh || exit 1
+# The test packages live in .venv/ (scripts/setup.sh): its bin first on PATH, so every suite,
+# and every python3 a test spawns (the mock, scripted browsers, run-tests scripts), uses it.
+export VIRTUAL_ENV="$PWD/.venv" PATH="$PWD/.venv/bin:$PATH" PYTHON="$PWD/.venv/bin/python"
+unset PYTHONHOME
 AUTH_SIDECAR_BIN="$(scripts/build.sh)" || { echo "test: release build failed" >&2; exit 1; }
 export AUTH_SIDECAR_BIN
 

@@ -1,11 +1,12 @@
 import AuthSeams
 import JSONRPC
 
-/// Checks the URLs of a configuration: HTTPS everywhere except loopback hosts, and a
-/// loopback `http` redirect URI.
+/// Checks a configuration: the URLs (HTTPS everywhere except loopback hosts, a loopback
+/// `http` redirect URI, no placeholder authority) and the client id (``ClientIDRule``).
 enum ConfigurationValidator {
     static func validate(_ config: Configuration) throws(RPCError) {
-        try requireSecure(config.authority, member: "authority")
+        try requireAuthority(config.authority)
+        try ClientIDRule.check(config.clientId, authority: config.authority)
         try requireSecure(config.graphEndpoint, member: "graphEndpoint")
         if let redirect = config.postLogoutRedirectUri { try requireSecure(redirect, member: "postLogoutRedirectUri") }
         guard let redirect = URLParts(config.redirectUri), redirect.scheme == "http", redirect.isLoopback else {
@@ -28,6 +29,20 @@ enum ConfigurationValidator {
         guard range.contains(value) else {
             throw .invalidParams("\(member) must be \(range.lowerBound) to \(range.upperBound) seconds, not \(value)", member: member)
         }
+    }
+
+    /// An absolute http(s) URL with nothing left to fill in (`<tenant>`, `{tenant}`).
+    private static func requireAuthority(_ authority: String) throws(RPCError) {
+        let example = "such as https://login.microsoftonline.com/common, https://login.microsoftonline.com/{your tenant id} "
+            + "or an OpenID issuer URL"
+        guard URLParts(authority) != nil else {
+            throw .invalidParams("authority must be an absolute https URL \(example), not '\(authority)'", member: "authority")
+        }
+        guard !authority.contains(where: { "<>{}".contains($0) }) else {
+            throw .invalidParams("authority '\(authority)' has a placeholder left in it: replace it with your tenant "
+                + "(its id, its domain, or common/organizations/consumers)", member: "authority")
+        }
+        try requireSecure(authority, member: "authority")
     }
 
     private static func requireSecure(_ text: String, member: String) throws(RPCError) {

@@ -19,9 +19,12 @@ public enum UserPaths {
         return "/tmp/auth-sidecar-\(getuid())/agent.sock"
     }
 
-    /// The default configuration file: `$XDG_CONFIG_HOME/auth-sidecar/config.json`, else
-    /// `~/.config/auth-sidecar/config.json`; `nil` without either variable.
+    /// The default configuration file: `$AUTH_SIDECAR_CONFIG` (an absolute path: a
+    /// configuration of its own for one shell, such as `scripts/try.sh`'s), else
+    /// `$XDG_CONFIG_HOME/auth-sidecar/config.json`, else `~/.config/auth-sidecar/config.json`;
+    /// `nil` without any of these variables.
     public static func defaultConfigFile(_ environment: (String) -> String? = ProcessEnvironment.value) -> String? {
+        if let explicit = environment("AUTH_SIDECAR_CONFIG"), explicit.hasPrefix("/") { return explicit }
         if let config = environment("XDG_CONFIG_HOME"), config.hasPrefix("/") { return config + "/auth-sidecar/config.json" }
         if let home = environment("HOME"), home.hasPrefix("/") { return home + "/.config/auth-sidecar/config.json" }
         return nil

@@ -17,9 +17,14 @@ public struct AuthSidecarCommand: ParsableCommand {
         abstract: "Sign-in, token cache and Microsoft Graph for any language, as JSON-RPC 2.0 over stdin/stdout.",
         discussion: """
             Without a verb: send newline-delimited JSON-RPC or LSP-framed (Content-Length) messages \
-            on stdin; replies come on stdout in the same framing. Logs go to stderr. See \
-            protocol/README.md. With a verb: one action for shells (exit status 0 success, \
-            1 failure, 2 sign-in needed, 64 usage error).
+            on stdin; replies come on stdout in the same framing. Logs go to stderr. With a verb: \
+            one action for shells (exit status 0 success, 1 failure, 2 sign-in needed, 64 usage \
+            error).
+
+            More: man auth-sidecar. The protocol (every method, its params, results and errors): \
+            share/doc/auth-sidecar/protocol/README.md under the installation prefix \
+            (scripts/install.sh; ~/.local/share/doc/auth-sidecar/protocol by default), \
+            protocol/README.md in the source tree.
             """,
         version: ServerInfo.version,
         // The shell verbs, in the order `--help` lists them, then the agent.

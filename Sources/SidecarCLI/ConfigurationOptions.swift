@@ -4,14 +4,14 @@ import Logging
 /// The options that choose the configuration and logging, shared by the stdio mode (the root
 /// command) and every verb, so each is declared once.
 public struct ConfigurationOptions: ParsableArguments {
-    @Option(name: .customLong("client-id"), help: "The application (client) ID.")
+    @Option(name: .customLong("client-id"), help: "The application (client) ID (a GUID for Microsoft authorities).")
     var clientID: String?
 
     @Option(help: "The authority URL (default https://login.microsoftonline.com/common).")
     var authority: String?
 
     @Option(help: ArgumentHelp(
-        "A JSON file with configuration keys (clientId, authority, ...); default $XDG_CONFIG_HOME/auth-sidecar/config.json when it exists.",
+        "A JSON file with configuration keys (clientId, authority, ...); default $AUTH_SIDECAR_CONFIG, else $XDG_CONFIG_HOME/auth-sidecar/config.json, when it exists.",
         valueName: "file"))
     var config: String?
 

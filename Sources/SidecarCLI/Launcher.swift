@@ -40,6 +40,7 @@ public enum Launcher {
     /// Serves until end of input; returns only by throwing a configuration error. With an
     /// agent of the user's running, forwards to it instead (``AgentRelay``).
     static func run(_ options: LaunchOptions) throws(RPCError) -> Never {
+        TerminalHint.showIfStdinIsATerminal()
         let protocolOutput = StandardStreams.reserveStdoutForProtocol()
         if let agent = agentToForwardTo(options) {
             let overrides = try startupOverrides(options)

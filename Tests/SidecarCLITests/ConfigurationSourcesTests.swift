@@ -44,6 +44,17 @@ import Testing
         #expect(sources.origins == ["file \(other)"])
     }
 
+    @Test func authSidecarConfigNamesTheDefaultFile() throws {
+        let home = try Self.configHome(#"{"clientId": "xdg"}"#)
+        let chosen = try Self.configHome(#"{"clientId": "chosen"}"#) + "/auth-sidecar/config.json"
+        let environment: [String: String] = ["XDG_CONFIG_HOME": home, "AUTH_SIDECAR_CONFIG": chosen]
+        let sources = try ConfigurationSources.load(LaunchOptions(), environment: { environment[$0] })
+        #expect(sources.overrides.clientId == "chosen")
+        #expect(sources.origins == ["file \(chosen)"])
+        let relative = try ConfigurationSources.load(LaunchOptions(), environment: { $0 == "AUTH_SIDECAR_CONFIG" ? "c.json" : environment[$0] })
+        #expect(relative.overrides.clientId == "xdg")
+    }
+
     @Test func aBadDefaultFileIsNamed() throws {
         let home = try Self.configHome("{not json")
         #expect {

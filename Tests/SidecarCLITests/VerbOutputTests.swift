@@ -30,6 +30,8 @@ import Testing
         let network = RPCError(code: -51001, message: "connection refused", name: "networkError")
         #expect(VerbFailure.from(network) == VerbFailure(status: 1, message: "connection refused (networkError)"))
         #expect(VerbFailure.from(.invalidParams("missing member 'clientId'", member: "clientId")).message.hasPrefix("no client id configured"))
+        let placeholder = RPCError.invalidParams("clientId 'YOUR-CLIENT-ID' is a placeholder: set clientId to ...", member: "clientId")
+        #expect(VerbFailure.from(placeholder).message.contains("clientId 'YOUR-CLIENT-ID' is a placeholder"))
         #expect(VerbFailure.oneLine(String(repeating: "x", count: 400)).count == 300)
     }
 

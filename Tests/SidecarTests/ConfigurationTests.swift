@@ -5,7 +5,7 @@ import Testing
 
 @Suite struct ConfigurationTests {
     @Test func appliesTheContractDefaults() throws {
-        let config = try ConfigurationOverrides(params: ["clientId": "app"]).resolved()
+        let config = try ConfigurationOverrides(params: ["clientId": "11111111-2222-3333-4444-555555555555"]).resolved()
         #expect(config.authority == "https://login.microsoftonline.com/common")
         #expect(config.redirectUri == "http://localhost")
         #expect(config.scopes == ["user.read"])
@@ -17,7 +17,7 @@ import Testing
     }
 
     @Test func readsAndLayersTheTimeouts() throws {
-        let file = try ConfigurationOverrides(params: ["clientId": "a", "httpTimeoutSeconds": 5, "interactiveTimeoutSeconds": 60])
+        let file = try ConfigurationOverrides(params: ["clientId": "11111111-2222-3333-4444-555555555555", "httpTimeoutSeconds": 5, "interactiveTimeoutSeconds": 60])
         var flags = ConfigurationOverrides()
         flags.httpTimeoutSeconds = 7
         let config = try flags.merged(over: file).resolved()
@@ -28,25 +28,25 @@ import Testing
     }
 
     @Test func layersSourcesWithTheLaterWinning() throws {
-        let file = try ConfigurationOverrides(params: ["clientId": "file", "authority": "https://login.microsoftonline.com/organizations"])
+        let file = try ConfigurationOverrides(params: ["clientId": "11111111-1111-1111-1111-111111111111", "authority": "https://login.microsoftonline.com/organizations"])
         var flags = ConfigurationOverrides()
-        flags.clientId = "flag"
+        flags.clientId = "22222222-2222-2222-2222-222222222222"
         let config = try flags.merged(over: file).resolved()
-        #expect(config.clientId == "flag")
+        #expect(config.clientId == "22222222-2222-2222-2222-222222222222")
         #expect(config.authority == "https://login.microsoftonline.com/organizations")
     }
 
     @Test func readsTheCacheSetting() throws {
-        #expect(try ConfigurationOverrides(params: ["clientId": "a", "cache": ["persistence": "memory"]]).resolved().cache == .memory)
-        #expect(try ConfigurationOverrides(params: ["clientId": "a", "cache": ["path": "/tmp/c.json"]]).resolved().cache == .file(path: "/tmp/c.json"))
-        #expect(try ConfigurationOverrides(params: ["clientId": "a", "cache": ["path": "/tmp/c.json", "encryption": ["keyFile": "/run/k"]]])
+        #expect(try ConfigurationOverrides(params: ["clientId": "11111111-2222-3333-4444-555555555555", "cache": ["persistence": "memory"]]).resolved().cache == .memory)
+        #expect(try ConfigurationOverrides(params: ["clientId": "11111111-2222-3333-4444-555555555555", "cache": ["path": "/tmp/c.json"]]).resolved().cache == .file(path: "/tmp/c.json"))
+        #expect(try ConfigurationOverrides(params: ["clientId": "11111111-2222-3333-4444-555555555555", "cache": ["path": "/tmp/c.json", "encryption": ["keyFile": "/run/k"]]])
             .resolved().cache == .file(path: "/tmp/c.json", keyFile: "/run/k"))
     }
 
     @Test func postLogoutRedirectUriIsEchoedOnlyWhenSet() throws {
-        let unset = try ConfigurationOverrides(params: ["clientId": "a"]).resolved()
+        let unset = try ConfigurationOverrides(params: ["clientId": "11111111-2222-3333-4444-555555555555"]).resolved()
         #expect(unset.postLogoutRedirectUri == nil && unset.json["postLogoutRedirectUri"] == nil)
-        let set = try ConfigurationOverrides(params: ["clientId": "a", "postLogoutRedirectUri": "https://app.example/out"]).resolved()
+        let set = try ConfigurationOverrides(params: ["clientId": "11111111-2222-3333-4444-555555555555", "postLogoutRedirectUri": "https://app.example/out"]).resolved()
         #expect(set.json["postLogoutRedirectUri"] == "https://app.example/out")
         let layered = ConfigurationOverrides().merged(over: try ConfigurationOverrides(params: ["postLogoutRedirectUri": "http://localhost/out"]))
         #expect(layered.postLogoutRedirectUri == "http://localhost/out")
@@ -76,7 +76,7 @@ import Testing
 
     @Test(arguments: badValues)
     func rejectsBadValuesNamingTheKey(extra: JSONObject, member: String) {
-        var params: JSONObject = ["clientId": "app"]
+        var params: JSONObject = ["clientId": "11111111-2222-3333-4444-555555555555"]
         for (key, value) in extra { params[key] = value }
         do {
             _ = try ConfigurationOverrides(params: .object(params)).resolved()
@@ -89,7 +89,7 @@ import Testing
 
     @Test func allowsHTTPOnlyForLoopbackHosts() throws {
         for authority in ["http://127.0.0.1:8443/common", "http://localhost/tenant", "http://[::1]:9/x"] {
-            #expect(try ConfigurationOverrides(params: ["clientId": "a", "authority": .string(authority)]).resolved().authority == authority)
+            #expect(try ConfigurationOverrides(params: ["clientId": "11111111-2222-3333-4444-555555555555", "authority": .string(authority)]).resolved().authority == authority)
         }
     }
 
@@ -117,12 +117,12 @@ import Testing
     @Test func routesEveryMethodOfTheContract() throws {
         #expect(SidecarMethod.allCases.allSatisfy { $0.isImplemented })
         for method in ["getCurrentAccount", "getAccounts", "acquireToken", "acquireTokenSilent", "signout", "callGraph"] {
-            guard case .concurrent = try service(clientId: "a").route(forRequest: method) else {
+            guard case .concurrent = try service(clientId: "11111111-2222-3333-4444-555555555555").route(forRequest: method) else {
                 Issue.record("\(method) is not routed to a handler")
                 continue
             }
         }
-        guard case .failure(let error) = try service(clientId: "a").route(forRequest: "acquireTokens") else { return }
+        guard case .failure(let error) = try service(clientId: "11111111-2222-3333-4444-555555555555").route(forRequest: "acquireTokens") else { return }
         #expect(error.code == -32601)
     }
 
@@ -140,10 +140,10 @@ import Testing
             Issue.record("initialize not immediate")
             return
         }
-        let result = try initialize(["clientId": "app", "processId": 42])
+        let result = try initialize(["clientId": "11111111-2222-3333-4444-555555555555", "processId": 42])
         #expect(result["serverInfo"]?["name"] == "auth-sidecar")
         #expect(result["capabilities"]?["methods"]?.arrayValue?.contains("getDeviceInformation") == true)
-        #expect(throws: RPCError.self) { try initialize(["clientId": "app"]) }
+        #expect(throws: RPCError.self) { try initialize(["clientId": "11111111-2222-3333-4444-555555555555"]) }
         guard case .immediate = service.route(forRequest: "getDeviceInformation") else {
             Issue.record("still not initialized")
             return

@@ -45,12 +45,12 @@ def sidecar_env(tmp_path) -> dict:
 def spawn(sidecar_bin, sidecar_env, tmp_path):
     """spawn(*extra_args, framing=..., client_id=..., diagnostics=..., env=...) -> sc.Sidecar
 
-    Defaults: --client-id e2e-client --enable-diagnostics, NDJSON expected on stdout.
+    Defaults: --client-id 11111111-2222-3333-4444-555555555555 --enable-diagnostics, NDJSON expected on stdout.
     Every process is killed at teardown.
     """
     procs: list[sc.Sidecar] = []
 
-    def _spawn(*args: str, framing: str = sc.NDJSON, client_id: str | None = "e2e-client",
+    def _spawn(*args: str, framing: str = sc.NDJSON, client_id: str | None = "11111111-2222-3333-4444-555555555555",
                diagnostics: bool = True, env: dict | None = None) -> sc.Sidecar:
         argv = [sidecar_bin]
         if client_id is not None:

@@ -15,7 +15,7 @@ def test_initialize_requires_client_id(spawn, framing):
     e = sc.assert_error(p.request("initialize", {}, 1), -32602, id=1, name="invalidParams")
     assert e["data"].get("member") == "clientId", e
     # still not initialized, and a correct initialize works afterwards
-    r = sc.assert_result(p.request("initialize", {"clientId": "abc"}, 2), id=2)
+    r = sc.assert_result(p.request("initialize", {"clientId": "11111111-2222-3333-4444-555555555555"}, 2), id=2)
     assert r["serverInfo"]["name"] == "auth-sidecar"
 
 
@@ -45,13 +45,13 @@ def test_initialize_result_shape(spawn, framing):
 
 def test_initialize_accepts_lsp_keys(spawn, framing):
     p = spawn(framing=framing, client_id=None)
-    sc.assert_result(p.request("initialize", dict(LSP_KEYS, clientId="abc"), 1), id=1)
+    sc.assert_result(p.request("initialize", dict(LSP_KEYS, clientId="11111111-2222-3333-4444-555555555555"), 1), id=1)
 
 
 def test_initialize_with_all_contract_keys(spawn, framing, tmp_path):
     p = spawn(framing=framing, client_id=None)
     params = {
-        "clientId": "abc", "authority": "https://login.microsoftonline.com/organizations",
+        "clientId": "11111111-2222-3333-4444-555555555555", "authority": "https://login.microsoftonline.com/organizations",
         "redirectUri": "http://localhost", "knownAuthorities": ["login.example.com"],
         "scopes": ["user.read", "mail.read"], "graphEndpoint": "https://graph.microsoft.com/",
         "cache": {"path": str(tmp_path / "cache.json")}, "sharedDeviceMode": False,
@@ -62,8 +62,8 @@ def test_initialize_with_all_contract_keys(spawn, framing, tmp_path):
 
 def test_initialize_twice(spawn, framing):
     p = spawn(framing=framing, client_id=None)
-    sc.assert_result(p.request("initialize", {"clientId": "abc"}, 1), id=1)
-    sc.assert_error(p.request("initialize", {"clientId": "abc"}, 2), -32600, id=2, name="alreadyInitialized")
+    sc.assert_result(p.request("initialize", {"clientId": "11111111-2222-3333-4444-555555555555"}, 1), id=1)
+    sc.assert_error(p.request("initialize", {"clientId": "11111111-2222-3333-4444-555555555555"}, 2), -32600, id=2, name="alreadyInitialized")
 
 
 def test_initialize_after_command_line_client_id(spawn, framing):
@@ -77,7 +77,7 @@ def test_methods_before_initialize(spawn, framing):
     sc.assert_error(p.request("getDeviceInformation", {}, 1), -32002, id=1, name="serverNotInitialized")
     sc.assert_error(p.request("diagnostics/echo", {"a": 1}, 2), -32002, id=2, name="serverNotInitialized")
     p.ping("allowed")
-    sc.assert_result(p.request("initialize", {"clientId": "abc"}, 3), id=3)
+    sc.assert_result(p.request("initialize", {"clientId": "11111111-2222-3333-4444-555555555555"}, 3), id=3)
     sc.assert_result(p.request("getDeviceInformation", {}, 4), id=4)
 
 
@@ -88,7 +88,7 @@ def test_command_line_configures(spawn, framing):
 
 def test_config_file_configures(spawn, framing, tmp_path):
     cfg = tmp_path / "config.json"
-    cfg.write_text('{"clientId": "from-config", "sharedDeviceMode": true}')
+    cfg.write_text('{"clientId": "11111111-2222-3333-4444-555555555555", "sharedDeviceMode": true}')
     p = spawn("--config", str(cfg), framing=framing, client_id=None)
     r = sc.assert_result(p.request("getDeviceInformation", {}, 1), id=1)
     assert r["deviceMode"] == "shared" and r["sharedDeviceModeSource"] == "configuration", r

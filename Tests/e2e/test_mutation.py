@@ -45,7 +45,7 @@ BASE = [
      "params": {"a": [1, 2.5, -3e10, True, False, None], "s": "h\u00e9llo \u65e5\u672c \U0001F389",
                 "e": "q\"b\\s/\n\t\u0001", "o": {"k": {"k2": []}}}, "id": 3},
     {"jsonrpc": "2.0", "method": "diagnostics/echo", "params": {"n": 9223372036854775807}, "id": -9223372036854775808},
-    {"jsonrpc": "2.0", "method": "initialize", "params": {"clientId": "abc", "scopes": ["user.read"]}, "id": 4},
+    {"jsonrpc": "2.0", "method": "initialize", "params": {"clientId": "11111111-2222-3333-4444-555555555555", "scopes": ["user.read"]}, "id": 4},
     {"jsonrpc": "2.0", "method": "acquireToken", "params": {"scopes": ["user.read"], "promptType": "login"}, "id": 5},
     {"jsonrpc": "2.0", "method": "no/such/method", "params": {"x": 1}, "id": 6},
     {"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": 3}},

@@ -46,7 +46,7 @@ def test_get_device_information_policy_file(spawn, framing, tmp_path):
 
 def test_get_device_information_shared_by_initialize(spawn, framing):
     p = spawn(framing=framing, client_id=None)
-    sc.assert_result(p.request("initialize", {"clientId": "abc", "sharedDeviceMode": True}, 1), id=1)
+    sc.assert_result(p.request("initialize", {"clientId": "11111111-2222-3333-4444-555555555555", "sharedDeviceMode": True}, 1), id=1)
     r = sc.assert_result(p.request("getDeviceInformation", {}, 2), id=2)
     assert r["deviceMode"] == "shared" and r["sharedDeviceModeSource"] == "configuration", r
 
@@ -95,14 +95,14 @@ def test_scalar_params_message_does_not_contradict_array_rejection(spawn, framin
 @pytest.mark.parametrize("params, member", [
     ({"clientId": 5}, "clientId"),
     ({"clientId": None}, "clientId"),
-    ({"clientId": "abc", "authority": 1}, "authority"),
-    ({"clientId": "abc", "scopes": "user.read"}, "scopes"),
-    ({"clientId": "abc", "sharedDeviceMode": "yes"}, "sharedDeviceMode"),
-    ({"clientId": "abc", "knownAuthorities": "x"}, "knownAuthorities"),
-    ({"clientId": "abc", "clientCapabilities": {}}, "clientCapabilities"),
-    ({"clientId": "abc", "cache": "file"}, "cache"),
-    ({"clientId": "abc", "browser": 3}, "browser"),
-    ({"clientId": "abc", "bogusKey": 1}, "bogusKey"),
+    ({"clientId": "11111111-2222-3333-4444-555555555555", "authority": 1}, "authority"),
+    ({"clientId": "11111111-2222-3333-4444-555555555555", "scopes": "user.read"}, "scopes"),
+    ({"clientId": "11111111-2222-3333-4444-555555555555", "sharedDeviceMode": "yes"}, "sharedDeviceMode"),
+    ({"clientId": "11111111-2222-3333-4444-555555555555", "knownAuthorities": "x"}, "knownAuthorities"),
+    ({"clientId": "11111111-2222-3333-4444-555555555555", "clientCapabilities": {}}, "clientCapabilities"),
+    ({"clientId": "11111111-2222-3333-4444-555555555555", "cache": "file"}, "cache"),
+    ({"clientId": "11111111-2222-3333-4444-555555555555", "browser": 3}, "browser"),
+    ({"clientId": "11111111-2222-3333-4444-555555555555", "bogusKey": 1}, "bogusKey"),
 ])
 def test_initialize_wrong_types(spawn, framing, params, member):
     p = spawn(framing=framing, client_id=None)
@@ -112,7 +112,7 @@ def test_initialize_wrong_types(spawn, framing, params, member):
 
 def test_initialize_wrong_element_type(spawn, framing):
     p = spawn(framing=framing, client_id=None)
-    got = member_error(p.request("initialize", {"clientId": "abc", "knownAuthorities": [1]}, 1), 1)
+    got = member_error(p.request("initialize", {"clientId": "11111111-2222-3333-4444-555555555555", "knownAuthorities": [1]}, 1), 1)
     assert got is not None and got.startswith("knownAuthorities"), got
 
 

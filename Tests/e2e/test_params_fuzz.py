@@ -40,7 +40,7 @@ def random_value(rng: random.Random, depth: int = 0):
 def test_random_params_never_break_the_process(spawn, seed):
     rng = random.Random(seed)
     p = spawn("--authority", "https://127.0.0.1:1/common", framing=sc.NDJSON)
-    p.request("initialize", {"clientId": "fuzz", "knownAuthorities": ["127.0.0.1"],
+    p.request("initialize", {"clientId": "11111111-2222-3333-4444-555555555555", "knownAuthorities": ["127.0.0.1"],
                              "cache": {"persistence": "memory"}}, id="init", timeout=10)
     for i in range(300):
         method = rng.choice(METHODS)

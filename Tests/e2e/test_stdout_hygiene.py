@@ -7,7 +7,7 @@ import sidecar as sc
 def traffic(framing):
     out = []
     out.append(sc.frame(sc.req("ping", {}, 1), framing))
-    out.append(sc.frame(sc.req("initialize", {"clientId": "x"}, 2), framing))
+    out.append(sc.frame(sc.req("initialize", {"clientId": "11111111-2222-3333-4444-555555555555"}, 2), framing))
     out.append(sc.frame(sc.req("getDeviceInformation", {}, 3), framing))
     out.append(sc.frame(sc.req("getDeviceInformation", {"bad": 1}, 4), framing))
     out.append(sc.frame(sc.req("acquireToken", {}, 5), framing))

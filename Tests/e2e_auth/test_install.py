@@ -32,6 +32,11 @@ def test_install_puts_binary_man_page_and_completions_under_the_prefix(tmp_path)
     assert subprocess.run(["bash", "-n", str(bash)]).returncode == 0 and "token" in bash.read_text()
     assert (prefix / "share" / "zsh" / "site-functions" / "_auth-sidecar").stat().st_size > 0
     assert (prefix / "share" / "fish" / "vendor_completions.d" / "auth-sidecar.fish").stat().st_size > 0
+    docs = prefix / "share" / "doc" / "auth-sidecar" / "protocol"
+    assert (docs / "README.md").read_text() == open(os.path.join(REPO, "protocol", "README.md")).read()
+    assert (docs / "openrpc.json").stat().st_size > 0 and (docs / "schemas").is_dir()
+    help_text = subprocess.run([str(binary), "--help"], capture_output=True, text=True, timeout=30).stdout
+    assert "share/doc/auth-sidecar/protocol/README.md" in help_text and "man auth-sidecar" in help_text
 
 
 def test_install_refuses_an_unknown_option():

@@ -17,7 +17,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXAMPLES = os.path.join(ROOT, "protocol", "examples")
 INITIALIZE = {"jsonrpc": "2.0", "id": "init", "method": "initialize",
-              "params": {"clientId": "00000000-0000-0000-0000-000000000000"}}
+              "params": {"clientId": "11111111-2222-3333-4444-555555555555"}}
 
 
 def compact(message):

@@ -41,7 +41,7 @@ REPO = Path(__file__).resolve().parents[2]
 PROTO = REPO / "protocol"
 SCHEMAS = PROTO / "schemas"
 EXAMPLES = PROTO / "examples"
-ZERO = "00000000-0000-0000-0000-000000000000"
+APP_ID = "11111111-2222-3333-4444-555555555555"
 TIMEOUT = 15.0  # seconds for any single reply / process exit
 MOCK_DIR = REPO / "Tests" / "mock_idp"
 MOCK_CLIENT_ID = "00001111-aaaa-2222-bbbb-3333cccc4444"
@@ -262,26 +262,26 @@ def test_configuration_keys_and_defaults():
         if default is not None:
             assert keys[k].get("default") == default, k
     cfg = validator_for_ref("Configuration.schema.json")
-    cfg.validate({"clientId": ZERO})
-    cfg.validate({"clientId": ZERO, "cache": {"path": "/tmp/c.json"}, "browser": "client",
+    cfg.validate({"clientId": APP_ID})
+    cfg.validate({"clientId": APP_ID, "cache": {"path": "/tmp/c.json"}, "browser": "client",
                   "knownAuthorities": ["fabrikamb2c.b2clogin.com"], "clientCapabilities": ["cp1"]})
     cfg.validate({"cache": {"persistence": "memory"}})
-    assert not cfg.is_valid({"clientId": ZERO, "processId": 1}), "LSP keys are for initialize only"
+    assert not cfg.is_valid({"clientId": APP_ID, "processId": 1}), "LSP keys are for initialize only"
     assert not cfg.is_valid({"authority": "http://login.microsoftonline.com/common"})
     assert not cfg.is_valid({"browser": "firefox"})
-    cfg.validate({"clientId": ZERO, "authority": "https://accounts.example.com/", "authorityType": "oidc",
+    cfg.validate({"clientId": APP_ID, "authority": "https://accounts.example.com/", "authorityType": "oidc",
                   "instanceDiscovery": False})
-    cfg.validate({"clientId": ZERO, "authorityType": None})
+    cfg.validate({"clientId": APP_ID, "authorityType": None})
     assert not cfg.is_valid({"authorityType": "OIDC"})
     assert not cfg.is_valid({"instanceDiscovery": "false"})
-    cfg.validate({"clientId": ZERO, "httpTimeoutSeconds": 1, "interactiveTimeoutSeconds": 3600})
+    cfg.validate({"clientId": APP_ID, "httpTimeoutSeconds": 1, "interactiveTimeoutSeconds": 3600})
     for bad in ({"httpTimeoutSeconds": 0}, {"httpTimeoutSeconds": 301}, {"httpTimeoutSeconds": 1.5},
                 {"interactiveTimeoutSeconds": 0}, {"interactiveTimeoutSeconds": 3601}):
         assert not cfg.is_valid(bad), bad
     init = validator_for_ref("InitializeParams.schema.json")
-    init.validate({"clientId": ZERO, "processId": 1, "clientInfo": {"name": "x"}, "trace": "off",
+    init.validate({"clientId": APP_ID, "processId": 1, "clientInfo": {"name": "x"}, "trace": "off",
                    "rootUri": None, "workspaceFolders": None, "locale": "en", "capabilities": {}})
-    assert not init.is_valid({"clientId": ZERO, "bogus": 1})
+    assert not init.is_valid({"clientId": APP_ID, "bogus": 1})
 
 
 AUTHORITIES_OK = [
@@ -299,7 +299,7 @@ AUTHORITIES_OK = [
 
 @pytest.mark.parametrize("authority", AUTHORITIES_OK)
 def test_authority_forms_accepted_by_schema(authority):
-    validate({"clientId": ZERO, "authority": authority}, "Configuration.schema.json")
+    validate({"clientId": APP_ID, "authority": authority}, "Configuration.schema.json")
     validate({"authority": authority}, "AcquireTokenParams.schema.json")
 
 
@@ -722,7 +722,7 @@ class Sidecar:
 def default_cli(ex):
     if "cli" in ex:
         return list(ex["cli"])
-    return [] if ex["request"].get("method") == "initialize" else ["--client-id", ZERO]
+    return [] if ex["request"].get("method") == "initialize" else ["--client-id", APP_ID]
 
 
 def canonical(v, unordered: bool):
@@ -841,7 +841,7 @@ def planned_probe(ex):
 
 def replay_planned(binary, ex):
     probe = planned_probe(ex)
-    with Sidecar(binary, ["--client-id", ZERO]) as sc:
+    with Sidecar(binary, ["--client-id", APP_ID]) as sc:
         sc.send(probe)
         got = sc.read_until_id(probe["id"])
         validate_response(got, probe["method"])
@@ -871,7 +871,7 @@ PLANNED_REQUESTS = sorted(m for m, (s, k, d) in CONTRACT_METHODS.items()
 def test_planned_methods_answer_planned_before_and_after_initialize(sidecar_bin, method):
     # configured by initialize rather than the command line: still -32601 planned
     with Sidecar(sidecar_bin, []) as sc:
-        sc.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"clientId": ZERO}})
+        sc.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"clientId": APP_ID}})
         assert "result" in sc.read_until_id(1)
         sc.send({"jsonrpc": "2.0", "id": 2, "method": method, "params": {}})
         err = sc.read_until_id(2)["error"]
@@ -882,7 +882,7 @@ def test_planned_methods_answer_planned_before_and_after_initialize(sidecar_bin,
 def test_device_mode_from_policy_file(sidecar_bin, tmp_path):
     policy = tmp_path / "policy.json"
     policy.write_text('{"sharedDeviceMode": true}')
-    with Sidecar(sidecar_bin, ["--client-id", ZERO], {"AUTH_SIDECAR_POLICY_FILE": str(policy)}) as sc:
+    with Sidecar(sidecar_bin, ["--client-id", APP_ID], {"AUTH_SIDECAR_POLICY_FILE": str(policy)}) as sc:
         sc.send({"jsonrpc": "2.0", "id": 1, "method": "getDeviceInformation", "params": {}})
         got = sc.read_until_id(1)
         validate_response(got, "getDeviceInformation")
@@ -893,7 +893,7 @@ def test_device_mode_from_policy_file(sidecar_bin, tmp_path):
 
 def test_initialize_capabilities_match_openrpc_status(sidecar_bin):
     with Sidecar(sidecar_bin, []) as sc:
-        sc.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"clientId": ZERO}})
+        sc.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"clientId": APP_ID}})
         got = sc.read_until_id(1)
         validate_response(got, "initialize")
         caps = got["result"]["capabilities"]

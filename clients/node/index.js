@@ -140,7 +140,8 @@ export function findBinary(binary) {
       if (isExecutableFile(full)) return full;
     }
     throw new SidecarNotFoundError(
-      `auth-sidecar binary not found: pass { binary }, set $${ENV_BINARY}, or put '${BINARY_NAME}' on PATH`);
+      `auth-sidecar binary not found: pass { binary }, set $${ENV_BINARY}, or put '${BINARY_NAME}' on PATH ` +
+      '(scripts/install.sh installs it in ~/.local/bin)');
   }
   let isFile = false;
   try { isFile = statSync(candidate).isFile(); } catch { isFile = false; }

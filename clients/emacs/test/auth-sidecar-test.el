@@ -215,7 +215,7 @@ the sidecar answers shutdown and then exits with status 0."
                            (setq proc (make-process
                                        :name "auth-sidecar-lsp-way"
                                        :command (list (auth-sidecar-test--env "AUTH_SIDECAR_BIN")
-                                                      "--client-id" "00000000-0000-0000-0000-000000000000"
+                                                      "--client-id" "11111111-2222-3333-4444-555555555555"
                                                       "--cache" "memory")
                                        :connection-type 'pipe
                                        :coding 'utf-8-emacs-unix

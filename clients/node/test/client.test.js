@@ -6,10 +6,10 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 
 import * as sidecar from '../index.js';
-import { BINARY, CLIENT_ID, QUICK, ZERO, baseEnv, guarded, needsBinary, tmpDir } from './helpers.js';
+import { BINARY, CLIENT_ID, QUICK, APP_ID, baseEnv, guarded, needsBinary, tmpDir } from './helpers.js';
 
 const { SidecarClient } = sidecar;
-const diagnostics = () => ({ binary: BINARY, args: ['--client-id', ZERO, '--enable-diagnostics'], env: baseEnv(), timeout: QUICK });
+const diagnostics = () => ({ binary: BINARY, args: ['--client-id', APP_ID, '--enable-diagnostics'], env: baseEnv(), timeout: QUICK });
 
 describe('client without the identity service', { ...needsBinary, timeout: 60000 }, () => {
   test('initialize and the no-service methods', guarded(async () => {
@@ -52,7 +52,7 @@ describe('client without the identity service', { ...needsBinary, timeout: 60000
   }));
 
   test('configured from the command line, no initialize', guarded(async () => {
-    const client = await SidecarClient.start({ binary: BINARY, args: ['--client-id', ZERO, '--cache', 'memory'], env: baseEnv() });
+    const client = await SidecarClient.start({ binary: BINARY, args: ['--client-id', APP_ID, '--cache', 'memory'], env: baseEnv() });
     assert.equal(client.serverInfo, null);
     assert.deepEqual(await client.getAccounts(), []);
     await client.close();
@@ -117,7 +117,7 @@ describe('client without the identity service', { ...needsBinary, timeout: 60000
       assert.throws(() => new SidecarClient(), /AUTH_SIDECAR_BIN/);
       delete process.env.AUTH_SIDECAR_BIN;
       process.env.PATH = dir;
-      assert.throws(() => new SidecarClient(), /PATH/);
+      assert.throws(() => new SidecarClient(), /on PATH \(scripts\/install\.sh installs it/);
     } finally {
       if (saved.bin === undefined) delete process.env.AUTH_SIDECAR_BIN; else process.env.AUTH_SIDECAR_BIN = saved.bin;
       process.env.PATH = saved.path;
@@ -222,7 +222,7 @@ describe('client without the identity service', { ...needsBinary, timeout: 60000
 
   test('stderr is collected and can be streamed', guarded(async () => {
     const chunks = [];
-    const client = await SidecarClient.start({ binary: BINARY, args: ['--client-id', ZERO, '--log-level', 'debug'], env: baseEnv() });
+    const client = await SidecarClient.start({ binary: BINARY, args: ['--client-id', APP_ID, '--log-level', 'debug'], env: baseEnv() });
     client.on('stderr', (text) => chunks.push(text));
     await client.ping();
     await client.close();

@@ -9,7 +9,7 @@ import time
 import pytest
 
 import auth_sidecar as a
-from conftest import ALICE, BOB, CLIENT_ID, SCRIPTED_BROWSER, ZERO
+from conftest import ALICE, BOB, CLIENT_ID, SCRIPTED_BROWSER, APP_ID
 
 QUICK = 10.0
 SIGN_IN = 25.0
@@ -41,7 +41,7 @@ def test_async_no_service_methods(sidecar_bin, base_env):
 
 def test_async_task_cancellation_sends_cancel_request(sidecar_bin, base_env):
     async def main():
-        async with a.AsyncSidecarClient(sidecar_bin, args=["--client-id", ZERO, "--enable-diagnostics"],
+        async with a.AsyncSidecarClient(sidecar_bin, args=["--client-id", APP_ID, "--enable-diagnostics"],
                                         env=base_env, timeout=QUICK) as sidecar:
             task = asyncio.ensure_future(sidecar.call("diagnostics/sleep", {"ms": 20000}))
             await asyncio.sleep(0.3)
@@ -69,7 +69,7 @@ def test_async_missing_and_crashing_binary(sidecar_bin, base_env, tmp_path):
                 pass
         assert info.value.returncode == 64 and "bogus" in info.value.stderr_tail
 
-        sidecar = await a.AsyncSidecarClient(sidecar_bin, args=["--client-id", ZERO, "--enable-diagnostics"],
+        sidecar = await a.AsyncSidecarClient(sidecar_bin, args=["--client-id", APP_ID, "--enable-diagnostics"],
                                              env=base_env).start()
         try:
             asyncio.get_running_loop().call_later(0.3, sidecar.kill)

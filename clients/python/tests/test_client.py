@@ -9,7 +9,7 @@ import time
 import pytest
 
 import auth_sidecar as a
-from conftest import CLIENT_ID, ZERO
+from conftest import CLIENT_ID, APP_ID
 
 QUICK = 10.0
 
@@ -52,7 +52,7 @@ def test_timeout_keys(sidecar_bin, base_env):
 
 
 def test_command_line_configuration_without_initialize(sidecar_bin, base_env):
-    with a.SidecarClient(sidecar_bin, args=["--client-id", ZERO, "--cache", "memory"], env=base_env,
+    with a.SidecarClient(sidecar_bin, args=["--client-id", APP_ID, "--cache", "memory"], env=base_env,
                          timeout=QUICK) as sidecar:
         assert sidecar.server_info is None
         assert sidecar.get_accounts() == []
@@ -75,7 +75,7 @@ def test_missing_binary(tmp_path, monkeypatch):
         a.SidecarClient()
     monkeypatch.delenv("AUTH_SIDECAR_BIN")
     monkeypatch.setenv("PATH", str(tmp_path))
-    with pytest.raises(a.SidecarNotFoundError, match="PATH"):
+    with pytest.raises(a.SidecarNotFoundError, match=r"on PATH \(scripts/install.sh installs it"):
         a.SidecarClient()
     not_executable = tmp_path / "auth-sidecar"
     not_executable.write_text("#!/bin/sh\n")
@@ -103,7 +103,7 @@ def test_non_sidecar_binary_that_dies(tmp_path, base_env):
 
 
 def test_killed_while_a_call_is_pending(sidecar_bin, base_env):
-    sidecar = a.SidecarClient(sidecar_bin, args=["--client-id", ZERO, "--enable-diagnostics"], env=base_env)
+    sidecar = a.SidecarClient(sidecar_bin, args=["--client-id", APP_ID, "--enable-diagnostics"], env=base_env)
     try:
         threading.Timer(0.3, sidecar.kill).start()
         start = time.monotonic()
@@ -118,7 +118,7 @@ def test_killed_while_a_call_is_pending(sidecar_bin, base_env):
 
 
 def test_process_exits_between_calls(sidecar_bin, base_env):
-    with a.SidecarClient(sidecar_bin, args=["--client-id", ZERO], env=base_env, timeout=QUICK) as sidecar:
+    with a.SidecarClient(sidecar_bin, args=["--client-id", APP_ID], env=base_env, timeout=QUICK) as sidecar:
         sidecar.call("shutdown")
         sidecar.notify("exit")
         deadline = time.monotonic() + QUICK
@@ -185,7 +185,7 @@ def test_error_mapping_table():
 
 
 def test_cancel_token(sidecar_bin, base_env):
-    with a.SidecarClient(sidecar_bin, args=["--client-id", ZERO, "--enable-diagnostics"], env=base_env,
+    with a.SidecarClient(sidecar_bin, args=["--client-id", APP_ID, "--enable-diagnostics"], env=base_env,
                          timeout=QUICK) as sidecar:
         token = a.CancelToken()
         threading.Timer(0.2, token.cancel).start()
@@ -201,7 +201,7 @@ def test_cancel_token(sidecar_bin, base_env):
 
 
 def test_timeout_cancels_the_request(sidecar_bin, base_env):
-    with a.SidecarClient(sidecar_bin, args=["--client-id", ZERO, "--enable-diagnostics"], env=base_env) as sidecar:
+    with a.SidecarClient(sidecar_bin, args=["--client-id", APP_ID, "--enable-diagnostics"], env=base_env) as sidecar:
         start = time.monotonic()
         with pytest.raises(a.RequestTimeoutError) as info:
             sidecar.call("diagnostics/sleep", {"ms": 20000}, timeout=0.3)
@@ -211,7 +211,7 @@ def test_timeout_cancels_the_request(sidecar_bin, base_env):
 
 
 def test_concurrent_calls_from_threads(sidecar_bin, base_env):
-    with a.SidecarClient(sidecar_bin, args=["--client-id", ZERO, "--enable-diagnostics"], env=base_env,
+    with a.SidecarClient(sidecar_bin, args=["--client-id", APP_ID, "--enable-diagnostics"], env=base_env,
                          timeout=QUICK) as sidecar:
         results, errors = [], []
 
@@ -234,7 +234,7 @@ def test_concurrent_calls_from_threads(sidecar_bin, base_env):
 
 
 def test_close_cancels_in_flight_requests(sidecar_bin, base_env):
-    sidecar = a.SidecarClient(sidecar_bin, args=["--client-id", ZERO, "--enable-diagnostics"], env=base_env)
+    sidecar = a.SidecarClient(sidecar_bin, args=["--client-id", APP_ID, "--enable-diagnostics"], env=base_env)
     outcome = []
 
     def slow():
@@ -254,7 +254,7 @@ def test_close_cancels_in_flight_requests(sidecar_bin, base_env):
 
 
 def test_stderr_is_collected(sidecar_bin, base_env):
-    with a.SidecarClient(sidecar_bin, args=["--client-id", ZERO, "--log-level", "debug"], env=base_env,
+    with a.SidecarClient(sidecar_bin, args=["--client-id", APP_ID, "--log-level", "debug"], env=base_env,
                          timeout=QUICK) as sidecar:
         sidecar.ping()
     assert sidecar.stderr_tail  # debug logs went to stderr, none to stdout

@@ -11,7 +11,7 @@ import json
 import pytest
 
 import auth_sidecar as a
-from conftest import REPO, ZERO
+from conftest import REPO, APP_ID
 
 jsonschema = pytest.importorskip("jsonschema")
 referencing = pytest.importorskip("referencing")
@@ -95,7 +95,7 @@ def _normalise_unordered(obj, paths):
 def implemented_methods(sidecar_bin, tmp_path_factory):
     env_dir = tmp_path_factory.mktemp("caps")
     with a.SidecarClient(sidecar_bin, env={"HOME": str(env_dir), "PATH": "/usr/bin:/bin"},
-                         client_id=ZERO, cache="memory", timeout=QUICK) as sidecar:
+                         client_id=APP_ID, cache="memory", timeout=QUICK) as sidecar:
         caps = sidecar.server_info.capabilities
     return set(caps.get("methods", [])) | set(caps.get("notifications", []))
 
@@ -106,7 +106,7 @@ def test_replay_example(fname, status, ex, sidecar_bin, base_env, implemented_me
     method = request["method"]
     if status != "implemented" and method not in implemented_methods:
         pytest.skip("%s is not implemented by this binary" % method)
-    cli = ex.get("cli", [] if method == "initialize" else ["--client-id", ZERO])
+    cli = ex.get("cli", [] if method == "initialize" else ["--client-id", APP_ID])
     with a.SidecarClient(sidecar_bin, args=cli, env=base_env, initialize=False, timeout=QUICK) as sidecar:
         for message in ex.get("setup", []):
             sidecar.call(message["method"], message.get("params"))

@@ -38,8 +38,8 @@ def find_binary(binary: Optional[str] = None) -> str:
         found = shutil.which(BINARY_NAME)
         if not found:
             raise SidecarNotFoundError(
-                "auth-sidecar binary not found: pass binary=..., set $%s, or put %r on PATH"
-                % (ENV_BINARY, BINARY_NAME))
+                "auth-sidecar binary not found: pass binary=..., set $%s, or put %r on PATH "
+                "(scripts/install.sh installs it in ~/.local/bin)" % (ENV_BINARY, BINARY_NAME))
         return found
     if os.sep not in candidate and not os.path.exists(candidate):
         found = shutil.which(candidate)

@@ -1,0 +1,89 @@
+"""Configuration mistakes fail at once, with the fix in the message: a placeholder client id
+(for every authority), a client id that is not a GUID (for Microsoft authorities only), an
+authority that is not an absolute http(s) URL. At `initialize` (-32602 naming the key), from
+the command line and the config file (exit 64, nothing on stdout), and in the verbs."""
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+import sidecar as sc
+
+GUID = "11111111-2222-3333-4444-555555555555"
+PLACEHOLDERS = ["YOUR-CLIENT-ID", "<app id>", "00000000-0000-0000-0000-000000000000", "your_client_id"]
+MICROSOFT = ["https://login.microsoftonline.com/common", "https://login.microsoftonline.us/organizations",
+             "https://contoso.b2clogin.com/contoso.onmicrosoft.com/B2C_1_signin", "https://contoso.ciamlogin.com/"]
+ELSEWHERE = ["https://accounts.example.com/realms/demo", "http://localhost:8443/common"]
+
+
+def refusal(p: sc.Sidecar, params: dict, member: str) -> str:
+    e = sc.assert_error(p.request("initialize", params, 1), -32602, id=1, name="invalidParams")
+    assert e["data"].get("member") == member, e
+    return e["message"]
+
+
+@pytest.mark.parametrize("client_id", PLACEHOLDERS)
+@pytest.mark.parametrize("authority", MICROSOFT[:1] + ELSEWHERE)
+def test_initialize_refuses_placeholder_client_ids(spawn, client_id, authority):
+    p = spawn(client_id=None)
+    message = refusal(p, {"clientId": client_id, "authority": authority}, "clientId")
+    assert "placeholder" in message and "Register your application" in message, message
+    # still not configured; a real id then works
+    sc.assert_error(p.request("getAccounts", {}, 2), -32002, id=2)
+    sc.assert_result(p.request("initialize", {"clientId": GUID, "authority": authority}, 3), id=3)
+
+
+@pytest.mark.parametrize("authority", MICROSOFT)
+def test_initialize_refuses_non_guid_client_ids_for_microsoft_authorities(spawn, authority):
+    p = spawn(client_id=None)
+    message = refusal(p, {"clientId": "family-app-2", "authority": authority}, "clientId")
+    assert "not a GUID" in message and "Application (client) ID" in message, message
+
+
+@pytest.mark.parametrize("authority", ELSEWHERE)
+@pytest.mark.parametrize("client_id", ["abc", "client", "family-app-2"])
+def test_initialize_accepts_free_form_ids_elsewhere(spawn, authority, client_id):
+    p = spawn(client_id=None)
+    r = sc.assert_result(p.request("initialize", {"clientId": client_id, "authority": authority}, 1), id=1)
+    assert r["configuration"]["clientId"] == client_id, r
+
+
+@pytest.mark.parametrize("authority", ["login.microsoftonline.com/common", "common",
+                                       "https://login.microsoftonline.com/<tenant>"])
+def test_initialize_refuses_authorities_that_are_not_urls(spawn, authority):
+    p = spawn(client_id=None)
+    message = refusal(p, {"clientId": GUID, "authority": authority}, "authority")
+    assert "https://login.microsoftonline.com/" in message or "your tenant" in message, message
+
+
+def start_up(sidecar_bin, sidecar_env, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sidecar_bin, *args], input=b"", capture_output=True, env=sidecar_env, timeout=20)
+
+
+def test_command_line_placeholder_stops_the_process(sidecar_bin, sidecar_env):
+    done = start_up(sidecar_bin, sidecar_env, "--client-id", "YOUR-CLIENT-ID")
+    assert done.returncode == 64 and done.stdout == b"", done
+    assert b"clientId 'YOUR-CLIENT-ID' is a placeholder" in done.stderr, done.stderr
+
+
+def test_config_file_mistake_stops_the_process(sidecar_bin, sidecar_env, tmp_path):
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"clientId": "my-app", "authority": "https://login.microsoftonline.com/organizations"}))
+    done = start_up(sidecar_bin, sidecar_env, "--config", str(config))
+    assert done.returncode == 64 and done.stdout == b"", done
+    assert b"clientId 'my-app' is not a GUID" in done.stderr, done.stderr
+
+
+def test_command_line_authority_that_is_not_a_url_stops_the_process(sidecar_bin, sidecar_env):
+    done = start_up(sidecar_bin, sidecar_env, "--client-id", GUID, "--authority", "contoso.onmicrosoft.com")
+    assert done.returncode == 64 and done.stdout == b"", done
+    assert b"authority must be an absolute https URL" in done.stderr, done.stderr
+
+
+def test_verb_names_the_fix(sidecar_bin, sidecar_env):
+    done = subprocess.run([sidecar_bin, "token", "--no-agent", "--client-id", "<app id>", "--cache", "memory"],
+                          stdin=subprocess.DEVNULL, capture_output=True, env=sidecar_env, timeout=20)
+    assert done.returncode == 1 and done.stdout == b"", done
+    assert b"clientId '<app id>' is a placeholder" in done.stderr, done.stderr

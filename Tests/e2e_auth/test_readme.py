@@ -1,0 +1,146 @@
+"""The README's and the clients' READMEs' code blocks, run as written against the mock that
+scripts/try.sh starts: the Quick start, "From a shell", "Sign in from a shell", and the Python
+and Node quick starts (each client installed the way its README says, offline). Then
+try.sh stop. Nothing may be written under the user's own ~/.cache or ~/.config."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TRY = os.path.join(REPO, "scripts", "try.sh")
+JWT = re.compile(r"^[\w-]+\.[\w-]+\.[\w-]+$")
+
+
+def blocks(readme: str, heading: str, language: str) -> list[str]:
+    """The ```language blocks of one section (from `heading` to the next heading of its level)."""
+    with open(os.path.join(REPO, readme), encoding="utf-8") as f:
+        text = f.read()
+    level = heading.split(" ", 1)[0]
+    start = text.index(heading + "\n")
+    end = text.find("\n" + level + " ", start + len(heading))
+    section = text[start:end if end > 0 else len(text)]
+    found = re.findall(r"^```" + language + r"\n(.*?)^```$", section, re.S | re.M)
+    assert found, f"no {language} block under '{heading}' in {readme}"
+    return found
+
+
+@pytest.fixture(scope="module")
+def tried(sidecar_bin, tmp_path_factory):
+    """scripts/try.sh started with its directory in a temporary one; yields (env, home)."""
+    tmp = tmp_path_factory.mktemp("try")
+    home = tmp / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "AUTH_SIDECAR_"))}
+    env.update(HOME=str(home), TRY_DIR=str(tmp / "try"), AUTH_SIDECAR_BIN=sidecar_bin,
+               AUTH_SIDECAR_POLICY_FILE=str(tmp / "no-policy.json"))
+    started = subprocess.run(["bash", TRY], env=env, capture_output=True, text=True, timeout=60,
+                             stdin=subprocess.DEVNULL)
+    assert started.returncode == 0, started.stderr
+    assert "source" in started.stderr and "scripts/try.sh stop" in started.stderr, started.stderr
+    printed = subprocess.run(["bash", TRY, "env"], env=env, capture_output=True, text=True, timeout=10)
+    assert printed.returncode == 0 and "export AUTH_SIDECAR_CONFIG=" in printed.stdout, printed
+    yield env, home
+    stopped = subprocess.run(["bash", TRY, "stop"], env=env, capture_output=True, text=True, timeout=30)
+    assert stopped.returncode == 0 and "stopped" in stopped.stderr, stopped.stderr
+    assert not os.path.exists(os.path.join(env["TRY_DIR"], "env"))
+
+
+def run_sh(tried, script: str, timeout: float = 30) -> subprocess.CompletedProcess:
+    """`script` in bash after `source TRY_DIR/env`, from the repository's top directory."""
+    env, _ = tried
+    return subprocess.run(["bash", "-c", 'source "$TRY_DIR/env" && ' + script], env=env, cwd=REPO,
+                          capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+def assert_home_untouched(tried):
+    _, home = tried
+    assert not (home / ".cache" / "auth-sidecar").exists(), "wrote into ~/.cache/auth-sidecar"
+    assert not (home / ".config" / "auth-sidecar").exists(), "wrote into ~/.config/auth-sidecar"
+
+
+def test_quick_start_starts_with_try(tried):
+    first, pipe = blocks("README.md", "## Quick start: pipe JSON through it", "sh")[:2]
+    assert "scripts/try.sh" in first and "source .try/env" in first
+    done = run_sh(tried, pipe)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "{}", lines  # the ping
+    assert lines[1].startswith('{"deviceMode":"private"'), lines
+    assert "null" not in done.stdout, done.stdout
+    assert_home_untouched(tried)
+
+
+def test_sign_in_from_a_shell(tried):
+    (script,) = blocks("README.md", "## Sign in from a shell", "sh")
+    done = run_sh(tried, script)
+    assert done.returncode == 0, done.stderr
+    message, token = done.stdout.splitlines()
+    assert "enter the code" in message, done.stdout
+    assert JWT.match(token), done.stdout
+    assert_home_untouched(tried)
+
+
+def test_from_a_shell_verbs(tried):
+    script = blocks("README.md", "## From a shell", "sh")[1]
+    results = {}
+    for line in script.splitlines():
+        done = run_sh(tried, line)
+        assert done.returncode == 0, (line, done.stderr)
+        results[line.split("#")[0].strip()] = done
+    outputs = list(results.values())
+    assert outputs[0].stdout.strip() == "Signed in as alice@contoso.com", outputs[0]
+    assert '"displayName": "Alice Example"' in outputs[2].stdout.replace('":"', '": "'), outputs[2].stdout
+    assert '"accessToken"' in outputs[3].stdout
+    assert "alice@contoso.com" in outputs[4].stdout and "alice@contoso.com" in outputs[5].stdout
+    assert outputs[6].stdout.strip() == "Signed out alice@contoso.com", outputs[6]
+    assert_home_untouched(tried)
+
+
+def test_python_quick_start_after_pip_install(tried, tmp_path):
+    install, = blocks("clients/python/README.md", "## Quick start", "sh")
+    assert install.startswith("pip install ./clients/python") and "--no-build-isolation" in install
+    site = tmp_path / "site"
+    # As the README's offline line says, without the network; from a copy, as setuptools
+    # leaves a build/ directory beside the sources.
+    source = shutil.copytree(os.path.join(REPO, "clients", "python"), tmp_path / "python",
+                             ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+    built = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-build-isolation",
+                            "--no-deps", "--target", str(site), str(source)],
+                           capture_output=True, text=True, timeout=180)
+    if built.returncode != 0 and ("setuptools" in built.stderr or "bdist_wheel" in built.stderr) \
+            and not os.environ.get("CI"):
+        pytest.skip("this Python lacks setuptools>=70.1 (--no-build-isolation; scripts/setup.sh puts it in .venv/)")
+    assert built.returncode == 0, built.stderr
+    quick, = blocks("clients/python/README.md", "## Quick start", "python")
+    env, _ = tried
+    done = subprocess.run(["bash", "-c", 'source "$TRY_DIR/env" && PYTHONPATH="$2" exec "$3" -c "$1"',
+                           "_", quick, str(site), sys.executable], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("alice@contoso.com ") and "Alice Example" in done.stdout, done.stdout
+    assert_home_untouched(tried)
+
+
+@pytest.mark.skipif(shutil.which("npm") is None and not os.environ.get("CI"), reason="npm is not installed")
+def test_node_quick_start_after_npm_install(tried, tmp_path):
+    install, = blocks("clients/node/README.md", "## Quick start", "sh")
+    assert install.startswith("npm install ") and "clients/node" in install
+    project = tmp_path / "project"
+    project.mkdir()
+    env, _ = tried
+    added = subprocess.run(["npm", "install", "--offline", "--no-audit", "--no-fund", os.path.join(REPO, "clients", "node")],
+                           cwd=project, env=env, capture_output=True, text=True, timeout=120)
+    assert added.returncode == 0, added.stderr
+    quick, = blocks("clients/node/README.md", "## Quick start", "js")
+    (project / "quick.mjs").write_text(quick)
+    done = subprocess.run(["bash", "-c", 'source "$TRY_DIR/env" && exec node quick.mjs'], cwd=project, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("alice@contoso.com ") and "Alice Example" in done.stdout, done.stdout
+    assert_home_untouched(tried)

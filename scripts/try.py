@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""Runs the bundled mock identity platform for trying auth-sidecar by hand (scripts/try.sh).
+
+    python3 scripts/try.py DIR BINARY
+
+Starts Tests/mock_idp on a free port of 127.0.0.1, then writes into DIR (all of it the
+repository's own, nothing under the user's real configuration or cache):
+  config.json   the sidecar's configuration: the mock's client id, authority, Graph endpoint,
+                a token cache in DIR/cache
+  browser       $BROWSER: the mock's scripted browser, which completes the sign-in (as
+                alice@contoso.com) like a user clicking through
+  bin/          auth-sidecar (a link to BINARY), so it is on PATH
+  env           the `export` lines that point auth-sidecar, its clients and curl at the mock:
+                AUTH_SIDECAR_CONFIG (config.json instead of ~/.config/auth-sidecar/config.json),
+                AUTH_SIDECAR_BIN (for the clients), AUTH_SIDECAR_SOCK (an agent of your own is
+                not used), BROWSER, SSL_CERT_FILE / CURL_CA_BUNDLE / REQUESTS_CA_BUNDLE /
+                NODE_EXTRA_CA_CERTS (the mock's CA for libcurl, curl, requests, Node), GRAPH
+                (the mock's Graph, for the README's curl line), PATH (bin/ first)
+Then, until SIGINT/SIGTERM, it approves every device code as alice@contoso.com (standing in
+for the user who signs in on another device), and finally stops the mock and removes env.
+Standard library only (the mock itself needs `cryptography`).
+"""
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import ssl
+import stat
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MOCK_DIR = os.path.join(REPO, "Tests", "mock_idp")
+SCRIPTED_BROWSER = os.path.join(MOCK_DIR, "scripted_browser.py")
+APPROVE_EVERY = 1.0  # seconds between device-code approvals
+
+
+def start_mock(state_dir: str) -> tuple[subprocess.Popen, dict]:
+    """The mock, with its stdin a pipe of ours (it exits when we do), and its ready line."""
+    overrides = os.path.join(state_dir, "overrides.json")
+    with open(overrides, "w") as f:
+        json.dump({"device_code_interval": 1}, f)
+    env = dict(os.environ, PYTHONPATH=MOCK_DIR + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    with open(os.path.join(state_dir, "mock.log"), "ab") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "mock_idp", "--port", "0", "--state-dir", state_dir, "--config", overrides,
+             "--exit-on-stdin-eof"], cwd=MOCK_DIR, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log)
+    line = process.stdout.readline()
+    if not line:
+        raise SystemExit(f"try: the mock identity platform did not start (see {state_dir}/mock.log)")
+    return process, json.loads(line)
+
+
+def write_file(path: str, text: str, mode: int = 0o600) -> None:
+    with open(path, "w") as f:
+        f.write(text)
+    os.chmod(path, mode)
+
+
+def write_setup(directory: str, binary: str, ready: dict) -> dict[str, str]:
+    """config.json, browser, bin/auth-sidecar; returns the environment to export."""
+    url, ca_file = ready["url"], ready["caFile"]
+    os.makedirs(os.path.join(directory, "cache"), mode=0o700, exist_ok=True)
+    config = {"clientId": ready["clientId"], "authority": url + "/common", "knownAuthorities": ["127.0.0.1"],
+              "graphEndpoint": url + "/", "scopes": ["User.Read"],
+              "cache": {"path": os.path.join(directory, "cache", "msal_token_cache.json")}}
+    write_file(os.path.join(directory, "config.json"), json.dumps(config, indent=2) + "\n")
+    browser = os.path.join(directory, "browser")
+    write_file(browser, "#!/bin/sh\n"
+               f"SCRIPTED_BROWSER_CA={shlex.quote(ca_file)} "
+               f"SCRIPTED_BROWSER_COOKIES={shlex.quote(os.path.join(directory, 'browser-cookies.txt'))} "
+               f"exec {shlex.quote(sys.executable)} {shlex.quote(SCRIPTED_BROWSER)} \"$@\"\n", stat.S_IRWXU)
+    bin_dir = os.path.join(directory, "bin")
+    os.makedirs(bin_dir, exist_ok=True)
+    link = os.path.join(bin_dir, "auth-sidecar")
+    if os.path.lexists(link):
+        os.remove(link)
+    os.symlink(binary, link)
+    return {
+        "AUTH_SIDECAR_CONFIG": os.path.join(directory, "config.json"),
+        "AUTH_SIDECAR_BIN": binary,
+        "AUTH_SIDECAR_SOCK": os.path.join(directory, "agent.sock"),
+        "BROWSER": browser,
+        "SSL_CERT_FILE": ca_file, "CURL_CA_BUNDLE": ca_file, "REQUESTS_CA_BUNDLE": ca_file,
+        "NODE_EXTRA_CA_CERTS": ca_file,
+        "GRAPH": url,
+        "PATH": bin_dir + ":$PATH",
+    }
+
+
+def export_lines(variables: dict[str, str]) -> str:
+    def value(v: str) -> str:
+        return shlex.quote(v[:-len(":$PATH")]) + ':"$PATH"' if v.endswith(":$PATH") else shlex.quote(v)
+    return "".join(f"export {name}={value(v)}\n" for name, v in variables.items())
+
+
+class Approver:
+    """Approves the newest device code at the mock, as its default user."""
+
+    def __init__(self, url: str, ca_file: str):
+        self.request = urllib.request.Request(
+            url + "/_admin/devicecode", data=json.dumps({"user_code": "latest", "action": "approve"}).encode(),
+            headers={"Content-Type": "application/json"}, method="POST")
+        self.context = ssl.create_default_context(cafile=ca_file)
+        self.approved: set[str] = set()
+
+    def approve_latest(self) -> None:
+        try:
+            with urllib.request.urlopen(self.request, context=self.context, timeout=5) as reply:
+                answer = json.load(reply)
+        except (urllib.error.URLError, OSError, ValueError):
+            return  # no device code yet (404), or the mock is going away
+        code = answer.get("user_code")
+        if code and code not in self.approved:
+            self.approved.add(code)
+            print(f"try: approved device code {code} as the mock's default user (alice@contoso.com)",
+                  file=sys.stderr, flush=True)
+
+
+def main() -> int:
+    directory, binary = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    state_dir = os.path.join(directory, "mock")
+    os.makedirs(state_dir, exist_ok=True)
+    env_file = os.path.join(directory, "env")
+    stopping = []
+    signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
+    signal.signal(signal.SIGINT, lambda *_: stopping.append(True))
+    process, ready = start_mock(state_dir)
+    try:
+        variables = write_setup(directory, binary, ready)
+        write_file(env_file + ".tmp", export_lines(variables))
+        os.replace(env_file + ".tmp", env_file)  # try.sh waits for this file
+        approver = Approver(ready["url"], ready["caFile"])
+        while not stopping and process.poll() is None:
+            approver.approve_latest()
+            time.sleep(APPROVE_EVERY)
+    finally:
+        if os.path.exists(env_file):
+            os.remove(env_file)
+        if process.poll() is None:
+            process.stdin.close()
+            process.terminate()
+            process.wait(10)
+    return 0 if stopping else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
