@@ -1,5 +1,5 @@
 import AuthCore
-import HTTP
+import AuthSeams
 import JSONRPC
 
 /// What a client id may be, checked with the configuration so a mistake fails at start-up
