@@ -78,7 +78,8 @@ public actor AuthorityResolver {
         do {
             let response = try await ServiceCall.send(HTTPRequest(url: url), over: transport)
             let json = try? JSONValue.parse(response.body)
-            if response.status == 400, json?["error"]?.stringValue == "invalid_instance" {
+            if response.status != 200, case let answer = OAuthErrorAnswer(error: json?["error"]?.stringValue, httpStatus: response.status),
+               OAuthErrorClassifier.kind(of: answer, at: .instanceDiscovery) == .authorityNotTrusted {
                 throw AuthError(.authorityNotTrusted, "instance discovery does not know \(authority.host); list it in knownAuthorities or set instanceDiscovery to false")
             }
             guard response.status == 200, let metadata = json?["metadata"]?.arrayValue else {
