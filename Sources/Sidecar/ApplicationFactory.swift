@@ -49,7 +49,7 @@ enum ApplicationFactory {
             refreshLock = FileRefreshLock(path: path + ".refresh.lock")
         }
         let caFile = ProcessEnvironment.value("SSL_CERT_FILE") ?? ProcessEnvironment.value("CURL_CA_BUNDLE")
-        let transport = CurlTransport(caFile: caFile, userAgent: "auth-sidecar/\(ServerInfo.version)",
+        let transport = CurlTransport(caFile: caFile, userAgent: "\(ServerInfo.name)/\(ServerInfo.version)",
                                       defaultTimeout: .seconds(configuration.httpTimeoutSeconds), logger: logger)
         return AuthDependencies(
             transport: transport,

@@ -88,9 +88,16 @@ public struct ScopeSet: Sendable, Hashable {
     /// Whether every scope of `other` is in this set (ignoring case).
     public func isSuperset(of other: ScopeSet) -> Bool { folded.isSuperset(of: other.folded) }
 
-    /// The OpenID Connect scopes every token request carries; they say nothing about which
-    /// resource a token is for.
-    public static let openIDConnectScopes: Set<String> = ["openid", "profile", "offline_access"]
+    /// The OpenID Connect scopes every token request carries, in the order they are added;
+    /// they say nothing about which resource a token is for.
+    public static let openIDConnect = ["openid", "profile", "offline_access"]
+    /// ``openIDConnect`` as a set.
+    public static let openIDConnectScopes = Set(openIDConnect)
+
+    /// The scopes without the OpenID Connect ones (ignoring case), in order: what a token is for.
+    public var resourceScopes: [String] {
+        scopes.filter { !Self.openIDConnectScopes.contains($0.lowercased()) }
+    }
 
     /// Whether the two sets share a resource scope (ignoring case and the OpenID Connect
     /// scopes, as MSAL does when it decides which access tokens a new one replaces).

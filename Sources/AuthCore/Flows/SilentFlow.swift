@@ -139,7 +139,7 @@ struct SilentFlow: Sendable {
                                            realm: token.realm, clientId: configuration.clientId)
             let account = lookup.account
             let authority = lookup.authority.url
-            let granted = token.scopes.scopes.filter { !Scopes.reserved.contains($0.lowercased()) }
+            let granted = token.scopes.resourceScopes
             let result: @Sendable (String) -> TokenResult = { correlationId in
                 TokenResult(accessToken: token.secret, tokenType: TokenResponse.normalized(tokenType: token.tokenType),
                             expiresOn: token.expiresOn,
