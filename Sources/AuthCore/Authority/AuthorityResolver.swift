@@ -2,17 +2,6 @@ import HTTP
 import JSON
 import TokenCache
 
-/// An authority ready for use: trusted, with its endpoints and the host names its tokens
-/// may be cached under.
-public struct ResolvedAuthority: Sendable {
-    public let authority: Authority
-    public let metadata: OpenIDMetadata
-    /// The authority's host and its aliases (instance discovery), lower-cased.
-    public let environments: [String]
-    /// The cache realm for tokens from this authority.
-    public var realm: String { metadata.realm ?? authority.tenant }
-}
-
 /// What the cache needs to look up an authority's tokens, known without the network.
 public struct CacheView: Sendable, Equatable {
     /// The authority's host and its aliases (built in, or kept from an earlier discovery).
