@@ -18,7 +18,7 @@ public struct RedirectURI: Sendable, Equatable {
     var requestPath: String { path.isEmpty ? "/" : path }
 
     /// The URI to send to the authorize endpoint once bound to `boundPort`.
-    func concrete(boundPort: UInt16) -> String {
+    public func concrete(boundPort: UInt16) -> String {
         "http://\(host):\(boundPort)\(path)"
     }
 

@@ -27,7 +27,8 @@ enum ApplicationFactory {
         client.interactiveTimeout = .seconds(configuration.interactiveTimeoutSeconds)
         client.postLogoutRedirectURI = configuration.postLogoutRedirectUri
         let app = PublicClientApplication(configuration: client, dependencies: dependencies)
-        let graph = GraphClient(app: app, transport: dependencies.transport, endpoint: configuration.graphEndpoint, logger: logger)
+        var graph = GraphClient(app: app, transport: dependencies.transport, endpoint: configuration.graphEndpoint, logger: logger)
+        graph.clock = dependencies.clock
         return AuthMethods(app: app, graph: graph, browserMode: configuration.browser)
     }
 

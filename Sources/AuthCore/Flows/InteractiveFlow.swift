@@ -51,7 +51,8 @@ struct InteractiveFlow: Sendable {
         guard let code = response.code, !code.isEmpty else { throw AuthError.malformed("the redirect carried no code") }
         let grant = AuthorizationCodeGrant(code: code, redirectURI: pending.redirectURI, verifier: pkce.verifier,
                                            scopes: Scopes.decorated(scopes), claims: claims)
-        let client = TokenEndpointClient(transport: dependencies.transport, clientId: configuration.clientId)
+        let client = TokenEndpointClient(transport: dependencies.transport, clientId: configuration.clientId,
+                                         clock: dependencies.clock)
         let tokens = try await client.redeem(grant.fields, at: metadata.tokenEndpoint, correlationId: correlationId)
         return try await TokenResponseHandler(configuration: configuration, dependencies: dependencies, resolver: resolver).handle(
             tokens, .init(authority: authority, metadata: metadata, requestedScopes: scopes,

@@ -174,7 +174,8 @@ struct SilentFlow: Sendable {
             throw error
         }
         let merged = try Scopes.mergedClaims(claims, capabilities: configuration.clientCapabilities)
-        let client = TokenEndpointClient(transport: dependencies.transport, clientId: configuration.clientId)
+        let client = TokenEndpointClient(transport: dependencies.transport, clientId: configuration.clientId,
+                                         clock: dependencies.clock)
         dependencies.logger.debug("refreshing a token", metadata: ["realm": "\(lookup.realm)"])
         var firstFailure: AuthError?
         for refreshToken in candidates {
