@@ -84,7 +84,7 @@ let package = Package(
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "AdaptersTests", dependencies: ["Adapters", "JSON"]),
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "JSON"]),
-        .testTarget(name: "SidecarTests", dependencies: ["Sidecar", "JSONRPC", "JSON"]),
+        .testTarget(name: "SidecarTests", dependencies: ["Sidecar", "JSONRPC", "JSON", "AuthCore", "AuthTestSupport", "HTTP", "TokenCache"]),
         .testTarget(name: "SidecarCLITests", dependencies: ["SidecarCLI", "Sidecar", "JSONRPC", "JSON"]),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Loopback"]),
         .testTarget(name: "TokenCacheTests", dependencies: ["TokenCache", "JSON"], exclude: ["Fixtures"]),

@@ -49,6 +49,11 @@ public final class ScriptedBrowser: BrowserLauncher {
     }
 
     public func open(_ url: String) async throws {
+        try play(url)
+    }
+
+    /// What `open` does, synchronously: for a fake JSON-RPC peer answering `openUrl`.
+    public func play(_ url: String) throws {
         let count = opened.withLock { $0.append(url); return $0.count }
         let action = actions[min(count, actions.count) - 1]
         if action == .unavailable { throw BrowserError.unavailable("the scripted browser is unavailable") }
