@@ -42,7 +42,9 @@ final class InProcessServer: @unchecked Sendable {
     let peer: FakePeer
     /// The client's end (owned by `client`).
     private let fd: Int32
-    private let client: JSONRPCClient
+    /// The client, behind a lock: each call runs on its own thread, so the lock is what
+    /// orders one call's use of the client before the next's (and keeps it one at a time).
+    private let client: Mutex<JSONRPCClient>
     private let exitStatus: ExitStatus
 
     /// Starts a server; `diagnostics` offers `diagnostics/sleep` and `diagnostics/echo`.
@@ -69,19 +71,21 @@ final class InProcessServer: @unchecked Sendable {
         self.fakes = fakes
         exitStatus = status
         fd = fds[0]
-        client = JSONRPCClient(fd: fd)
+        let client = JSONRPCClient(fd: fds[0])
         peer = FakePeer(browser: fakes.browser)
         peer.install(on: client)
+        self.client = Mutex(client)
     }
 
-    deinit { client.close() }
+    deinit { client.withLock { $0.close() } }
 
     /// Sends `method` and waits (at most 10 s) for its outcome, the peer handling what the
     /// server sends meanwhile.
     func call(_ method: String, _ params: JSONValue = [:]) async throws -> Result<JSONValue, RPCError> {
-        // The client is used by one thread at a time: calls are awaited one after another.
         try await onThread { [self] () throws(JSONRPCClient.Failure) in
-            try client.call(method, params: params, timeoutSeconds: 10)
+            try client.withLock { (client) throws(JSONRPCClient.Failure) in
+                try client.call(method, params: params, timeoutSeconds: 10)
+            }
         }
     }
 
