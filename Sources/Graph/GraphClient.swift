@@ -18,6 +18,8 @@ public struct GraphClient: Sendable {
     public let endpoint: String
     public var maxRetries = 3
     public var maxRetryWait: Duration = .seconds(10)
+    /// Waits between throttled tries (tests pass a clock that sleeps in virtual time).
+    public var clock: any AuthClock = SystemClock()
     let logger: Logger
 
     public init(app: PublicClientApplication, transport: any HTTPTransport, endpoint: String, logger: Logger) {
@@ -108,7 +110,7 @@ public struct GraphClient: Sendable {
             guard wait <= maxRetryWait else { return response }
             attempt += 1
             logger.info("graph throttled; retrying", metadata: ["status": "\(response.status)", "attempt": "\(attempt)"])
-            try await Task.sleep(for: wait)
+            try await clock.sleep(for: wait)
         }
     }
 

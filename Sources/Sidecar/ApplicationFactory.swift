@@ -27,7 +27,8 @@ enum ApplicationFactory {
         client.interactiveTimeout = .seconds(configuration.interactiveTimeoutSeconds)
         client.postLogoutRedirectURI = configuration.postLogoutRedirectUri
         let app = PublicClientApplication(configuration: client, dependencies: dependencies)
-        let graph = GraphClient(app: app, transport: dependencies.transport, endpoint: configuration.graphEndpoint, logger: logger)
+        var graph = GraphClient(app: app, transport: dependencies.transport, endpoint: configuration.graphEndpoint, logger: logger)
+        graph.clock = dependencies.clock
         return AuthMethods(app: app, graph: graph, browserMode: configuration.browser)
     }
 
@@ -49,7 +50,7 @@ enum ApplicationFactory {
             refreshLock = FileRefreshLock(path: path + ".refresh.lock")
         }
         let caFile = ProcessEnvironment.value("SSL_CERT_FILE") ?? ProcessEnvironment.value("CURL_CA_BUNDLE")
-        let transport = CurlTransport(caFile: caFile, userAgent: "auth-sidecar/\(ServerInfo.version)",
+        let transport = CurlTransport(caFile: caFile, userAgent: "\(ServerInfo.name)/\(ServerInfo.version)",
                                       defaultTimeout: .seconds(configuration.httpTimeoutSeconds), logger: logger)
         return AuthDependencies(
             transport: transport,

@@ -4,8 +4,15 @@ import JSONRPC
 
 /// The one place where auth failures become JSON-RPC errors: MSAL's public codes where
 /// MSAL has one, the project's own -51xxx codes for platform failures (protocol/errors.md).
-enum AuthErrorMapping {
-    static func code(for kind: AuthError.Kind) -> Int {
+/// The kinds themselves are decided by AuthCore's `OAuthErrorClassifier`.
+public enum AuthErrorMapping {
+    /// -50002: a sign-in is needed (the shell verbs tell the user to run `login`).
+    public static let interactionRequiredCode = code(for: .interactionRequired)
+    /// -51011: the account the request named is not signed in.
+    public static let accountNotFoundCode = code(for: .accountNotFound)
+
+    /// The JSON-RPC error code of `kind`.
+    public static func code(for kind: AuthError.Kind) -> Int {
         switch kind {
         case .internal: -50000
         case .workplaceJoinRequired: -50001

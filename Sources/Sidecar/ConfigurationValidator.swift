@@ -1,16 +1,21 @@
 import AuthSeams
 import JSONRPC
 
-/// Checks a configuration: the URLs (HTTPS everywhere except loopback hosts, a loopback
-/// `http` redirect URI, no placeholder authority) and the client id (``ClientIDRule``).
+/// Checks a configuration: HTTPS everywhere except loopback hosts
+/// (`URLParts.isSecureOrLoopback`), no placeholder authority, a redirect URI the loopback
+/// listener can serve (`RedirectURI`, the listener's own parser: `http://localhost` or
+/// `http://127.0.0.1`), and the client id (``ClientIDRule``).
 enum ConfigurationValidator {
     static func validate(_ config: Configuration) throws(RPCError) {
         try requireAuthority(config.authority)
         try ClientIDRule.check(config.clientId, authority: config.authority)
         try requireSecure(config.graphEndpoint, member: "graphEndpoint")
         if let redirect = config.postLogoutRedirectUri { try requireSecure(redirect, member: "postLogoutRedirectUri") }
-        guard let redirect = URLParts(config.redirectUri), redirect.scheme == "http", redirect.isLoopback else {
-            throw .invalidParams("redirectUri must be an http loopback URL such as http://localhost", member: "redirectUri")
+        do {
+            _ = try RedirectURI(parsing: config.redirectUri)
+        } catch {
+            throw .invalidParams("redirectUri must be an http loopback URL the listener can serve, such as http://localhost "
+                + "or http://127.0.0.1:PORT/path (\(error))", member: "redirectUri")
         }
         if case .file(let path, let keyFile) = config.cache {
             guard path.hasPrefix("/") else { throw .invalidParams("cache.path must be an absolute path", member: "cache.path") }
@@ -49,7 +54,7 @@ enum ConfigurationValidator {
         guard let url = URLParts(text) else {
             throw .invalidParams("\(member) must be an absolute URL, not '\(text)'", member: member)
         }
-        guard url.scheme == "https" || (url.scheme == "http" && url.isLoopback) else {
+        guard url.isSecureOrLoopback else {
             throw .invalidParams("\(member) must use https (http is allowed only for loopback hosts)", member: member)
         }
     }

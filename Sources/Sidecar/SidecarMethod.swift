@@ -34,10 +34,3 @@ public enum SidecarMethod: String, CaseIterable, Sendable {
     /// Test-only methods, present with `--enable-diagnostics`.
     public var isDiagnostic: Bool { self == .diagnosticsSleep || self == .diagnosticsEcho }
 }
-
-/// What this build of the server is.
-public enum ServerInfo {
-    public static let name = LibraryInfo.name
-    public static let version = LibraryInfo.version
-    public static let protocolVersion = "1.0"
-}

@@ -130,36 +130,3 @@ public final class SidecarService: RPCService, Sendable {
         ]
     }
 }
-
-/// The configuration once known, and whether `initialize` already ran.
-final class SessionState: Sendable {
-    private struct Guarded {
-        var configured: Configured?
-        var initialized = false
-    }
-
-    /// A configuration and the application built from it.
-    struct Configured: Sendable {
-        let configuration: Configuration
-        let methods: AuthMethods
-    }
-
-    private let state: Mutex<Guarded>
-
-    init(configured: Configured?) { state = Mutex(Guarded(configured: configured)) }
-
-    var configuration: Configuration? { state.withLock { $0.configured?.configuration } }
-    var methods: AuthMethods? { state.withLock { $0.configured?.methods } }
-
-    func initialize(with configured: Configured) throws(RPCError) {
-        let first = state.withLock { state in
-            guard !state.initialized else { return false }
-            state.initialized = true
-            state.configured = configured
-            return true
-        }
-        guard first else {
-            throw .invalidRequest("initialize may be sent only once", name: "alreadyInitialized")
-        }
-    }
-}

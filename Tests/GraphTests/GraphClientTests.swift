@@ -35,6 +35,7 @@ import TokenCache
                                            listener: UnusedListener(), logger: Logger(label: "test")))
         var graphClient = GraphClient(app: app, transport: http, endpoint: "https://graph.microsoft.com/", logger: Logger(label: "test"))
         graphClient.maxRetryWait = .seconds(2)
+        graphClient.clock = clock
         return (graphClient, http)
     }
 
@@ -67,6 +68,7 @@ import TokenCache
         let response = try await graph.call(GraphRequest(), correlationId: "c")
         #expect(response.status == 200)
         #expect(http.requests(to: "/v1.0/me").count == 2)
+        #expect(clock.sleeps == [.seconds(1)])  // the wait was virtual: the test does not sleep
     }
 
     @Test func returnsThrottlingWhenRetryAfterIsTooLong() async throws {

@@ -116,6 +116,23 @@ def test_initialize_wrong_element_type(spawn, framing):
     assert got is not None and got.startswith("knownAuthorities"), got
 
 
+# The listener's rule decides at initialize: what is accepted there can be served (one parser).
+@pytest.mark.parametrize("uri", ["http://[::1]", "http://127.0.0.2", "http://localhost/cb?x=1", "http://localhost#f",
+                                 "http://me@localhost", "http://localhost:99999", "https://localhost"])
+def test_initialize_refuses_a_redirect_uri_the_listener_cannot_serve(spawn, framing, uri):
+    p = spawn(framing=framing, client_id=None)
+    e = sc.assert_error(p.request("initialize", {"clientId": "abc", "redirectUri": uri}, 1), -32602, id=1,
+                        name="invalidParams")
+    assert e["data"].get("member") == "redirectUri", e
+    assert "redirectUri" in e["message"], e
+
+
+@pytest.mark.parametrize("uri", ["http://localhost", "http://127.0.0.1:0/cb", "http://localhost:8400/auth/done"])
+def test_initialize_accepts_a_redirect_uri_the_listener_can_serve(spawn, framing, uri):
+    p = spawn(framing=framing, client_id=None)
+    sc.assert_result(p.request("initialize", {"clientId": "abc", "redirectUri": uri}, 1), id=1)
+
+
 @pytest.mark.parametrize("params, member", [
     ({"ms": "100"}, "ms"),
     ({"ms": True}, "ms"),

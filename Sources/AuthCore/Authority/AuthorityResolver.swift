@@ -2,17 +2,6 @@ import AuthSeams
 import JSON
 import TokenCache
 
-/// An authority ready for use: trusted, with its endpoints and the host names its tokens
-/// may be cached under.
-public struct ResolvedAuthority: Sendable {
-    public let authority: Authority
-    public let metadata: OpenIDMetadata
-    /// The authority's host and its aliases (instance discovery), lower-cased.
-    public let environments: [String]
-    /// The cache realm for tokens from this authority.
-    public var realm: String { metadata.realm ?? authority.tenant }
-}
-
 /// What the cache needs to look up an authority's tokens, known without the network.
 public struct CacheView: Sendable, Equatable {
     /// The authority's host and its aliases (built in, or kept from an earlier discovery).
@@ -78,7 +67,8 @@ public actor AuthorityResolver {
         do {
             let response = try await ServiceCall.send(HTTPRequest(url: url), over: transport)
             let json = try? JSONValue.parse(response.body)
-            if response.status == 400, json?["error"]?.stringValue == "invalid_instance" {
+            if response.status != 200, case let answer = OAuthErrorAnswer(error: json?["error"]?.stringValue, httpStatus: response.status),
+               OAuthErrorClassifier.kind(of: answer, at: .instanceDiscovery) == .authorityNotTrusted {
                 throw AuthError(.authorityNotTrusted, "instance discovery does not know \(authority.host); list it in knownAuthorities or set instanceDiscovery to false")
             }
             guard response.status == 200, let metadata = json?["metadata"]?.arrayValue else {

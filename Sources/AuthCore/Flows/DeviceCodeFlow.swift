@@ -44,22 +44,22 @@ struct DeviceCodeFlow: Sendable {
                     tokens, .init(authority: authority, metadata: metadata, requestedScopes: scopes,
                                   correlationId: correlationId, grant: "device_code"))
             } catch var error as AuthError {
-                switch error.oauthError {
-                case "authorization_pending":
+                switch OAuthErrorClassifier.meaning(of: OAuthErrorAnswer(error), at: .deviceCodePolling) {
+                case .keepPolling:
                     retry.answered()
                     if dependencies.clock.now() >= expiresOn { throw Self.expired(error) }
                     wait = interval
-                case "slow_down":
+                case .slowDown:
                     retry.answered()
                     interval += 5
                     wait = interval
-                case "expired_token", "code_expired":
+                case .fails(.timeout):
                     throw Self.expired(error)
-                case "authorization_declined", "access_denied":
+                case .fails(.userCanceled):
                     error.kind = .userCanceled
                     error.message = "the user declined the device code sign-in"
                     throw error
-                default:
+                case .fails:
                     wait = try retryDelay(after: error, retry: &retry, interval: interval, expiresOn: expiresOn)
                 }
             }

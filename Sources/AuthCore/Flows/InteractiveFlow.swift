@@ -50,7 +50,8 @@ struct InteractiveFlow: Sendable {
         guard let code = response.code, !code.isEmpty else { throw AuthError.malformed("the redirect carried no code") }
         let grant = AuthorizationCodeGrant(code: code, redirectURI: pending.redirectURI, verifier: pkce.verifier,
                                            scopes: Scopes.decorated(scopes), claims: claims)
-        let client = TokenEndpointClient(transport: dependencies.transport, clientId: configuration.clientId)
+        let client = TokenEndpointClient(transport: dependencies.transport, clientId: configuration.clientId,
+                                         clock: dependencies.clock)
         let tokens = try await client.redeem(grant.fields, at: metadata.tokenEndpoint, correlationId: correlationId)
         return try await TokenResponseHandler(configuration: configuration, dependencies: dependencies, resolver: resolver).handle(
             tokens, .init(authority: authority, metadata: metadata, requestedScopes: scopes,
@@ -76,24 +77,13 @@ struct InteractiveFlow: Sendable {
         return metadata.authorizationEndpoint + separator + FormEncoding.query(fields)
     }
 
-    /// The error a redirect reports, if any (B2C's password reset and cancellation distinct).
+    /// The error a redirect reports, if any (its kind from ``OAuthErrorClassifier``).
     static func error(in response: AuthorizationResponse, correlationId: String) -> AuthError? {
         guard let code = response.error else { return nil }
         let description = response.errorDescription ?? ""
-        let kind: AuthError.Kind
-        if description.contains("AADB2C90118") {
-            kind = .passwordResetRequired
-        } else if response.errorSubcode == "cancel" || description.contains("AADB2C90091") || code == "access_denied" {
-            kind = .userCanceled
-        } else if OAuthErrorResponse.interactionErrors.contains(code) {
-            kind = .interactionRequired
-        } else if OAuthErrorResponse.configurationErrors.contains(code) {
-            kind = .invalidConfiguration
-        } else if description.contains("AADSTS50129") {
-            kind = .workplaceJoinRequired
-        } else {
-            kind = .serverError
-        }
+        let kind = OAuthErrorClassifier.kind(
+            of: OAuthErrorAnswer(error: code, description: description, suberror: response.errorSubcode),
+            at: .authorizeRedirect)
         var error = AuthError(kind, description.isEmpty ? code : "\(code): \(description)")
         error.oauthError = code
         error.oauthErrorDescription = response.errorDescription

@@ -139,7 +139,7 @@ struct SilentFlow: Sendable {
                                            realm: token.realm, clientId: configuration.clientId)
             let account = lookup.account
             let authority = lookup.authority.url
-            let granted = token.scopes.scopes.filter { !Scopes.reserved.contains($0.lowercased()) }
+            let granted = token.scopes.resourceScopes
             let result: @Sendable (String) -> TokenResult = { correlationId in
                 TokenResult(accessToken: token.secret, tokenType: TokenResponse.normalized(tokenType: token.tokenType),
                             expiresOn: token.expiresOn,
@@ -174,7 +174,8 @@ struct SilentFlow: Sendable {
             throw error
         }
         let merged = try Scopes.mergedClaims(claims, capabilities: configuration.clientCapabilities)
-        let client = TokenEndpointClient(transport: dependencies.transport, clientId: configuration.clientId)
+        let client = TokenEndpointClient(transport: dependencies.transport, clientId: configuration.clientId,
+                                         clock: dependencies.clock)
         dependencies.logger.debug("refreshing a token", metadata: ["realm": "\(lookup.realm)"])
         var firstFailure: AuthError?
         for refreshToken in candidates {
@@ -220,19 +221,5 @@ struct SilentFlow: Sendable {
                 }.first
             }
         }
-    }
-}
-
-/// Runs at most one refresh per key at a time; callers with the same key wait for it and
-/// share its outcome (no refresh storms).
-actor RefreshCoordinator {
-    private var running: [String: Task<TokenResult, any Error>] = [:]
-
-    func run(key: String, _ operation: @escaping @Sendable () async throws -> TokenResult) async throws -> TokenResult {
-        if let existing = running[key] { return try await existing.value }
-        let task = Task { try await operation() }
-        running[key] = task
-        defer { running[key] = nil }
-        return try await task.value
     }
 }

@@ -45,7 +45,7 @@ struct TokenResponseHandler: Sendable {
         try CacheAccess.run { try dependencies.cache.save(record) }
         let result = TokenResult(
             accessToken: response.accessToken, tokenType: response.tokenType, expiresOn: now + response.expiresIn,
-            scopes: granted.filter { !Scopes.reserved.contains($0.lowercased()) }, account: account,
+            scopes: ScopeSet(granted).resourceScopes, account: account,
             idToken: response.idToken, tenantId: account.tenantId, authority: context.authority.url,
             correlationId: context.correlationId, fromCache: false)
         let declined = Scopes.declined(requested: context.requestedScopes, granted: granted)

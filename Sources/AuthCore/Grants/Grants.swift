@@ -29,9 +29,10 @@ struct RefreshTokenGrant {
 
 /// `urn:ietf:params:oauth:grant-type:device_code` (RFC 8628 3.4).
 struct DeviceCodeGrant {
+    static let grantType = "urn:ietf:params:oauth:grant-type:device_code"
     let deviceCode: String
 
     var fields: [(String, String)] {
-        [("grant_type", "urn:ietf:params:oauth:grant-type:device_code"), ("device_code", deviceCode)]
+        [("grant_type", Self.grantType), ("device_code", deviceCode)]
     }
 }

@@ -11,7 +11,7 @@ struct TokenEndpointClient: Sendable {
     /// The headers MSAL sends with every call (correlation, SDK identification).
     static func headers(correlationId: String) -> [(name: String, value: String)] {
         [("client-request-id", correlationId), ("return-client-request-id", "true"),
-         ("x-client-SKU", "auth-sidecar"), ("x-client-Ver", LibraryInfo.version), ("x-client-OS", "linux"),
+         ("x-client-SKU", LibraryInfo.name), ("x-client-Ver", LibraryInfo.version), ("x-client-OS", "linux"),
          ("Accept", "application/json")]
     }
 
@@ -38,25 +38,29 @@ struct TokenEndpointClient: Sendable {
             guard let json, json.objectValue != nil else { throw AuthError.malformed("the token endpoint's answer is not a JSON object") }
             return json
         }
+        let endpoint = OAuthEndpoint.token(grantType: fields.first { $0.0 == "grant_type" }?.1)
         if let json, json["error"]?.stringValue != nil {
-            var error = OAuthErrorResponse.authError(json: json, httpStatus: response.status, retryAfter: Self.retryAfter(response))
+            var error = OAuthErrorResponse.authError(json: json, httpStatus: response.status,
+                                                     retryAfter: Self.retryAfter(response), endpoint: endpoint)
             error.correlationId = error.correlationId ?? correlationId
             throw error
         }
-        if response.status == 400, fields.contains(where: { $0.0 == "grant_type" && $0.1 == "refresh_token" }) {
-            // A provider that refuses a refresh token without saying why (an empty 400): as
-            // `invalid_grant`, the user must sign in again.
-            var error = AuthError(.interactionRequired, "the token endpoint refused the refresh token (HTTP 400 without an "
-                + "OAuth error); sign in again with acquireToken")
-            error.httpStatus = 400
-            error.correlationId = correlationId
-            throw error
-        }
-        var error = AuthError(.serverError, "the token endpoint answered HTTP \(response.status)")
-        error.httpStatus = response.status
-        error.retryAfter = Self.retryAfter(response)
+        throw Self.bareError(status: response.status, retryAfter: Self.retryAfter(response), endpoint: endpoint,
+                             correlationId: correlationId)
+    }
+
+    /// The error for an answer without an OAuth error body (its kind from the classifier: an
+    /// empty 400 answering a refresh token means the user must sign in again).
+    private static func bareError(status: Int, retryAfter: Int?, endpoint: OAuthEndpoint, correlationId: String) -> AuthError {
+        let kind = OAuthErrorClassifier.kind(of: OAuthErrorAnswer(error: nil, httpStatus: status), at: endpoint)
+        var error = kind == .interactionRequired
+            ? AuthError(kind, "the token endpoint refused the refresh token (HTTP \(status) without an OAuth error); "
+                + "sign in again with acquireToken")
+            : AuthError(kind, "the token endpoint answered HTTP \(status)")
+        error.httpStatus = status
+        error.retryAfter = kind == .interactionRequired ? nil : retryAfter
         error.correlationId = correlationId
-        throw error
+        return error
     }
 
     static func retryAfter(_ response: HTTPResponse) -> Int? {

@@ -40,15 +40,6 @@ public struct DeviceCodeRequest: Sendable {
     public init(onUserCode: @escaping @Sendable (DeviceCodeInfo) -> Void) { self.onUserCode = onUserCode }
 }
 
-/// What the user needs to finish a device code sign-in elsewhere.
-public struct DeviceCodeInfo: Sendable, Equatable {
-    public var userCode: String
-    public var verificationUri: String
-    public var message: String
-    /// Unix seconds.
-    public var expiresOn: Int64
-}
-
 /// A silent acquisition: the cache, else the refresh token; never UI.
 public struct SilentRequest: Sendable {
     public var scopes: [String]?
@@ -58,19 +49,4 @@ public struct SilentRequest: Sendable {
     public var forceRefresh = false
     public var claims: String?
     public init() {}
-}
-
-/// A token and what it is for.
-public struct TokenResult: Sendable {
-    public var accessToken: String
-    public var tokenType: String
-    /// Unix seconds.
-    public var expiresOn: Int64
-    public var scopes: [String]
-    public var account: Account
-    public var idToken: String?
-    public var tenantId: String
-    public var authority: String
-    public var correlationId: String
-    public var fromCache: Bool
 }

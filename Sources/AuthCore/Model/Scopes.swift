@@ -1,18 +1,17 @@
 import JSON
+import TokenCache
 
-/// Scope handling shared by the flows.
+/// The scope rules of the flows, over the one scope model, ``ScopeSet`` (case-insensitive,
+/// duplicates removed, the OpenID Connect scopes named once, in TokenCache).
 public enum Scopes {
-    /// The OpenID Connect scopes every request adds (and results leave out).
-    public static let reserved: Set<String> = ["openid", "profile", "offline_access"]
-
-    /// `scopes` plus the reserved ones, without duplicates (ignoring case), in order.
+    /// `scopes` plus the OpenID Connect ones, without duplicates (ignoring case), in order.
     public static func decorated(_ scopes: [String]) -> [String] {
-        deduplicated(scopes + ["openid", "profile", "offline_access"])
+        deduplicated(scopes + ScopeSet.openIDConnect)
     }
 
+    /// `scopes` without empty strings and duplicates (ignoring case), in order.
     public static func deduplicated(_ scopes: [String]) -> [String] {
-        var seen = Set<String>()
-        return scopes.filter { !$0.isEmpty && seen.insert($0.lowercased()).inserted }
+        ScopeSet(scopes).scopes
     }
 
     /// The scopes a token response granted: its `scope` (else what was requested), plus the
@@ -33,7 +32,7 @@ public enum Scopes {
         let grantedSet = Set(granted.map { $0.lowercased() })
         return requested.filter { scope in
             let lower = scope.lowercased()
-            return !reserved.contains(lower) && !grantedSet.contains(lower) && !lower.hasSuffix("/.default")
+            return !ScopeSet.openIDConnectScopes.contains(lower) && !grantedSet.contains(lower) && !lower.hasSuffix("/.default")
                 && !grantedSet.contains(where: { lower.hasPrefix($0.replacingSuffix("/.default", with: "/")) && $0.hasSuffix("/.default") })
         }
     }

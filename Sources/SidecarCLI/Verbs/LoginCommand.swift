@@ -1,10 +1,6 @@
 import ArgumentParser
 import JSON
-
-/// What the text-or-JSON verbs print.
-enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
-    case text, json
-}
+import Sidecar
 
 /// `auth-sidecar login`: an interactive sign-in (system browser, or the device code flow).
 struct LoginCommand: ParsableCommand {
@@ -45,44 +41,6 @@ struct LoginCommand: ParsableCommand {
             switch output {
             case .json: session.print(VerbOutput.signInSummary(result).jsonText)
             case .text: session.print("Signed in as \(VerbOutput.username(result["account"]))")
-            }
-        }
-    }
-}
-
-/// `auth-sidecar logout`: removes an account's tokens from the cache.
-struct LogoutCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "logout",
-        abstract: "Sign out: remove an account's tokens from the cache.",
-        discussion: "Exit status 1 when no account matches (or none is signed in).")
-
-    @Option(help: ArgumentHelp("The account's username (default: the current account).", valueName: "user"))
-    var account: String?
-
-    @Flag(help: "Also end the browser session (opens the sign-out page).")
-    var browser = false
-
-    @Option(help: "text or json.")
-    var output: OutputFormat = .text
-
-    @OptionGroup var common: VerbOptions
-
-    func run() throws {
-        try VerbSession.run(common) { session throws(VerbFailure) in
-            var params = JSONObject()
-            if let account { params["account"] = ["username": .string(account)] }
-            if browser { params["signoutFromBrowser"] = true }
-            let result: JSONValue
-            switch try session.outcome("signout", .object(params)) {
-            case .success(let value): result = value
-            case .failure(let error) where error.code == -51011:
-                throw VerbFailure(message: account.map { "no signed-in account is \($0)" } ?? "no account is signed in")
-            case .failure(let error): throw .from(error, account: account)
-            }
-            switch output {
-            case .json: session.print(result.jsonText)
-            case .text: session.print("Signed out \(VerbOutput.username(result["account"]))")
             }
         }
     }

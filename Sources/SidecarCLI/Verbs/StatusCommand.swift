@@ -6,6 +6,7 @@ import Darwin
 import ArgumentParser
 import JSON
 import JSONRPC
+import Sidecar
 
 /// `auth-sidecar status`: the configuration in force, the agent, the accounts and their tokens.
 struct StatusCommand: ParsableCommand {
@@ -51,7 +52,7 @@ struct StatusCommand: ParsableCommand {
     private static func tokenState(_ outcome: Result<JSONValue, RPCError>) -> StatusReport.TokenState {
         switch outcome {
         case .success(let result): .valid(expiresOn: result["expiresOn"]?.intValue ?? 0)
-        case .failure(let error) where error.code == -50002: .signInNeeded(VerbFailure.oneLine(error.message))
+        case .failure(let error) where error.code == AuthErrorMapping.interactionRequiredCode: .signInNeeded(VerbFailure.oneLine(error.message))
         case .failure(let error): .failed(VerbFailure.oneLine(error.message))
         }
     }

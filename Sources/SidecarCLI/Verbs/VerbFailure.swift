@@ -22,18 +22,18 @@ struct VerbFailure: Error, Equatable {
 
     /// Whether a request's error is cured by a sign-in (interaction required, no such account).
     static func isSignInNeeded(_ error: RPCError) -> Bool {
-        error.code == -50002 || error.code == -51011
+        error.code == AuthErrorMapping.interactionRequiredCode || error.code == AuthErrorMapping.accountNotFoundCode
     }
 
     /// The failure for a request's error object. `account` is the username the request named.
     static func from(_ error: RPCError, account: String? = nil) -> VerbFailure {
         let name = error.data["name"]?.stringValue ?? "error"
         switch error.code {
-        case -50002 where error.data["suberror"]?.stringValue == "no_account":
+        case AuthErrorMapping.interactionRequiredCode where error.data["suberror"]?.stringValue == "no_account":
             return signInNeeded("no account is signed in")
-        case -50002:
+        case AuthErrorMapping.interactionRequiredCode:
             return signInNeeded("sign-in needed: \(oneLine(error.message))", account: account)
-        case -51011:
+        case AuthErrorMapping.accountNotFoundCode:
             let who = account.map { "no signed-in account is \($0)" } ?? "no account is signed in"
             return signInNeeded(who, account: account)
         case -32602 where error.data["member"]?.stringValue == "clientId" && error.message.contains("missing member"):

@@ -1,27 +1,29 @@
-import AuthSeams
 /// A loopback redirect URI, `http://localhost[:port][/path]` (or `127.0.0.1`), parsed.
 ///
 /// Only plain `http` on the IPv4 loopback is served: the listener binds 127.0.0.1, so
 /// `[::1]` (which would need an IPv6 socket) and any other host are refused, as are
 /// user info, a query and a fragment (RFC 8252 §7.3 loopback redirects need none).
-struct RedirectURI: Sendable, Equatable {
+///
+/// The one rule for the redirect URI: configuration validation (`initialize`) and the
+/// listener both parse with this type, so a URI that is accepted is one that can be served.
+public struct RedirectURI: Sendable, Equatable {
     /// The host as written (`localhost` or `127.0.0.1`).
-    var host: String
+    public var host: String
     /// The configured port, or nil for "any free port" (no port, or port 0).
-    var port: UInt16?
+    public var port: UInt16?
     /// The path as written (percent-encoded), possibly empty.
-    var path: String
+    public var path: String
 
     /// The request path the listener accepts: the path, or `/` when it is empty.
-    var requestPath: String { path.isEmpty ? "/" : path }
+    public var requestPath: String { path.isEmpty ? "/" : path }
 
     /// The URI to send to the authorize endpoint once bound to `boundPort`.
-    func concrete(boundPort: UInt16) -> String {
+    public func concrete(boundPort: UInt16) -> String {
         "http://\(host):\(boundPort)\(path)"
     }
 
     /// Parses and validates `uri`; throws `LoopbackError.invalidRedirectURI`.
-    init(parsing uri: String) throws(LoopbackError) {
+    public init(parsing uri: String) throws(LoopbackError) {
         func invalid(_ reason: String) -> LoopbackError { .invalidRedirectURI("\(reason): \(uri)") }
         let scheme = "http://"
         guard uri.count > scheme.count, uri.prefix(scheme.count).lowercased() == scheme else {

@@ -1,0 +1,50 @@
+import AuthSeams
+import JSON
+import TokenCache
+
+/// Fetches each authority's discovery document once and shares the answer; answers kept by
+/// an earlier process (``PersistedDiscovery``) are used without a request.
+public actor MetadataCache {
+    private let transport: any HTTPTransport
+    private let persisted: PersistedDiscovery
+    private var known: [String: OpenIDMetadata] = [:]
+    /// Authorities whose kept metadata was looked for (found or not): once per process.
+    private var lookedUp: Set<String> = []
+    private var pending: [String: Task<OpenIDMetadata, any Error>] = [:]
+
+    public init(transport: any HTTPTransport, persisted: PersistedDiscovery = PersistedDiscovery(cache: nil)) {
+        self.transport = transport
+        self.persisted = persisted
+    }
+
+    /// The metadata known without a request: fetched earlier, or kept in `document` (`nil`:
+    /// the cache is read, once per process and authority).
+    public func known(_ authority: Authority, in document: CacheDocument? = nil) -> OpenIDMetadata? {
+        if let cached = known[authority.url] { return cached }
+        guard document != nil || lookedUp.insert(authority.url).inserted,
+              let kept = persisted.metadata(for: authority, in: document)
+        else { return nil }
+        known[authority.url] = kept
+        return kept
+    }
+
+    public func metadata(for authority: Authority) async throws -> OpenIDMetadata {
+        if let cached = known(authority) { return cached }
+        if let running = pending[authority.url] { return try await running.value }
+        let transport = self.transport
+        let persisted = self.persisted
+        let task = Task { () async throws -> OpenIDMetadata in
+            let response = try await ServiceCall.send(HTTPRequest(url: authority.metadataURL), over: transport)
+            guard response.status == 200 else { throw DiscoveryFailure.error(response, authority: authority) }
+            guard let json = try? JSONValue.parse(response.body) else { throw AuthError.malformed("the discovery document is not JSON") }
+            let metadata = try OpenIDMetadata(json: json, kind: authority.kind)
+            persisted.saveMetadata(json, for: authority)
+            return metadata
+        }
+        pending[authority.url] = task
+        defer { pending[authority.url] = nil }
+        let metadata = try await task.value
+        known[authority.url] = metadata
+        return metadata
+    }
+}

@@ -1,0 +1,83 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Crypto
+import FoundationEssentials
+
+/// AES-256-GCM with a key from a file: encryption at rest without a desktop keyring (the key
+/// can be a container or Kubernetes secret, a systemd credential, a TPM-unsealed file).
+///
+/// File format: the line `auth-sidecar-aes256gcm-v1`, then one line of base64 of
+/// nonce | ciphertext | tag (the header line is authenticated as associated data).
+public struct AESGCMCacheEncryption: CacheEncryption {
+    /// The first line of an encrypted cache file.
+    public static let header = Array("auth-sidecar-aes256gcm-v1\n".utf8)
+
+    private let key: SymmetricKey
+    private let path: String
+
+    /// Reads the key: 32 raw bytes, or 64 hex digits, or base64 of 32 bytes (a trailing newline
+    /// allowed). The file must not be readable by group or others.
+    public init(keyFile: String) throws(TokenCacheError) {
+        // Opened without following a symbolic link; owned by this user (``FileSafety``).
+        guard let (bytes, identity) = try POSIXFile.readFile(keyFile) else {
+            throw .unreadable(keyFile, "the cache key file cannot be read")
+        }
+        guard identity.permissions & 0o077 == 0 else {
+            throw .unreadable(keyFile, "the cache key file must not be readable by group or others (chmod 600 \(keyFile))")
+        }
+        guard let key = Self.key(from: bytes) else {
+            throw .unreadable(keyFile, "the cache key must be 32 bytes (raw, 64 hex digits or base64)")
+        }
+        self.init(key: key, path: keyFile)
+    }
+
+    /// A key given directly (32 bytes).
+    public init?(key bytes: [UInt8]) {
+        guard bytes.count == 32 else { return nil }
+        self.init(key: bytes, path: "(key)")
+    }
+
+    private init(key bytes: [UInt8], path: String) {
+        key = SymmetricKey(data: bytes)
+        self.path = path
+    }
+
+    public func seal(_ plaintext: [UInt8]) throws(TokenCacheError) -> [UInt8] {
+        guard let box = try? AES.GCM.seal(plaintext, using: key, authenticating: Self.header), let combined = box.combined else {
+            throw .writeFailed(path, "encrypting the cache failed")
+        }
+        return Self.header + Array(combined.base64EncodedString().utf8) + [UInt8(ascii: "\n")]
+    }
+
+    public func open(_ sealed: [UInt8]) throws(TokenCacheError) -> [UInt8] {
+        let body = sealed.dropFirst(Self.header.count).filter { $0 != UInt8(ascii: "\n") }
+        guard sealed.starts(with: Self.header), let combined = Data(base64Encoded: Data(body)),
+              let box = try? AES.GCM.SealedBox(combined: combined),
+              let plaintext = try? AES.GCM.open(box, using: key, authenticating: Self.header)
+        else { throw .unreadable(path, "the cache cannot be decrypted: another key, or a damaged file") }
+        return Array(plaintext)
+    }
+
+    /// Whether `bytes` look like an encrypted cache file.
+    public static func isSealed(_ bytes: [UInt8]) -> Bool { bytes.starts(with: header) }
+
+    private static func key(from bytes: [UInt8]) -> [UInt8]? {
+        if bytes.count == 32 { return bytes }
+        let text = bytes.filter { $0 != UInt8(ascii: "\n") && $0 != UInt8(ascii: "\r") }
+        if text.count == 64, let hex = Self.hex(text) { return hex }
+        if let decoded = Data(base64Encoded: Data(text)), decoded.count == 32 { return Array(decoded) }
+        return nil
+    }
+
+    private static func hex(_ text: [UInt8]) -> [UInt8]? {
+        var out: [UInt8] = []
+        var index = 0
+        while index < text.count {
+            guard let byte = UInt8(String(decoding: text[index..<index + 2], as: UTF8.self), radix: 16) else { return nil }
+            out.append(byte)
+            index += 2
+        }
+        return out
+    }
+}
