@@ -5,7 +5,7 @@ let package = Package(
     name: "auth-sidecar",
     platforms: [.macOS(.v15)],
     products: [
-        .executable(name: "auth-sidecar", targets: ["AuthSidecar"]),
+        .executable(name: "auth-sidecar", targets: ["AuthSidecar"])
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -29,9 +29,11 @@ let package = Package(
         // JSON values; the only module that touches jansson.
         .target(name: "JSON", dependencies: ["CJansson"]),
         // JSON-RPC 2.0: framing, messages, dispatch, cancellation, output.
-        .target(name: "JSONRPC", dependencies: [
-            "JSON", "POSIXSupport", .product(name: "Logging", package: "swift-log"),
-        ]),
+        .target(
+            name: "JSONRPC",
+            dependencies: [
+                "JSON", "POSIXSupport", .product(name: "Logging", package: "swift-log"),
+            ]),
         // The seams the auth domain talks through, apart from their implementations (as
         // swift-nio's NIOCore is apart from NIOPosix): HTTPTransport and its values, the
         // browser launcher, the redirect listener, the clock. No C, no sockets.
@@ -39,78 +41,101 @@ let package = Package(
         // HTTPTransport over libcurl, loaded with dlopen on first use. Only the wiring imports it.
         .target(name: "HTTP", dependencies: ["AuthSeams", "CCurl", .product(name: "Logging", package: "swift-log")]),
         // MSAL's cross-SDK token cache: entities, keys, file store with lock and atomic writes.
-        .target(name: "TokenCache", dependencies: [
-            "JSON", "POSIXSupport", .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto"),
-        ],
-                exclude: ["README.md"]),
+        .target(
+            name: "TokenCache",
+            dependencies: [
+                "JSON", "POSIXSupport", .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            exclude: ["README.md"]),
         // The loopback redirect listener and the browser launcher over POSIX sockets and
         // posix_spawn. Only the wiring imports it.
-        .target(name: "Loopback", dependencies: ["AuthSeams", "POSIXSupport", .product(name: "Logging", package: "swift-log")],
-                exclude: ["README.md"]),
+        .target(
+            name: "Loopback", dependencies: ["AuthSeams", "POSIXSupport", .product(name: "Logging", package: "swift-log")],
+            exclude: ["README.md"]),
         // The auth domain: authorities, OAuth2 grants, flows, accounts, errors.
         // Knows nothing of JSON-RPC, libcurl, sockets or jansson: it talks through AuthSeams.
-        .target(name: "AuthCore", dependencies: [
-            "AuthSeams", "TokenCache", "JSON",
-            .product(name: "Crypto", package: "swift-crypto"),
-            .product(name: "CryptoExtras", package: "swift-crypto"),
-            .product(name: "Logging", package: "swift-log"),
-        ]),
+        .target(
+            name: "AuthCore",
+            dependencies: [
+                "AuthSeams", "TokenCache", "JSON",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         // Microsoft Graph calls with automatic token handling.
         .target(name: "Graph", dependencies: ["AuthCore", "AuthSeams", "JSON", .product(name: "Logging", package: "swift-log")]),
         // Test doubles for the auth seams (used by test targets only).
         .target(name: "AuthTestSupport", dependencies: ["AuthCore", "AuthSeams", "TokenCache"]),
         // The sidecar's configuration, method table and params checking; its
         // ApplicationFactory is the composition root that picks libcurl and the sockets.
-        .target(name: "Sidecar", dependencies: [
-            "JSON", "JSONRPC", "AuthCore", "AuthSeams", "Graph", "HTTP", "TokenCache", "Loopback", "POSIXSupport",
-            .product(name: "Logging", package: "swift-log"),
-        ]),
+        .target(
+            name: "Sidecar",
+            dependencies: [
+                "JSON", "JSONRPC", "AuthCore", "AuthSeams", "Graph", "HTTP", "TokenCache", "Loopback", "POSIXSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         // The per-user agent: the stdio protocol on a Unix socket, one engine for all.
-        .target(name: "Agent", dependencies: [
-            "Sidecar", "JSONRPC", "JSON", "POSIXSupport", .product(name: "Logging", package: "swift-log"),
-        ]),
+        .target(
+            name: "Agent",
+            dependencies: [
+                "Sidecar", "JSONRPC", "JSON", "POSIXSupport", .product(name: "Logging", package: "swift-log"),
+            ]),
         // Tokens for other tools' protocols: az's JSON, git credentials, kubectl's
         // ExecCredential, the App Service managed-identity endpoint.
-        .target(name: "Adapters", dependencies: [
-            "JSON", "JSONRPC", "AuthSeams", "Loopback", "POSIXSupport", .product(name: "Logging", package: "swift-log"),
-        ]),
+        .target(
+            name: "Adapters",
+            dependencies: [
+                "JSON", "JSONRPC", "AuthSeams", "Loopback", "POSIXSupport", .product(name: "Logging", package: "swift-log"),
+            ]),
         // The command line, stdout hygiene, signals and wiring; the shell verbs.
-        .target(name: "SidecarCLI", dependencies: [
-            "Sidecar", "JSONRPC", "JSON", "AuthSeams", "Loopback", "POSIXSupport", "Agent", "Adapters",
-            .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            .product(name: "Logging", package: "swift-log"),
-        ]),
+        .target(
+            name: "SidecarCLI",
+            dependencies: [
+                "Sidecar", "JSONRPC", "JSON", "AuthSeams", "Loopback", "POSIXSupport", "Agent", "Adapters",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         // The executable: main.swift only.
         .executableTarget(name: "AuthSidecar", dependencies: ["SidecarCLI"], path: "Sources/auth-sidecar"),
         // The fuzz target over framing, JSON and dispatch (scripts/fuzz.sh builds it with
         // libFuzzer); a normal build makes it a replayer of input files.
         .systemLibrary(name: "CFuzzer"),
-        .executableTarget(name: "FuzzDispatch", dependencies: [
-            "CFuzzer", "Sidecar", "JSONRPC", "AuthCore", "AuthSeams", "AuthTestSupport", "TokenCache", "POSIXSupport",
-            .product(name: "Logging", package: "swift-log"),
-        ]),
+        .executableTarget(
+            name: "FuzzDispatch",
+            dependencies: [
+                "CFuzzer", "Sidecar", "JSONRPC", "AuthCore", "AuthSeams", "AuthTestSupport", "TokenCache", "POSIXSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
 
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "AdaptersTests", dependencies: ["Adapters", "JSON"]),
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "JSON", "POSIXSupport"]),
-        .testTarget(name: "SidecarTests", dependencies: [
-            "Sidecar", "JSONRPC", "JSON", "AuthCore", "AuthSeams", "AuthTestSupport", "TokenCache", "POSIXSupport",
-            .product(name: "Logging", package: "swift-log"),
-        ]),
-        .testTarget(name: "SidecarCLITests", dependencies: [
-            "SidecarCLI", "Sidecar", "JSONRPC", "JSON", .product(name: "ArgumentParser", package: "swift-argument-parser"),
-        ]),
+        .testTarget(
+            name: "SidecarTests",
+            dependencies: [
+                "Sidecar", "JSONRPC", "JSON", "AuthCore", "AuthSeams", "AuthTestSupport", "TokenCache", "POSIXSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        .testTarget(
+            name: "SidecarCLITests",
+            dependencies: [
+                "SidecarCLI", "Sidecar", "JSONRPC", "JSON", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "AuthSeams", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "TokenCacheTests", dependencies: ["TokenCache", "JSON", "POSIXSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "LoopbackTests", dependencies: ["Loopback", "AuthSeams", "POSIXSupport"]),
-        .testTarget(name: "GraphTests", dependencies: [
-            "Graph", "AuthCore", "AuthSeams", "AuthTestSupport", "TokenCache", "JSON", .product(name: "Logging", package: "swift-log"),
-        ]),
-        .testTarget(name: "AuthCoreTests", dependencies: [
-            "AuthCore", "AuthSeams", "AuthTestSupport", "TokenCache", "JSON",
-            .product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto"),
-            .product(name: "Logging", package: "swift-log"),
-        ]),
+        .testTarget(
+            name: "GraphTests",
+            dependencies: [
+                "Graph", "AuthCore", "AuthSeams", "AuthTestSupport", "TokenCache", "JSON", .product(name: "Logging", package: "swift-log"),
+            ]),
+        .testTarget(
+            name: "AuthCoreTests",
+            dependencies: [
+                "AuthCore", "AuthSeams", "AuthTestSupport", "TokenCache", "JSON",
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

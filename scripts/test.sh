@@ -28,6 +28,8 @@ run() {
 # Each module's imports against ARCHITECTURE.md's module table and Package.swift, the tables'
 # paths, and the checker's own tests (it must catch a violation).
 run "architecture" bash -c "python3 scripts/check-architecture.py && python3 -m pytest -q Tests/architecture"
+# The committed .swift-format, applied once: new code keeps it (scripts/format.sh applies it).
+run "format" swift format lint --strict --recursive Sources Tests Package.swift
 run "swift unit tests" swift test "${STRICT_BUILD_FLAGS[@]}"
 # The same unit tests built with ThreadSanitizer, in a build directory of their own, one at a
 # time: slowed down by TSan and run side by side on two cores, tests that wait on sockets or

@@ -10,8 +10,10 @@ public enum AzAccessToken {
         (resource.hasSuffix("/") ? String(resource.dropLast()) : resource) + "/.default"
     }
 
-    public static func json(accessToken: String, expiresOn: Int64, tenant: String, tokenType: String,
-                            subscription: String?) -> JSONValue {
+    public static func json(
+        accessToken: String, expiresOn: Int64, tenant: String, tokenType: String,
+        subscription: String?
+    ) -> JSONValue {
         var object: JSONObject = [
             "accessToken": .string(accessToken), "expiresOn": .string(localTime(expiresOn)),
             "expires_on": .int(expiresOn), "tenant": .string(tenant), "tokenType": .string(tokenType),

@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import JSON
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// kubectl's exec credential plugin protocol (client.authentication.k8s.io): the
 /// `ExecCredential` printed on stdout, in the API version `KUBERNETES_EXEC_INFO` asks for.

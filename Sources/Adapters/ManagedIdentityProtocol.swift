@@ -27,8 +27,10 @@ public enum ManagedIdentityProtocol {
 
     /// Checks a request: method, path, secret (compared in constant time), api-version and
     /// resource. Either the token to fetch or the reply to send at once.
-    public static func evaluate(method: String, target: String, headers: [String: String],
-                                secret: String) -> Result<TokenRequest, ReplyError> {
+    public static func evaluate(
+        method: String, target: String, headers: [String: String],
+        secret: String
+    ) -> Result<TokenRequest, ReplyError> {
         let pathEnd = target.firstIndex(of: "?") ?? target.endIndex
         guard target[..<pathEnd] == path else { return .failure(ReplyError(.error(404, "not found: use \(path)"))) }
         guard method == "GET" else { return .failure(ReplyError(.error(405, "only GET is served"))) }
@@ -50,18 +52,24 @@ public enum ManagedIdentityProtocol {
 
     /// The token reply: `access_token`, `expires_on` (Unix seconds, as a string like App
     /// Service), `resource`, `token_type`, `client_id`.
-    public static func tokenReply(token: String, expiresOn: Int64, tokenType: String, resource: String,
-                                  clientId: String) -> Reply {
-        Reply(status: 200, body: [
-            "access_token": .string(token), "expires_on": .string(String(expiresOn)), "resource": .string(resource),
-            "token_type": .string(tokenType), "client_id": .string(clientId),
-        ])
+    public static func tokenReply(
+        token: String, expiresOn: Int64, tokenType: String, resource: String,
+        clientId: String
+    ) -> Reply {
+        Reply(
+            status: 200,
+            body: [
+                "access_token": .string(token), "expires_on": .string(String(expiresOn)), "resource": .string(resource),
+                "token_type": .string(tokenType), "client_id": .string(clientId),
+            ])
     }
 
     /// The reason phrase of the statuses the endpoint sends.
     static func reason(_ status: Int) -> String {
-        [200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 405: "Method Not Allowed",
-         500: "Internal Server Error", 503: "Service Unavailable"][status] ?? "Error"
+        [
+            200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 405: "Method Not Allowed",
+            500: "Internal Server Error", 503: "Service Unavailable",
+        ][status] ?? "Error"
     }
 
     /// A new `IDENTITY_HEADER` secret: 32 random bytes from the system's generator, as hex.
@@ -74,7 +82,8 @@ public enum ManagedIdentityProtocol {
     }
 
     static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
-        let x = Array(a.utf8), y = Array(b.utf8)
+        let x = Array(a.utf8)
+        let y = Array(b.utf8)
         var difference = UInt8(x.count == y.count ? 0 : 1)
         for index in 0..<min(x.count, y.count) { difference |= x[index] ^ y[index] }
         return difference == 0

@@ -1,12 +1,13 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import JSON
 import JSONRPC
 import Logging
 import Loopback
 import POSIXSupport
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// `auth-sidecar managed-identity`: the App Service managed-identity endpoint on 127.0.0.1,
 /// answering with the signed-in user's tokens (``ManagedIdentityProtocol``). Every
@@ -78,7 +79,12 @@ public final class ManagedIdentityServer: Sendable {
                 finish(client)
                 continue
             }
-            do { try POSIX.startThread { [self] in serve(client); finish(client) } } catch { finish(client) }
+            do {
+                try POSIX.startThread { [self] in
+                    serve(client)
+                    finish(client)
+                }
+            } catch { finish(client) }
         }
         close(listenFD)
     }
@@ -102,8 +108,10 @@ public final class ManagedIdentityServer: Sendable {
         case .success(let request):
             switch tokens(request.scope) {
             case .success(let answer):
-                write(ManagedIdentityProtocol.tokenReply(token: answer.token, expiresOn: answer.expiresOn, tokenType: answer.tokenType,
-                                                         resource: request.resource, clientId: clientId), to: fd)
+                write(
+                    ManagedIdentityProtocol.tokenReply(
+                        token: answer.token, expiresOn: answer.expiresOn, tokenType: answer.tokenType,
+                        resource: request.resource, clientId: clientId), to: fd)
             case .failure(let failure):
                 logger.info("managed-identity token not served", metadata: ["status": "\(failure.reply.status)"])
                 write(failure.reply, to: fd)
@@ -113,7 +121,8 @@ public final class ManagedIdentityServer: Sendable {
 
     private func write(_ reply: ManagedIdentityProtocol.Reply, to fd: Int32) {
         let body = reply.body.serialized()
-        let head = "HTTP/1.1 \(reply.status) \(ManagedIdentityProtocol.reason(reply.status))\r\nContent-Type: application/json\r\n"
+        let head =
+            "HTTP/1.1 \(reply.status) \(ManagedIdentityProtocol.reason(reply.status))\r\nContent-Type: application/json\r\n"
             + "Content-Length: \(body.count)\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n"
         let bytes = Array(head.utf8) + body
         var offset = 0

@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import JSONRPC
 import POSIXSupport
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Connecting to a running agent, only if it is the user's own: its directory the user's and
 /// closed to others, the path a socket (not a symbolic link) of the user's, and the process
@@ -39,7 +40,7 @@ public enum AgentConnection {
         guard info.st_uid == getuid() else { return .refused("owned by uid \(info.st_uid)") }
         let directory = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
         guard lstat(directory.isEmpty ? "/" : directory, &info) == 0, info.st_mode & S_IFMT == S_IFDIR,
-              info.st_uid == getuid(), info.st_mode & 0o077 == 0
+            info.st_uid == getuid(), info.st_mode & 0o077 == 0
         else { return .refused("its directory is not the user's alone (chmod 700 \(directory))") }
         guard path.utf8.count < MemoryLayout.size(ofValue: sockaddr_un().sun_path) else { return .refused("path too long") }
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)

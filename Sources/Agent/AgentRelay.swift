@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import POSIXSupport
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The stdio mode forwarding to an agent: bytes from stdin to the socket and back to
 /// stdout, unchanged (the agent detects the framing), after an optional
@@ -11,7 +12,10 @@ public enum AgentRelay {
     public static func run(socket fd: Int32, input: Int32, output: Int32, preamble: [UInt8]?) -> Int32 {
         if let preamble, !POSIX.writeAll(fd, preamble) { return 1 }
         do {
-            try POSIX.startThread { copy(from: input, to: fd); shutdown(fd, Int32(SHUT_WR)) }
+            try POSIX.startThread {
+                copy(from: input, to: fd)
+                shutdown(fd, Int32(SHUT_WR))
+            }
         } catch {
             return 1
         }

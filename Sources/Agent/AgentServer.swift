@@ -1,12 +1,13 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import JSON
 import JSONRPC
 import Logging
 import POSIXSupport
 import Sidecar
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// `auth-sidecar agent`: the stdio protocol on a Unix socket, for every program of the user.
 ///

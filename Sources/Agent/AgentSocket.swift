@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import POSIXSupport
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The agent's listening socket: in a directory only the user can enter (0700, the user's,
 /// not a symbolic link), itself 0600, one agent per path (a lock file held while it runs).

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Who is at the other end of a Unix socket (`SO_PEERCRED`).
@@ -13,7 +13,7 @@ struct PeerCredentials: Sendable, Equatable {
         var credentials: (Int32, UInt32, UInt32) = (0, 0, 0)
         var length = socklen_t(MemoryLayout.size(ofValue: credentials))
         guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0,
-              length == socklen_t(MemoryLayout.size(ofValue: credentials))
+            length == socklen_t(MemoryLayout.size(ofValue: credentials))
         else { return nil }
         pid = credentials.0
         uid = credentials.1

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import JSON
 import JSONRPC
 import Sidecar
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The optional first line of an agent connection: `#auth-sidecar-startup {configuration}`,
 /// sent by a stdio sidecar that forwards to the agent, so its command-line configuration

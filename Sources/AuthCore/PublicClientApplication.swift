@@ -22,20 +22,24 @@ public final class PublicClientApplication: Sendable {
         self.dependencies = dependencies
         resolver = AuthorityResolver(
             transport: dependencies.transport,
-            trust: AuthorityTrust(knownAuthorities: configuration.knownAuthorities, instanceDiscovery: configuration.instanceDiscovery,
-                           configured: configuration.authority),
+            trust: AuthorityTrust(
+                knownAuthorities: configuration.knownAuthorities, instanceDiscovery: configuration.instanceDiscovery,
+                configured: configuration.authority),
             persisted: PersistedDiscovery(cache: dependencies.cache, clock: dependencies.clock, logger: dependencies.logger))
     }
 
     private func directory() async -> AccountDirectory {
-        AccountDirectory(configuration: configuration, cache: dependencies.cache,
-                         environments: await resolver.environments(of: configuration.authority))
+        AccountDirectory(
+            configuration: configuration, cache: dependencies.cache,
+            environments: await resolver.environments(of: configuration.authority))
     }
 
     /// Signs in through the browser (`browser` overrides the system launcher, e.g. to let the
     /// JSON-RPC client open the URL). One interactive sign-in at a time.
-    public func acquireTokenInteractively(_ request: InteractiveRequest, browser: (any BrowserLauncher)? = nil,
-                                          correlationId: String) async throws -> TokenResult {
+    public func acquireTokenInteractively(
+        _ request: InteractiveRequest, browser: (any BrowserLauncher)? = nil,
+        correlationId: String
+    ) async throws -> TokenResult {
         let started = interactiveRunning.withLock { running in
             defer { running = true }
             return !running
@@ -66,8 +70,9 @@ public final class PublicClientApplication: Sendable {
     /// A token without UI; `interactionRequired` when only the user can help. A valid
     /// cached token costs no network request.
     public func acquireTokenSilently(_ request: SilentRequest, correlationId: String) async throws -> TokenResult {
-        let flow = SilentFlow(configuration: configuration, dependencies: dependencies, resolver: resolver,
-                              coordinator: refreshes, memo: silentMemo)
+        let flow = SilentFlow(
+            configuration: configuration, dependencies: dependencies, resolver: resolver,
+            coordinator: refreshes, memo: silentMemo)
         return try await flow.run(request, correlationId: correlationId)
     }
 
@@ -91,15 +96,17 @@ public final class PublicClientApplication: Sendable {
     /// browser part (`nil`: none was asked for).
     @discardableResult
     public func signOut(_ reference: AccountReference?, fromBrowser: Bool, browser: (any BrowserLauncher)? = nil) async throws
-        -> (account: Account, browserSignOut: BrowserSignOut?) {
+        -> (account: Account, browserSignOut: BrowserSignOut?)
+    {
         let directory = await directory()
         guard let account = try directory.resolve(reference) else {
             if let reference { throw Self.accountNotFound(reference) }
             throw AuthError(.accountNotFound, "no account is signed in")
         }
         let flow = SignOutFlow(configuration: configuration, dependencies: dependencies, resolver: resolver)
-        let browserSignOut = try await flow.run(account, directory: directory, fromBrowser: fromBrowser,
-                                                browser: browser ?? dependencies.browser)
+        let browserSignOut = try await flow.run(
+            account, directory: directory, fromBrowser: fromBrowser,
+            browser: browser ?? dependencies.browser)
         return (account, browserSignOut)
     }
 

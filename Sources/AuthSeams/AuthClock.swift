@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The current time in Unix seconds, and waiting (a seam: tests move it, and their waits

@@ -9,8 +9,10 @@ public struct HTTPRequest: Sendable, Equatable {
     /// (``CurlTransport/defaultTimeout``, the `httpTimeoutSeconds` setting).
     public var timeout: Duration?
 
-    public init(method: String = "GET", url: String, headers: [(name: String, value: String)] = [],
-                body: [UInt8]? = nil, timeout: Duration? = nil) {
+    public init(
+        method: String = "GET", url: String, headers: [(name: String, value: String)] = [],
+        body: [UInt8]? = nil, timeout: Duration? = nil
+    ) {
         self.method = method
         self.url = url
         self.headers = headers
@@ -19,12 +21,15 @@ public struct HTTPRequest: Sendable, Equatable {
     }
 
     /// A POST of `application/x-www-form-urlencoded` fields (OAuth token requests).
-    public static func form(url: String, fields: [(String, String)], headers: [(name: String, value: String)] = [],
-                            timeout: Duration? = nil) -> HTTPRequest {
+    public static func form(
+        url: String, fields: [(String, String)], headers: [(name: String, value: String)] = [],
+        timeout: Duration? = nil
+    ) -> HTTPRequest {
         let body = fields.map { "\(FormEncoding.escape($0.0))=\(FormEncoding.escape($0.1))" }.joined(separator: "&")
-        return HTTPRequest(method: "POST", url: url,
-                           headers: [("Content-Type", "application/x-www-form-urlencoded")] + headers,
-                           body: Array(body.utf8), timeout: timeout)
+        return HTTPRequest(
+            method: "POST", url: url,
+            headers: [("Content-Type", "application/x-www-form-urlencoded")] + headers,
+            body: Array(body.utf8), timeout: timeout)
     }
 
     public static func == (lhs: HTTPRequest, rhs: HTTPRequest) -> Bool {
@@ -85,8 +90,8 @@ public enum FormEncoding {
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."),
-                 UInt8(ascii: "_"), UInt8(ascii: "~"):
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."),
+                UInt8(ascii: "_"), UInt8(ascii: "~"):
                 out.unicodeScalars.append(Unicode.Scalar(byte))
             default:
                 out += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)

@@ -53,7 +53,8 @@ public struct RedirectURI: Sendable, Equatable {
         host = String(hostPart)
         if let portPart {
             guard !portPart.isEmpty, portPart.count <= 5, portPart.allSatisfy({ $0.isASCII && $0.isNumber }),
-                  let value = Int(portPart), value <= 65_535 else {
+                let value = Int(portPart), value <= 65_535
+            else {
                 throw invalid("invalid port")
             }
             port = value == 0 ? nil : UInt16(value)

@@ -1,5 +1,5 @@
-import AuthSeams
 import AuthCore
+import AuthSeams
 import Synchronization
 
 /// A clock the test moves.

@@ -54,12 +54,16 @@ public final class ScriptedBrowser: BrowserLauncher {
 
     /// What `open` does, synchronously: for a fake JSON-RPC peer answering `openUrl`.
     public func play(_ url: String) throws {
-        let count = opened.withLock { $0.append(url); return $0.count }
+        let count = opened.withLock {
+            $0.append(url)
+            return $0.count
+        }
         let action = actions[min(count, actions.count) - 1]
         if action == .unavailable { throw BrowserError.unavailable("the scripted browser is unavailable") }
         let query = Self.query(of: url)
         guard let redirectURI = query["redirect_uri"], let state = query["state"],
-              let pending = listener?.pending(for: redirectURI) else { return }
+            let pending = listener?.pending(for: redirectURI)
+        else { return }
         switch action {
         case .complete(let code):
             pending.deliver(["code": code, "state": state])

@@ -54,8 +54,14 @@ public final class ScriptedPendingRedirect: PendingRedirect {
     func deliver(_ parameters: [String: String]) {
         let waiter: CheckedContinuation<AuthorizationResponse, any Error>? = state.withLock { s in
             guard !s.closed else { return nil }
-            guard let expected = s.expected else { s.arrived.append(parameters); return nil }
-            guard parameters["state"] == expected else { s.refused += 1; return nil }
+            guard let expected = s.expected else {
+                s.arrived.append(parameters)
+                return nil
+            }
+            guard parameters["state"] == expected else {
+                s.refused += 1
+                return nil
+            }
             defer { s.waiter = nil }
             return s.waiter
         }

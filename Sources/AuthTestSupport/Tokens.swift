@@ -21,9 +21,11 @@ public enum Tokens {
 
     /// A token endpoint answer; its ID token carries `nonce` when given (an interactive
     /// sign-in's ID token must echo the authorize request's nonce), and is for `audience`.
-    public static func tokenResponse(accessToken: String, expiresIn: Int = 3600, refreshToken: String = "rt-1",
-                                     scope: String = "User.Read openid profile offline_access",
-                                     nonce: String? = nil, audience: String = clientId) -> HTTPResponse {
+    public static func tokenResponse(
+        accessToken: String, expiresIn: Int = 3600, refreshToken: String = "rt-1",
+        scope: String = "User.Read openid profile offline_access",
+        nonce: String? = nil, audience: String = clientId
+    ) -> HTTPResponse {
         let claims = idTokenClaims.replacing(#""aud":"\#(clientId)""#, with: #""aud":"\#(audience)""#)
         let idToken = jwt(nonce.map { String(claims.dropLast()) + #","nonce":"\#($0)"}"# } ?? claims)
         let body = """
@@ -34,11 +36,14 @@ public enum Tokens {
     }
 
     /// Instance discovery for Microsoft's public cloud.
-    public static let instanceDiscovery = HTTPResponse(status: 200, body: Array("""
-        {"tenant_discovery_endpoint":"https://login.microsoftonline.com/common/v2.0/.well-known/openid-configuration",\
-        "metadata":[{"preferred_network":"login.microsoftonline.com","preferred_cache":"login.windows.net",\
-        "aliases":["login.microsoftonline.com","login.windows.net","login.microsoft.com","sts.windows.net"]}]}
-        """.utf8))
+    public static let instanceDiscovery = HTTPResponse(
+        status: 200,
+        body: Array(
+            """
+            {"tenant_discovery_endpoint":"https://login.microsoftonline.com/common/v2.0/.well-known/openid-configuration",\
+            "metadata":[{"preferred_network":"login.microsoftonline.com","preferred_cache":"login.windows.net",\
+            "aliases":["login.microsoftonline.com","login.windows.net","login.microsoft.com","sts.windows.net"]}]}
+            """.utf8))
 
     /// Discovery documents (instance or OIDC) for `request`, `nil` for anything else.
     public static func discoveryAnswer(for request: HTTPRequest) -> HTTPResponse? {
@@ -47,10 +52,13 @@ public enum Tokens {
         return nil
     }
 
-    public static let discovery = HTTPResponse(status: 200, body: Array("""
-        {"authorization_endpoint":"https://login.microsoftonline.com/common/oauth2/v2.0/authorize",\
-        "token_endpoint":"https://login.microsoftonline.com/common/oauth2/v2.0/token",\
-        "end_session_endpoint":"https://login.microsoftonline.com/common/oauth2/v2.0/logout",\
-        "issuer":"https://login.microsoftonline.com/{tenantid}/v2.0"}
-        """.utf8))
+    public static let discovery = HTTPResponse(
+        status: 200,
+        body: Array(
+            """
+            {"authorization_endpoint":"https://login.microsoftonline.com/common/oauth2/v2.0/authorize",\
+            "token_endpoint":"https://login.microsoftonline.com/common/oauth2/v2.0/token",\
+            "end_session_endpoint":"https://login.microsoftonline.com/common/oauth2/v2.0/logout",\
+            "issuer":"https://login.microsoftonline.com/{tenantid}/v2.0"}
+            """.utf8))
 }

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import JSONRPC
 import Logging
 import Sidecar
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Runs one input through the real server: framing, JSON parsing, classification, the
 /// sidecar's method table and handlers (with ``OfflineDependencies``), and the output writer.

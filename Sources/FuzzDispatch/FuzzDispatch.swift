@@ -1,10 +1,11 @@
+import POSIXSupport
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 #if FUZZING
-import CFuzzer
+    import CFuzzer
 #endif
-import POSIXSupport
 
 /// The fuzz target over framing, JSON parsing and JSON-RPC dispatch (see `scripts/fuzz.sh`).
 ///
@@ -19,18 +20,18 @@ enum FuzzDispatch {
 
     static func main() {
         #if FUZZING
-        let replies: Int32? = nil
+            let replies: Int32? = nil
         #else
-        let replies: Int32? = STDOUT_FILENO
+            let replies: Int32? = STDOUT_FILENO
         #endif
         guard let made = DispatchHarness(output: replies) else { fatalError("fuzz: cannot open the input file or /dev/null") }
         harness = made
         #if FUZZING
-        var argc = CommandLine.argc
-        var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = CommandLine.unsafeArgv
-        exit(LLVMFuzzerRunDriver(&argc, &argv, fuzzOneInput))
+            var argc = CommandLine.argc
+            var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = CommandLine.unsafeArgv
+            exit(LLVMFuzzerRunDriver(&argc, &argv, fuzzOneInput))
         #else
-        replay(Array(CommandLine.arguments.dropFirst()))
+            replay(Array(CommandLine.arguments.dropFirst()))
         #endif
     }
 
@@ -45,7 +46,6 @@ enum FuzzDispatch {
         }
         logLine("fuzz: replayed \(paths.count) inputs")
     }
-
 
     private static func logLine(_ text: String) {
         let line = Array((text + "\n").utf8)

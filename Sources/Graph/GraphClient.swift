@@ -85,8 +85,10 @@ public struct GraphClient: Sendable {
         return link
     }
 
-    private func send(_ request: GraphRequest, url: String, token: String, correlationId: String,
-                      followingPage: Bool = false) async throws -> HTTPResponse {
+    private func send(
+        _ request: GraphRequest, url: String, token: String, correlationId: String,
+        followingPage: Bool = false
+    ) async throws -> HTTPResponse {
         var headers = request.headers.filter { $0.0.lowercased() != "authorization" }.map { (name: $0.0, value: $0.1) }
         headers.append(("Authorization", "Bearer \(token)"))
         if !headers.contains(where: { $0.name.lowercased() == "client-request-id" }) {
@@ -131,7 +133,8 @@ public struct GraphClient: Sendable {
     /// The first page with `value` extended by the next page's, and the next page's nextLink.
     static func merge(_ first: JSONValue, with next: JSONValue) -> JSONValue {
         guard var object = first.objectValue, let values = object["value"]?.arrayValue,
-              let more = next["value"]?.arrayValue else { return first }
+            let more = next["value"]?.arrayValue
+        else { return first }
         object["value"] = .array(values + more)
         object["@odata.nextLink"] = next["@odata.nextLink"]
         return .object(object)

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import AuthSeams
 import CCurl
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// libcurl's entry points, resolved with `dlopen`/`dlsym` on first use.
 ///
@@ -53,24 +54,25 @@ struct CurlLibrary: @unchecked Sendable {
             dlsym(handle, name).map { unsafeBitCast($0, to: type) }
         }
         guard let globalInit = symbol("curl_global_init", as: GlobalInit.self),
-              let easyInit = symbol("curl_easy_init", as: EasyInit.self),
-              let easyCleanup = symbol("curl_easy_cleanup", as: EasyCleanup.self),
-              let easyPerform = symbol("curl_easy_perform", as: EasyPerform.self),
-              let easyStrerror = symbol("curl_easy_strerror", as: EasyStrerror.self),
-              let slistAppend = symbol("curl_slist_append", as: SlistAppend.self),
-              let slistFreeAll = symbol("curl_slist_free_all", as: SlistFreeAll.self),
-              let setopt = dlsym(handle, "curl_easy_setopt"),
-              let getinfo = dlsym(handle, "curl_easy_getinfo")
+            let easyInit = symbol("curl_easy_init", as: EasyInit.self),
+            let easyCleanup = symbol("curl_easy_cleanup", as: EasyCleanup.self),
+            let easyPerform = symbol("curl_easy_perform", as: EasyPerform.self),
+            let easyStrerror = symbol("curl_easy_strerror", as: EasyStrerror.self),
+            let slistAppend = symbol("curl_slist_append", as: SlistAppend.self),
+            let slistFreeAll = symbol("curl_slist_free_all", as: SlistFreeAll.self),
+            let setopt = dlsym(handle, "curl_easy_setopt"),
+            let getinfo = dlsym(handle, "curl_easy_getinfo")
         else {
             return .failure(.libraryUnavailable("libcurl lacks an expected symbol"))
         }
         guard globalInit(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK else {
             return .failure(.libraryUnavailable("curl_global_init failed"))
         }
-        return .success(CurlLibrary(
-            easyInit: easyInit, easyCleanup: easyCleanup, easyPerform: easyPerform,
-            easyStrerror: easyStrerror, slistAppend: slistAppend, slistFreeAll: slistFreeAll,
-            setopt: setopt, getinfo: getinfo))
+        return .success(
+            CurlLibrary(
+                easyInit: easyInit, easyCleanup: easyCleanup, easyPerform: easyPerform,
+                easyStrerror: easyStrerror, slistAppend: slistAppend, slistFreeAll: slistFreeAll,
+                setopt: setopt, getinfo: getinfo))
     }
 
     func message(for code: CURLcode) -> String {

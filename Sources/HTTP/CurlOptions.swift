@@ -6,9 +6,11 @@ struct CurlOptions {
     let library: CurlLibrary
     let handle: UnsafeMutableRawPointer
 
-    func configure(request: HTTPRequest, caFile: String?, userAgent: String,
-                   headers: UnsafeMutablePointer<curl_slist>?, errorBuffer: UnsafeMutablePointer<CChar>,
-                   context: UnsafeMutableRawPointer) {
+    func configure(
+        request: HTTPRequest, caFile: String?, userAgent: String,
+        headers: UnsafeMutablePointer<curl_slist>?, errorBuffer: UnsafeMutablePointer<CChar>,
+        context: UnsafeMutableRawPointer
+    ) {
         set(CURLOPT_URL, request.url)
         set(CURLOPT_PROTOCOLS_STR, "http,https")
         set(CURLOPT_NOSIGNAL, 1)
@@ -48,12 +50,16 @@ struct CurlOptions {
         default: set(CURLOPT_CUSTOMREQUEST, request.method)
         }
         guard let body = request.body else { return }
-        if request.method.uppercased() != "POST" { set(CURLOPT_POST, 1); set(CURLOPT_CUSTOMREQUEST, request.method) }
+        if request.method.uppercased() != "POST" {
+            set(CURLOPT_POST, 1)
+            set(CURLOPT_CUSTOMREQUEST, request.method)
+        }
         _ = ccurl_setopt_off(library.setopt, handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
         body.withUnsafeBytes { raw in
             // COPYPOSTFIELDS copies now: the Swift buffer may die after this call.
-            _ = ccurl_setopt_ptr(library.setopt, handle, CURLOPT_COPYPOSTFIELDS,
-                                 UnsafeMutableRawPointer(mutating: raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1)))
+            _ = ccurl_setopt_ptr(
+                library.setopt, handle, CURLOPT_COPYPOSTFIELDS,
+                UnsafeMutableRawPointer(mutating: raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1)))
         }
     }
 
@@ -77,8 +83,8 @@ enum CurlErrors {
         switch code {
         case CURLE_OPERATION_TIMEDOUT: return .timedOut
         case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM,
-             CURLE_SSL_CIPHER, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR,
-             CURLE_SSL_PINNEDPUBKEYNOTMATCH, CURLE_SSL_INVALIDCERTSTATUS, CURLE_SSL_CRL_BADFILE:
+            CURLE_SSL_CIPHER, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR,
+            CURLE_SSL_PINNEDPUBKEYNOTMATCH, CURLE_SSL_INVALIDCERTSTATUS, CURLE_SSL_CRL_BADFILE:
             return .tls(detail)
         case CURLE_URL_MALFORMAT, CURLE_UNSUPPORTED_PROTOCOL:
             return .insecureOrInvalidURL(detail)

@@ -18,8 +18,10 @@ public struct CurlTransport: HTTPTransport {
     public var defaultTimeout: Duration
     private let logger: Logger
 
-    public init(caFile: String? = nil, userAgent: String = "auth-sidecar", defaultTimeout: Duration = .seconds(30),
-                logger: Logger) {
+    public init(
+        caFile: String? = nil, userAgent: String = "auth-sidecar", defaultTimeout: Duration = .seconds(30),
+        logger: Logger
+    ) {
         self.caFile = caFile
         self.userAgent = userAgent
         self.defaultTimeout = defaultTimeout
@@ -79,8 +81,9 @@ final class CurlTransfer: @unchecked Sendable {
         defer { errorBuffer.deallocate() }
 
         let options = CurlOptions(library: library, handle: handle)
-        options.configure(request: request, caFile: caFile, userAgent: userAgent, headers: headerList,
-                          errorBuffer: errorBuffer, context: Unmanaged.passUnretained(self).toOpaque())
+        options.configure(
+            request: request, caFile: caFile, userAgent: userAgent, headers: headerList,
+            errorBuffer: errorBuffer, context: Unmanaged.passUnretained(self).toOpaque())
         let code = library.easyPerform(handle)
         guard code == CURLE_OK else {
             let detail = errorBuffer.pointee != 0 ? String(cString: errorBuffer) : library.message(for: code)
@@ -93,7 +96,10 @@ final class CurlTransfer: @unchecked Sendable {
 
     fileprivate func receiveHeader(_ line: String) {
         let trimmed = line.trimmingCharacters(in: " \r\n")
-        if trimmed.hasPrefix("HTTP/") { headers = []; return }  // a new response (after 100, or a proxy)
+        if trimmed.hasPrefix("HTTP/") {
+            headers = []
+            return
+        }  // a new response (after 100, or a proxy)
         guard let colon = trimmed.firstIndex(of: ":") else { return }
         let name = String(trimmed[..<colon])
         let value = String(trimmed[trimmed.index(after: colon)...]).trimmingCharacters(in: " \t")

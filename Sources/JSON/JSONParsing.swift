@@ -22,16 +22,18 @@ extension JSONValue {
         }
         var error = json_error_t()
         let result: Result<JSONValue, JSONParseError> = {
-            guard let root = json_loadb(
-                base.assumingMemoryBound(to: CChar.self), raw.count, cjansson_strict_decode_flags(), &error)
+            guard
+                let root = json_loadb(
+                    base.assumingMemoryBound(to: CChar.self), raw.count, cjansson_strict_decode_flags(), &error)
             else {
                 let text = String(cString: cjansson_error_text(&error))
                 return .failure(JSONParseError(message: text, position: Int(error.position)))
             }
             defer { json_decref(root) }
             guard let value = JanssonReader(maxDepth: maxDepth).value(of: root, depth: 1) else {
-                return .failure(JSONParseError(
-                    message: "nesting deeper than \(maxDepth) levels", position: 0))
+                return .failure(
+                    JSONParseError(
+                        message: "nesting deeper than \(maxDepth) levels", position: 0))
             }
             return .success(value)
         }()

@@ -32,12 +32,14 @@ enum JanssonWriter {
         let sink = ByteSink()
         swap(&sink.bytes, &output)
         let context = Unmanaged.passUnretained(sink).toOpaque()
-        _ = json_dump_callback(tree, { chunk, size, context in
-            guard let chunk, let context else { return -1 }
-            let sink = Unmanaged<ByteSink>.fromOpaque(context).takeUnretainedValue()
-            sink.bytes.append(contentsOf: UnsafeRawBufferPointer(start: chunk, count: size))
-            return 0
-        }, context, cjansson_compact_encode_flags())
+        _ = json_dump_callback(
+            tree,
+            { chunk, size, context in
+                guard let chunk, let context else { return -1 }
+                let sink = Unmanaged<ByteSink>.fromOpaque(context).takeUnretainedValue()
+                sink.bytes.append(contentsOf: UnsafeRawBufferPointer(start: chunk, count: size))
+                return 0
+            }, context, cjansson_compact_encode_flags())
         swap(&sink.bytes, &output)
     }
 

@@ -39,11 +39,14 @@ public enum IncomingMessage: Sendable, Equatable {
         // `shutdown` and `exit`), and LSP servers accept it.
         let params: JSONValue? = object["params"]?.isNull == true ? Optional.none : object["params"]
         if let params, params.objectValue == nil, params.arrayValue == nil {
-            self = .invalid(id: id ?? .null, error: .invalidRequest(
-                #"member "params" must be an object of named members (or null, or absent), not \#(params.typeName)"#))
+            self = .invalid(
+                id: id ?? .null,
+                error: .invalidRequest(
+                    #"member "params" must be an object of named members (or null, or absent), not \#(params.typeName)"#))
             return
         }
-        self = id.map { .request(id: $0, method: method, params: params) }
+        self =
+            id.map { .request(id: $0, method: method, params: params) }
             ?? .notification(method: method, params: params)
     }
 

@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import JSON
 import POSIXSupport
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// A blocking JSON-RPC 2.0 client over one file descriptor (a socket or a pipe pair's end),
 /// in NDJSON framing, on the calling thread: ``call(_:params:timeoutSeconds:)`` one request
@@ -103,10 +104,11 @@ public final class JSONRPCClient {
         case .notification(let method, let params):
             onNotification(method, params)
         case .request(let requestID, let method, let params):
-            let reply: JSONValue = switch onRequest(method, params) {
-            case .success(let result): OutgoingMessage.result(result, id: requestID)
-            case .failure(let error): OutgoingMessage.error(error, id: requestID)
-            }
+            let reply: JSONValue =
+                switch onRequest(method, params) {
+                case .success(let result): OutgoingMessage.result(result, id: requestID)
+                case .failure(let error): OutgoingMessage.error(error, id: requestID)
+                }
             try send(reply)
         case .invalid:
             break

@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import JSON
 import Logging
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// A JSON-RPC 2.0 server over a pair of file descriptors.
 ///
@@ -88,7 +89,10 @@ public final class JSONRPCServer: @unchecked Sendable {
     }
 
     private func stop() {
-        let first: Bool = state.withLock { defer { stopped = true }; return !stopped }
+        let first: Bool = state.withLock {
+            defer { stopped = true }
+            return !stopped
+        }
         guard first else { return }
         service.serverWillStop()
         state.withLock { output }?.close()
@@ -158,7 +162,10 @@ public final class JSONRPCServer: @unchecked Sendable {
             reply(nil)
         case .request(let id, let method, let params):
             logger.debug("request", metadata: ["id": "\(id)", "method": "\(method)"])
-            let alreadyShuttingDown = state.withLock { defer { if method == "shutdown" { shutdownRequested = true } }; return shutdownRequested }
+            let alreadyShuttingDown = state.withLock {
+                defer { if method == "shutdown" { shutdownRequested = true } }
+                return shutdownRequested
+            }
             if alreadyShuttingDown {
                 reply(OutgoingMessage.error(.invalidRequest("the server is shutting down", name: "shuttingDown"), id: id))
             } else if inFlight.contains(id) {

@@ -96,7 +96,10 @@ struct LSPDecoder: Sendable {
             // A header may follow garbage on the same line (after a wrong Content-Length).
             guard let start = Self.contentLengthOffset(in: buffer),
                 let recovered = HeaderLine(Array(buffer[start...]))
-            else { state = .headers(contentLength: nil); return }
+            else {
+                state = .headers(contentLength: nil)
+                return
+            }
             header = recovered
         }
         headerLinesSeen += 1

@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import JSON
 import POSIXSupport
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Writes framed messages to a file descriptor from a dedicated thread.
 ///
@@ -63,9 +64,17 @@ public final class OutputChannel: @unchecked Sendable {
                 return closing && batch.isEmpty
             }
             if stop { break }
-            if !POSIX.writeAll(fd, batch) { lock.withLock { broken = true; pending = [] } }
+            if !POSIX.writeAll(fd, batch) {
+                lock.withLock {
+                    broken = true
+                    pending = []
+                }
+            }
             batch.removeAll(keepingCapacity: batch.capacity <= 1 << 20)
         }
-        lock.withLock { finished = true; lock.broadcast() }
+        lock.withLock {
+            finished = true
+            lock.broadcast()
+        }
     }
 }

@@ -9,17 +9,26 @@ public protocol ParamValue: Sendable {
 
 extension String: ParamValue {
     public static var expectation: String { "a string" }
-    public init?(param: JSONValue) { guard let s = param.stringValue else { return nil }; self = s }
+    public init?(param: JSONValue) {
+        guard let s = param.stringValue else { return nil }
+        self = s
+    }
 }
 
 extension Bool: ParamValue {
     public static var expectation: String { "a boolean" }
-    public init?(param: JSONValue) { guard let b = param.boolValue else { return nil }; self = b }
+    public init?(param: JSONValue) {
+        guard let b = param.boolValue else { return nil }
+        self = b
+    }
 }
 
 extension Int: ParamValue {
     public static var expectation: String { "an integer" }
-    public init?(param: JSONValue) { guard let i = param.intValue, let v = Int(exactly: i) else { return nil }; self = v }
+    public init?(param: JSONValue) {
+        guard let i = param.intValue, let v = Int(exactly: i) else { return nil }
+        self = v
+    }
 }
 
 extension Array: ParamValue where Element == String {
@@ -37,7 +46,10 @@ extension Array: ParamValue where Element == String {
 
 extension JSONObject: ParamValue {
     public static var expectation: String { "an object" }
-    public init?(param: JSONValue) { guard let o = param.objectValue else { return nil }; self = o }
+    public init?(param: JSONValue) {
+        guard let o = param.objectValue else { return nil }
+        self = o
+    }
 }
 
 extension JSONValue: ParamValue {

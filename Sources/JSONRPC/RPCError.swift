@@ -49,8 +49,9 @@ extension RPCError {
 
     /// -32602, naming the offending member (a dotted path such as `account.username`).
     public static func invalidParams(_ detail: String, member: String? = nil) -> RPCError {
-        RPCError(code: -32602, message: "Invalid params: \(detail)", name: "invalidParams",
-                 data: member.map { ["member": .string($0)] } ?? [:])
+        RPCError(
+            code: -32602, message: "Invalid params: \(detail)", name: "invalidParams",
+            data: member.map { ["member": .string($0)] } ?? [:])
     }
 
     /// -32603.

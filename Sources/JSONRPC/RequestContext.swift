@@ -60,7 +60,10 @@ final class ConnectionPeerChannel: PeerChannel, @unchecked Sendable {
     }
 
     func request(_ method: String, params: JSONValue) async throws -> JSONValue {
-        let id: RequestID = lock.withLock { defer { nextID += 1 }; return .string("sidecar-\(nextID)") }
+        let id: RequestID = lock.withLock {
+            defer { nextID += 1 }
+            return .string("sidecar-\(nextID)")
+        }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 let refusal: (any Error)? = lock.withLock {
@@ -69,7 +72,10 @@ final class ConnectionPeerChannel: PeerChannel, @unchecked Sendable {
                     waiting[id] = continuation
                     return nil
                 }
-                if let refusal { continuation.resume(throwing: refusal); return }
+                if let refusal {
+                    continuation.resume(throwing: refusal)
+                    return
+                }
                 send(OutgoingMessage.request(method, params: params, id: id))
             }
         } onCancel: {
@@ -87,7 +93,10 @@ final class ConnectionPeerChannel: PeerChannel, @unchecked Sendable {
 
     /// Fails every request still waiting with `error` (the server is stopping).
     func failAll(with error: any Error = CancellationError()) {
-        let all = lock.withLock { defer { waiting = [:] }; return waiting }
+        let all = lock.withLock {
+            defer { waiting = [:] }
+            return waiting
+        }
         for continuation in all.values { continuation.resume(throwing: error) }
     }
 

@@ -1,4 +1,5 @@
 import AuthSeams
+
 /// One browser command from `$BROWSER` (or a fallback such as `xdg-open`), following
 /// Python's `webbrowser` conventions: `$BROWSER` is a `:`-separated list of commands tried
 /// in order; in each, `%s` is replaced by the URL, otherwise the URL is appended as the
@@ -39,12 +40,19 @@ struct BrowserCommand: Sendable, Equatable {
         while let character = iterator.next() {
             switch character {
             case " ", "\t", "\n":
-                if inWord { words.append(current); current = ""; inWord = false }
+                if inWord {
+                    words.append(current)
+                    current = ""
+                    inWord = false
+                }
             case "'":
                 inWord = true
                 var closed = false
                 while let next = iterator.next() {
-                    if next == "'" { closed = true; break }
+                    if next == "'" {
+                        closed = true
+                        break
+                    }
                     current.append(next)
                 }
                 guard closed else { return nil }
@@ -52,7 +60,10 @@ struct BrowserCommand: Sendable, Equatable {
                 inWord = true
                 var closed = false
                 while let next = iterator.next() {
-                    if next == "\"" { closed = true; break }
+                    if next == "\"" {
+                        closed = true
+                        break
+                    }
                     if next == "\\" {
                         guard let escaped = iterator.next() else { return nil }
                         if !"\"\\$`".contains(escaped) { current.append("\\") }

@@ -1,4 +1,5 @@
 import AuthSeams
+
 /// The minimal HTTP/1.1 vocabulary of the one-shot loopback server.
 
 /// An HTTP status code and its reason phrase.

@@ -1,4 +1,5 @@
 import AuthSeams
+
 /// Incremental parsing of one HTTP/1.x request from the bytes read so far.
 ///
 /// Deliberately small: origin-form targets only, `Content-Length` bodies only (browsers
@@ -27,7 +28,8 @@ enum HTTPRequestParser {
             return buffer.count > maxHeaderBytes ? .invalid(.headersTooLarge) : .incomplete
         }
         guard headerEnd <= maxHeaderBytes,
-              let head = String(validating: buffer[..<headerEnd], as: UTF8.self) else {
+            let head = String(validating: buffer[..<headerEnd], as: UTF8.self)
+        else {
             return .invalid(headerEnd > maxHeaderBytes ? .headersTooLarge : .badRequest)
         }
         var lines = head.split(separator: "\r\n", omittingEmptySubsequences: false)[...]
@@ -59,7 +61,8 @@ enum HTTPRequestParser {
         var contentLength = 0
         if let only = lengths.first {
             guard lengths.count == 1, !only.isEmpty, only.count <= 9, only.allSatisfy({ $0.isASCII && $0.isNumber }),
-                  let value = Int(only) else {
+                let value = Int(only)
+            else {
                 return .invalid(.badRequest)
             }
             contentLength = value
@@ -67,10 +70,11 @@ enum HTTPRequestParser {
         guard contentLength <= maxBodyBytes else { return .invalid(.payloadTooLarge) }
         let bodyStart = headerEnd + separator.count
         guard buffer.count >= bodyStart + contentLength else { return .incomplete }
-        return .complete(HTTPRequest(
-            method: String(parts[0]), path: String(target[..<pathEnd]), query: String(query),
-            version: String(parts[2]), headers: headers,
-            body: Array(buffer[bodyStart..<(bodyStart + contentLength)])))
+        return .complete(
+            HTTPRequest(
+                method: String(parts[0]), path: String(target[..<pathEnd]), query: String(query),
+                version: String(parts[2]), headers: headers,
+                body: Array(buffer[bodyStart..<(bodyStart + contentLength)])))
     }
 
     /// RFC 9110 `tchar`.

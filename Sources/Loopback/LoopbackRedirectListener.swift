@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import AuthSeams
 import Logging
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// The live `RedirectListener`: a one-shot HTTP/1.1 server on 127.0.0.1 (never 0.0.0.0
 /// or ::), on the redirect URI's port or, when it has none, on a free port.

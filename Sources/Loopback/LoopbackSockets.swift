@@ -1,9 +1,10 @@
 import AuthSeams
 import POSIXSupport
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// Thin wrappers over the socket calls the loopback servers need (the redirect listener;
@@ -104,7 +105,10 @@ public enum LoopbackSockets {
             let sent = bytes.withUnsafeBytes {
                 send(fd, $0.baseAddress.map { $0 + offset }, bytes.count - offset, Int32(MSG_NOSIGNAL))
             }
-            if sent > 0 { offset += sent; continue }
+            if sent > 0 {
+                offset += sent
+                continue
+            }
             if sent < 0 && errno == EINTR { continue }
             if sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return offset }
             return nil

@@ -1,9 +1,10 @@
 import AuthSeams
 import POSIXSupport
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// Starts helper programs (browsers) with `posix_spawnp`: no shell, the arguments are
@@ -52,12 +53,12 @@ enum ProcessSpawner {
         posix_spawnattr_setsigdefault(&attributes, &defaults)
         var flags = Int32(POSIX_SPAWN_SETSIGMASK) | Int32(POSIX_SPAWN_SETSIGDEF)
         #if canImport(Glibc)
-        flags |= spawnSetSID
+            flags |= spawnSetSID
         #endif
         posix_spawnattr_setflags(&attributes, Int16(flags))
 
         let cArguments = arguments.map { strdup($0) }
-        defer { cArguments.forEach { free($0) } }
+        defer { for argument in cArguments { free(argument) } }
         guard !cArguments.contains(where: { $0 == nil }) else { throw .unavailable("out of memory") }
         var pid = pid_t()
         let result = posix_spawnp(&pid, program, &actions, &attributes, cArguments + [nil], environ)

@@ -1,8 +1,9 @@
 import AuthSeams
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// What the serving thread and the async API share, under one lock (a ``PthreadMutex``, which

@@ -21,9 +21,11 @@ enum RedirectPages {
 
     /// Sign-in finished: the code is on its way to the application.
     static func success() -> HTTPReply {
-        HTTPReply(status: .ok, body: page(
-            title: "Sign-in complete",
-            paragraphs: ["You are signed in. You can close this window and return to the application."]))
+        HTTPReply(
+            status: .ok,
+            body: page(
+                title: "Sign-in complete",
+                paragraphs: ["You are signed in. You can close this window and return to the application."]))
     }
 
     /// The identity platform answered with an error (shown, escaped).
@@ -38,9 +40,11 @@ enum RedirectPages {
 
     /// A request to the redirect path that does not belong to the sign-in in progress.
     static func stateMismatch() -> HTTPReply {
-        HTTPReply(status: .badRequest, body: page(
-            title: "Unexpected response",
-            paragraphs: ["This response does not belong to the sign-in in progress and was ignored."]))
+        HTTPReply(
+            status: .badRequest,
+            body: page(
+                title: "Unexpected response",
+                paragraphs: ["This response does not belong to the sign-in in progress and was ignored."]))
     }
 
     /// A generic error page for `status` (404, 405, 413...) with a fixed message.

@@ -1,4 +1,5 @@
 import AuthSeams
+
 /// Decides what to do with a request that reached the loopback listener.
 ///
 /// Two steps, because a redirect may arrive before the caller has named the expected
@@ -32,8 +33,9 @@ struct RedirectRequestEvaluator: Sendable {
             return .reject(RedirectPages.error(.notFound, message: "Not found."), reason: "path is not the redirect path")
         }
         guard hostIsLoopback(request.header("host"), version: request.version) else {
-            return .reject(RedirectPages.error(.misdirected, message: "Unexpected Host header."),
-                           reason: "Host header is not this loopback listener")
+            return .reject(
+                RedirectPages.error(.misdirected, message: "Unexpected Host header."),
+                reason: "Host header is not this loopback listener")
         }
         var parameters: [String: String]
         do {
@@ -44,8 +46,9 @@ struct RedirectRequestEvaluator: Sendable {
             case "POST":
                 let type = request.header("content-type")?.lowercased() ?? ""
                 guard type.split(separator: ";").first?.trimmingSpaces() == "application/x-www-form-urlencoded" else {
-                    return .reject(RedirectPages.error(.unsupportedMediaType, message: "Expected a form post."),
-                                   reason: "POST without application/x-www-form-urlencoded")
+                    return .reject(
+                        RedirectPages.error(.unsupportedMediaType, message: "Expected a form post."),
+                        reason: "POST without application/x-www-form-urlencoded")
                 }
                 guard let body = String(validating: request.body, as: UTF8.self) else {
                     throw FormURLEncoding.DecodingError.malformed
@@ -57,8 +60,9 @@ struct RedirectRequestEvaluator: Sendable {
                 return .reject(reply, reason: "method \(request.method) not allowed")
             }
         } catch {
-            return .reject(RedirectPages.error(.badRequest, message: "Malformed or repeated parameters."),
-                           reason: "malformed or repeated parameters")
+            return .reject(
+                RedirectPages.error(.badRequest, message: "Malformed or repeated parameters."),
+                reason: "malformed or repeated parameters")
         }
         return .parameters(parameters)
     }
@@ -71,8 +75,10 @@ struct RedirectRequestEvaluator: Sendable {
         }
         let response = AuthorizationResponse(parameters: parameters)
         if let error = response.error {
-            return .accept(response, RedirectPages.failure(
-                error: error, description: response.errorDescription, subcode: response.errorSubcode))
+            return .accept(
+                response,
+                RedirectPages.failure(
+                    error: error, description: response.errorDescription, subcode: response.errorSubcode))
         }
         return .accept(response, RedirectPages.success())
     }
@@ -89,7 +95,8 @@ struct RedirectRequestEvaluator: Sendable {
 
     /// Compares without an early exit, so timing does not reveal the matching prefix.
     static func constantTimeEquals(_ lhs: String, _ rhs: String) -> Bool {
-        let left = Array(lhs.utf8), right = Array(rhs.utf8)
+        let left = Array(lhs.utf8)
+        let right = Array(rhs.utf8)
         var difference = UInt8(truncatingIfNeeded: left.count ^ right.count)
         for index in 0..<max(left.count, right.count) {
             let a = index < left.count ? left[index] : 0

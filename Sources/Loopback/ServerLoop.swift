@@ -1,11 +1,12 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import AuthSeams
-import POSIXSupport
 import Logging
+import POSIXSupport
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// The one-shot HTTP/1.1 server: a dedicated thread multiplexing, with `poll`, the
 /// listening socket, a wake-up socket and up to `maxConnections` browser connections.
@@ -52,8 +53,10 @@ final class ServerLoop: @unchecked Sendable {
     /// Its page was written (or the browser left) and the response delivered.
     private var finished = false
 
-    init(listenFD: Int32, wakeReadFD: Int32, exchange: RedirectExchange,
-         evaluator: RedirectRequestEvaluator, logger: Logger) {
+    init(
+        listenFD: Int32, wakeReadFD: Int32, exchange: RedirectExchange,
+        evaluator: RedirectRequestEvaluator, logger: Logger
+    ) {
         self.listenFD = listenFD
         self.wakeReadFD = wakeReadFD
         self.exchange = exchange
@@ -125,7 +128,7 @@ final class ServerLoop: @unchecked Sendable {
         while true {
             let victim = connections.count < Self.maxConnections ? nil : evictableIndex()
             guard connections.count < Self.maxConnections || victim != nil,
-                  let fd = LoopbackSockets.acceptConnection(listenFD)
+                let fd = LoopbackSockets.acceptConnection(listenFD)
             else { return }
             if let victim {
                 logger.debug("loopback: connection limit reached; closing the oldest idle connection")

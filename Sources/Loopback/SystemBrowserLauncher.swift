@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import AuthSeams
 import Logging
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// Opens URLs with `$BROWSER` (Python `webbrowser` conventions, see `BrowserCommand`),
 /// else `xdg-open`.
@@ -26,9 +27,11 @@ public struct SystemBrowserLauncher: BrowserLauncher {
     ///   - fallbackCommands: commands used when the list names none.
     ///   - exitGracePeriod: how long a failing command may take to exit before it counts as started.
     ///   - logger: where to log (program names only).
-    public init(browser: String? = nil, fallbackCommands: [String] = ["xdg-open"],
-                exitGracePeriod: Duration = .seconds(1),
-                logger: Logger = Logger(label: "auth-sidecar.browser")) {
+    public init(
+        browser: String? = nil, fallbackCommands: [String] = ["xdg-open"],
+        exitGracePeriod: Duration = .seconds(1),
+        logger: Logger = Logger(label: "auth-sidecar.browser")
+    ) {
         self.browser = browser
         self.fallbackCommands = fallbackCommands
         self.exitGracePeriod = exitGracePeriod

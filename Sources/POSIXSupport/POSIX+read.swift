@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 extension POSIX {
@@ -11,8 +11,10 @@ extension POSIX {
     /// `limit`, which the caller sees as too large.
     /// - Parameter capacity: bytes to reserve first (e.g. the file's size, for one allocation).
     /// - Throws: ``POSIXError`` (`read`).
-    public static func readAll(_ fd: Int32, limit: Int = .max, reservingCapacity capacity: Int = 0,
-                               chunkSize: Int = 64 * 1024) throws(POSIXError) -> [UInt8] {
+    public static func readAll(
+        _ fd: Int32, limit: Int = .max, reservingCapacity capacity: Int = 0,
+        chunkSize: Int = 64 * 1024
+    ) throws(POSIXError) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(capacity)
         var chunk = [UInt8](repeating: 0, count: chunkSize)

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 extension POSIX {
@@ -17,12 +17,14 @@ extension POSIX {
         }
         let box = Unmanaged.passRetained(Box(body)).toOpaque()
         var thread = pthread_t()
-        let created = pthread_create(&thread, nil, { raw in
-            guard let raw else { return nil }
-            let box = Unmanaged<Box>.fromOpaque(raw).takeRetainedValue()
-            box.body()
-            return nil
-        }, box)
+        let created = pthread_create(
+            &thread, nil,
+            { raw in
+                guard let raw else { return nil }
+                let box = Unmanaged<Box>.fromOpaque(raw).takeRetainedValue()
+                box.body()
+                return nil
+            }, box)
         guard created == 0 else {
             Unmanaged<Box>.fromOpaque(box).release()
             throw POSIXError("pthread_create", code: created)

@@ -10,8 +10,10 @@ import TokenCache
 enum ApplicationFactory {
     /// - Parameter replacement: when given, builds the dependencies instead of the live ones
     ///   (the configuration's cache, libcurl, the system browser, the loopback listener).
-    static func make(_ configuration: Configuration, logger: Logger,
-                     replacement: SidecarService.DependencyFactory? = nil) throws(RPCError) -> AuthMethods {
+    static func make(
+        _ configuration: Configuration, logger: Logger,
+        replacement: SidecarService.DependencyFactory? = nil
+    ) throws(RPCError) -> AuthMethods {
         let authority: Authority
         do throws(AuthError) {
             authority = try Authority(configuration.authority, declared: configuration.authorityType.flatMap(Authority.Kind.init))
@@ -50,8 +52,9 @@ enum ApplicationFactory {
             refreshLock = FileRefreshLock(path: path + ".refresh.lock")
         }
         let caFile = ProcessEnvironment.value("SSL_CERT_FILE") ?? ProcessEnvironment.value("CURL_CA_BUNDLE")
-        let transport = CurlTransport(caFile: caFile, userAgent: "\(ServerInfo.name)/\(ServerInfo.version)",
-                                      defaultTimeout: .seconds(configuration.httpTimeoutSeconds), logger: logger)
+        let transport = CurlTransport(
+            caFile: caFile, userAgent: "\(ServerInfo.name)/\(ServerInfo.version)",
+            defaultTimeout: .seconds(configuration.httpTimeoutSeconds), logger: logger)
         return AuthDependencies(
             transport: transport,
             cache: TokenCache(store: store, refreshLock: refreshLock),

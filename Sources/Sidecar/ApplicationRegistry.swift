@@ -11,8 +11,10 @@ public final class ApplicationRegistry: Sendable {
     public init() {}
 
     /// The application for `configuration`, built on first use.
-    func methods(for configuration: Configuration, logger: Logger,
-                 replacement: SidecarService.DependencyFactory? = nil) throws(RPCError) -> AuthMethods {
+    func methods(
+        for configuration: Configuration, logger: Logger,
+        replacement: SidecarService.DependencyFactory? = nil
+    ) throws(RPCError) -> AuthMethods {
         let key = String(decoding: configuration.json.serialized(), as: UTF8.self)
         if let existing = built.withLock({ $0[key] }) { return existing }
         let made = try ApplicationFactory.make(configuration, logger: logger, replacement: replacement)

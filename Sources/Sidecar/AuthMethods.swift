@@ -20,15 +20,18 @@ struct AuthMethods: Sendable {
         let flow = try p.optional("flow", oneOf: ["browser", "deviceCode"]) ?? "browser"
         let correlationId = try AuthJSON.correlationId(p)
         if flow == "deviceCode" {
-            for key in ["promptType", "loginHint", "domainHint", "account", "extraScopesToConsent", "extraQueryParameters"] where p.members[key] != nil {
+            for key in ["promptType", "loginHint", "domainHint", "account", "extraScopesToConsent", "extraQueryParameters"]
+            where p.members[key] != nil {
                 throw RPCError.invalidParams("'\(key)' does not apply to the device code flow", member: key)
             }
             var request = DeviceCodeRequest { info in
-                context.notify("deviceCode", params: [
-                    "requestId": context.id.json, "userCode": .string(info.userCode),
-                    "verificationUri": .string(info.verificationUri), "message": .string(info.message),
-                    "expiresOn": .int(info.expiresOn),
-                ])
+                context.notify(
+                    "deviceCode",
+                    params: [
+                        "requestId": context.id.json, "userCode": .string(info.userCode),
+                        "verificationUri": .string(info.verificationUri), "message": .string(info.message),
+                        "expiresOn": .int(info.expiresOn),
+                    ])
             }
             request.scopes = try p.optional("scopes")
             request.authority = try AuthJSON.authority(p)

@@ -1,6 +1,6 @@
+import AuthSeams
 import JSON
 import JSONRPC
-import AuthSeams
 
 /// Opens URLs by asking the JSON-RPC client (`openUrl`), for `browser: "client"`.
 struct ClientBrowserLauncher: BrowserLauncher {

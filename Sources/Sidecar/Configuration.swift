@@ -62,7 +62,8 @@ public struct Configuration: Sendable, Equatable {
 
     /// `$XDG_CACHE_HOME/auth-sidecar/msal_token_cache.json`, else under `~/.cache`.
     public static func defaultCachePath(environment: [String: String] = ProcessEnvironment.all()) -> String {
-        let base = environment["XDG_CACHE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+        let base =
+            environment["XDG_CACHE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
             ?? ((environment["HOME"] ?? "/tmp") + "/.cache")
         return base + "/auth-sidecar/msal_token_cache.json"
     }

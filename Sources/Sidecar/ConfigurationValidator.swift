@@ -14,8 +14,9 @@ enum ConfigurationValidator {
         do {
             _ = try RedirectURI(parsing: config.redirectUri)
         } catch {
-            throw .invalidParams("redirectUri must be an http loopback URL the listener can serve, such as http://localhost "
-                + "or http://127.0.0.1:PORT/path (\(error))", member: "redirectUri")
+            throw .invalidParams(
+                "redirectUri must be an http loopback URL the listener can serve, such as http://localhost "
+                    + "or http://127.0.0.1:PORT/path (\(error))", member: "redirectUri")
         }
         if case .file(let path, let keyFile) = config.cache {
             guard path.hasPrefix("/") else { throw .invalidParams("cache.path must be an absolute path", member: "cache.path") }
@@ -38,14 +39,16 @@ enum ConfigurationValidator {
 
     /// An absolute http(s) URL with nothing left to fill in (`<tenant>`, `{tenant}`).
     private static func requireAuthority(_ authority: String) throws(RPCError) {
-        let example = "such as https://login.microsoftonline.com/common, https://login.microsoftonline.com/{your tenant id} "
+        let example =
+            "such as https://login.microsoftonline.com/common, https://login.microsoftonline.com/{your tenant id} "
             + "or an OpenID issuer URL"
         guard URLParts(authority) != nil else {
             throw .invalidParams("authority must be an absolute https URL \(example), not '\(authority)'", member: "authority")
         }
         guard !authority.contains(where: { "<>{}".contains($0) }) else {
-            throw .invalidParams("authority '\(authority)' has a placeholder left in it: replace it with your tenant "
-                + "(its id, its domain, or common/organizations/consumers)", member: "authority")
+            throw .invalidParams(
+                "authority '\(authority)' has a placeholder left in it: replace it with your tenant "
+                    + "(its id, its domain, or common/organizations/consumers)", member: "authority")
         }
         try requireSecure(authority, member: "authority")
     }
@@ -59,4 +62,3 @@ enum ConfigurationValidator {
         }
     }
 }
-

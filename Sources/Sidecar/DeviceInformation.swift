@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import JSON
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// What `getDeviceInformation` reports: the device mode (shared or private) and facts
 /// about the machine that matter to sign-in (can a browser be opened here?).
@@ -22,7 +23,8 @@ public struct DeviceInformation: Sendable, Equatable {
 
     /// Gathers the information now. The policy file wins when it declares a shared device.
     public static func current(sharedDeviceModeConfigured: Bool, browserMode: Configuration.BrowserMode) -> DeviceInformation {
-        let policyShared = ProcessEnvironment.readTextFile(policyFilePath())
+        let policyShared =
+            ProcessEnvironment.readTextFile(policyFilePath())
             .flatMap { try? JSONValue.parse($0) }?["sharedDeviceMode"]?.boolValue ?? false
         let source: ModeSource = policyShared ? .policyFile : sharedDeviceModeConfigured ? .configuration : .default
         return DeviceInformation(

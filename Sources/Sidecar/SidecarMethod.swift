@@ -19,7 +19,8 @@ public enum SidecarMethod: String, CaseIterable, Sendable {
     public var isImplemented: Bool {
         switch self {
         case .initialize, .ping, .getDeviceInformation, .diagnosticsSleep, .diagnosticsEcho,
-             .getCurrentAccount, .getAccounts, .acquireToken, .acquireTokenSilent, .signout, .callGraph: true
+            .getCurrentAccount, .getAccounts, .acquireToken, .acquireTokenSilent, .signout, .callGraph:
+            true
         }
     }
 

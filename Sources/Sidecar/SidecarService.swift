@@ -49,7 +49,10 @@ public final class SidecarService: RPCService, Sendable {
         case .initialize:
             return .immediate { [self] params in try initialize(params) }
         case .ping:
-            return .immediate { params in _ = try Params(params, allowed: []); return [:] }
+            return .immediate { params in
+                _ = try Params(params, allowed: [])
+                return [:]
+            }
         case .getDeviceInformation:
             return .immediate { [session] params in
                 _ = try Params(params, allowed: [])
@@ -94,8 +97,9 @@ public final class SidecarService: RPCService, Sendable {
     }
 
     private static func configure(_ configuration: Configuration, options: Options, logger: Logger) throws(RPCError) -> SessionState.Configured {
-        .init(configuration: configuration,
-              methods: try options.applications.methods(for: configuration, logger: logger, replacement: options.dependencies))
+        .init(
+            configuration: configuration,
+            methods: try options.applications.methods(for: configuration, logger: logger, replacement: options.dependencies))
     }
 
     /// Runs an auth method with the configured application.

@@ -1,11 +1,12 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Agent
-import JSONRPC
 import ArgumentParser
+import JSONRPC
 import Logging
 import Sidecar
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// `auth-sidecar agent`: one resident engine for all of the user's programs, on a Unix socket.
 struct AgentCommand: ParsableCommand {
@@ -24,8 +25,9 @@ struct AgentCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The socket (default: $AUTH_SIDECAR_SOCK, else under $XDG_RUNTIME_DIR).", valueName: "path"))
     var socket: String?
 
-    @Option(name: .customLong("idle-timeout"),
-            help: ArgumentHelp("Exit after this many seconds without a connection (default: never).", valueName: "seconds"))
+    @Option(
+        name: .customLong("idle-timeout"),
+        help: ArgumentHelp("Exit after this many seconds without a connection (default: never).", valueName: "seconds"))
     var idleTimeout: Int?
 
     @Option(name: .customLong("client-id"), help: "The application (client) ID every session starts with.")

@@ -1,13 +1,14 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import ArgumentParser
 import JSON
 import JSONRPC
 import Logging
 import Sidecar
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// The command line: with no verb, options then the JSON-RPC server on stdin/stdout until
 /// end of input; with a verb (`token`, `login`, ...), that one action for a shell.

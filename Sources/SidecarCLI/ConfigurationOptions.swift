@@ -10,9 +10,10 @@ public struct ConfigurationOptions: ParsableArguments {
     @Option(help: "The authority URL (default https://login.microsoftonline.com/common).")
     var authority: String?
 
-    @Option(help: ArgumentHelp(
-        "A JSON file with configuration keys (clientId, authority, ...); default $AUTH_SIDECAR_CONFIG, else $XDG_CONFIG_HOME/auth-sidecar/config.json, when it exists.",
-        valueName: "file"))
+    @Option(
+        help: ArgumentHelp(
+            "A JSON file with configuration keys (clientId, authority, ...); default $AUTH_SIDECAR_CONFIG, else $XDG_CONFIG_HOME/auth-sidecar/config.json, when it exists.",
+            valueName: "file"))
     var config: String?
 
     @Option(help: ArgumentHelp("The token cache file, or 'memory' for no persistence.", valueName: "path"))
@@ -21,21 +22,26 @@ public struct ConfigurationOptions: ParsableArguments {
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: Logger.Level = .warning
 
-    @Option(name: .customLong("http-timeout-seconds"),
-            help: ArgumentHelp("The time limit of each HTTP request (1-300, default 30).", valueName: "seconds"))
+    @Option(
+        name: .customLong("http-timeout-seconds"),
+        help: ArgumentHelp("The time limit of each HTTP request (1-300, default 30).", valueName: "seconds"))
     var httpTimeoutSeconds: Int?
 
-    @Option(name: .customLong("interactive-timeout-seconds"),
-            help: ArgumentHelp("How long a browser sign-in may take (1-3600, default 600).", valueName: "seconds"))
+    @Option(
+        name: .customLong("interactive-timeout-seconds"),
+        help: ArgumentHelp("How long a browser sign-in may take (1-3600, default 600).", valueName: "seconds"))
     var interactiveTimeoutSeconds: Int?
 
     public init() {}
 
     /// These options as a plain value (the stdio-only members at their defaults).
     public var launchOptions: LaunchOptions {
-        LaunchOptions(clientID: clientID, authority: authority, config: config, cache: cache, logLevel: logLevel,
-                      httpTimeoutSeconds: httpTimeoutSeconds, interactiveTimeoutSeconds: interactiveTimeoutSeconds)
+        LaunchOptions(
+            clientID: clientID, authority: authority, config: config, cache: cache, logLevel: logLevel,
+            httpTimeoutSeconds: httpTimeoutSeconds, interactiveTimeoutSeconds: interactiveTimeoutSeconds)
     }
 }
 
+// swift-format-ignore: AvoidRetroactiveConformances
+// --log-level takes swift-log's own levels; neither package can declare this conformance.
 extension Logger.Level: @retroactive ExpressibleByArgument {}

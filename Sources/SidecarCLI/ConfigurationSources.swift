@@ -1,11 +1,12 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import JSON
 import JSONRPC
 import Sidecar
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// The configuration the command line chooses, and where it came from: the `--config`
 /// file, else the default file (`UserPaths.defaultConfigFile()`) when it exists, overlaid
@@ -18,8 +19,10 @@ struct ConfigurationSources: Equatable {
     var origins: [String] = []
 
     /// - Throws: -32602 when the file cannot be read or is not a valid configuration object.
-    static func load(_ options: LaunchOptions,
-                     environment: (String) -> String? = ProcessEnvironment.value) throws(RPCError) -> ConfigurationSources {
+    static func load(
+        _ options: LaunchOptions,
+        environment: (String) -> String? = ProcessEnvironment.value
+    ) throws(RPCError) -> ConfigurationSources {
         var sources = ConfigurationSources()
         if let path = options.config ?? UserPaths.defaultConfigFile(environment).flatMap(existingFile) {
             sources.overrides = try readFile(path, flag: options.config == nil ? "the default configuration file" : "--config file")

@@ -25,9 +25,11 @@ public struct LaunchOptions: Sendable, Equatable {
     /// `agent --idle-timeout`, in seconds.
     public var agentIdleTimeout: Int?
 
-    public init(clientID: String? = nil, authority: String? = nil, config: String? = nil, cache: String? = nil,
-                logLevel: Logger.Level = .warning, maxMessageSize: Int = 4 << 20, enableDiagnostics: Bool = false,
-                httpTimeoutSeconds: Int? = nil, interactiveTimeoutSeconds: Int? = nil) {
+    public init(
+        clientID: String? = nil, authority: String? = nil, config: String? = nil, cache: String? = nil,
+        logLevel: Logger.Level = .warning, maxMessageSize: Int = 4 << 20, enableDiagnostics: Bool = false,
+        httpTimeoutSeconds: Int? = nil, interactiveTimeoutSeconds: Int? = nil
+    ) {
         self.clientID = clientID
         self.authority = authority
         self.config = config

@@ -1,14 +1,15 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Agent
 import ArgumentParser
 import JSON
 import JSONRPC
 import Logging
 import Sidecar
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Starts the sidecar: reserves stdout, sets up logging, builds the service from the
 /// options and serves JSON-RPC on stdin/stdout until end of input, then exits.
@@ -23,7 +24,8 @@ public enum Launcher {
             Glibc.exit(0)
         }
         if arguments.first == TokenCommand.configuration.commandName,
-           let (request, options) = TokenCommandLine.parse(arguments.dropFirst()) {
+            let (request, options) = TokenCommandLine.parse(arguments.dropFirst())
+        {
             Glibc.exit(VerbSession.exitStatus(options) { session throws(VerbFailure) in try request.run(session) })
         }
         guard let options = LaunchOptions.quickParse(arguments) else {

@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import JSONRPC
 import POSIXSupport
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Keeps the real stdout for protocol messages only.
 enum StandardStreams {
@@ -31,12 +32,13 @@ enum TerminationSignals {
         sigaddset(&set, SIGINT)
         pthread_sigmask(SIG_BLOCK, &set, nil)  // inherited by threads started after this
         let waiting = set
-        let started = (try? POSIX.startThread {
-            var set = waiting
-            var signal: Int32 = 0
-            while sigwait(&set, &signal) != 0 {}
-            handler()
-        }) != nil
+        let started =
+            (try? POSIX.startThread {
+                var set = waiting
+                var signal: Int32 = 0
+                while sigwait(&set, &signal) != 0 {}
+                handler()
+            }) != nil
         if !started { pthread_sigmask(SIG_UNBLOCK, &set, nil) }  // no waiter: the default action ends the process
     }
 }

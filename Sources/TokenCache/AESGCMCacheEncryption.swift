@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Crypto
 import FoundationEssentials
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// AES-256-GCM with a key from a file: encryption at rest without a desktop keyring (the key
 /// can be a container or Kubernetes secret, a systemd credential, a TPM-unsealed file).
@@ -53,8 +54,8 @@ public struct AESGCMCacheEncryption: CacheEncryption {
     public func open(_ sealed: [UInt8]) throws(TokenCacheError) -> [UInt8] {
         let body = sealed.dropFirst(Self.header.count).filter { $0 != UInt8(ascii: "\n") }
         guard sealed.starts(with: Self.header), let combined = Data(base64Encoded: Data(body)),
-              let box = try? AES.GCM.SealedBox(combined: combined),
-              let plaintext = try? AES.GCM.open(box, using: key, authenticating: Self.header)
+            let box = try? AES.GCM.SealedBox(combined: combined),
+            let plaintext = try? AES.GCM.open(box, using: key, authenticating: Self.header)
         else { throw .unreadable(path, "the cache cannot be decrypted: another key, or a damaged file") }
         return Array(plaintext)
     }

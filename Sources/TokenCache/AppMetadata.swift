@@ -8,8 +8,10 @@ public struct AppMetadata: Sendable, Hashable {
     public var familyId: String?
     public var additionalFields: JSONObject
 
-    public init(clientId: String, environment: String, familyId: String? = nil,
-                additionalFields: JSONObject = JSONObject()) {
+    public init(
+        clientId: String, environment: String, familyId: String? = nil,
+        additionalFields: JSONObject = JSONObject()
+    ) {
         self.clientId = clientId
         self.environment = environment
         self.familyId = familyId
@@ -25,9 +27,10 @@ extension AppMetadata: CacheEntity {
         let fields = CacheFields(json)
         guard let clientId = fields.string("client_id"), let environment = fields.string("environment")
         else { return nil }
-        self.init(clientId: clientId, environment: environment,
-                  familyId: fields.string("family_id"),
-                  additionalFields: fields.remaining(excluding: Self.known))
+        self.init(
+            clientId: clientId, environment: environment,
+            familyId: fields.string("family_id"),
+            additionalFields: fields.remaining(excluding: Self.known))
     }
 
     var json: JSONObject {

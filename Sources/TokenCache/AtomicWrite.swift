@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import POSIXSupport
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 extension POSIXFile {
     /// Replaces `path` with `bytes` atomically: a temporary file (mode 0600) in the same
@@ -24,9 +25,13 @@ extension POSIXFile {
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .writeFailed(temporary, "open: \(POSIX.lastErrorString)") }
         var failure: String?
-        if fchmod(fd, 0o600) != 0 { failure = "fchmod: \(POSIX.lastErrorString)" }
-        else if !POSIX.writeAll(fd, bytes) { failure = "write: \(POSIX.lastErrorString)" }
-        else if fsync(fd) != 0 { failure = "fsync: \(POSIX.lastErrorString)" }
+        if fchmod(fd, 0o600) != 0 {
+            failure = "fchmod: \(POSIX.lastErrorString)"
+        } else if !POSIX.writeAll(fd, bytes) {
+            failure = "write: \(POSIX.lastErrorString)"
+        } else if fsync(fd) != 0 {
+            failure = "fsync: \(POSIX.lastErrorString)"
+        }
         if close(fd) != 0, failure == nil { failure = "close: \(POSIX.lastErrorString)" }
         if failure == nil, rename(temporary, path) != 0 { failure = "rename: \(POSIX.lastErrorString)" }
         if let failure {
@@ -51,8 +56,8 @@ extension POSIXFile {
                 String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
             }
             guard name.hasPrefix(prefix),
-                  let pid = name.dropFirst(prefix.count).split(separator: "-").first.flatMap({ Int32($0) }), pid > 0,
-                  kill(pid, 0) != 0, errno == ESRCH
+                let pid = name.dropFirst(prefix.count).split(separator: "-").first.flatMap({ Int32($0) }), pid > 0,
+                kill(pid, 0) != 0, errno == ESRCH
             else { continue }
             let full = directory + "/" + name
             var info = stat()

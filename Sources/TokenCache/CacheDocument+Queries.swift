@@ -1,4 +1,5 @@
 import JSON
+
 /// Lookups over a document, through its per-account indexes: each reads only the entries of
 /// one account (or one username), whatever the size of the cache.
 extension CacheDocument {
@@ -68,8 +69,9 @@ extension CacheDocument {
     /// family `"1"` when the client's family status is unknown (as MSAL does).
     public func refreshTokensToTry(homeAccountId: String, environments: [String], clientId: String) -> [CachedRefreshToken] {
         let metadata = appMetadata(environments: environments, clientId: clientId)
-        return refreshTokens(homeAccountId: homeAccountId, environments: environments, clientId: clientId,
-                             familyId: metadata == nil ? "1" : metadata?.familyId)
+        return refreshTokens(
+            homeAccountId: homeAccountId, environments: environments, clientId: clientId,
+            familyId: metadata == nil ? "1" : metadata?.familyId)
     }
 
     /// The refresh tokens usable by `clientId` for the account, best first: the client's own

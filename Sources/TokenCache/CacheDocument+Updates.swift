@@ -15,7 +15,8 @@ extension CacheDocument {
                 && old.realm.equalsIgnoringCase(record.realm)
                 && old.clientId.equalsIgnoringCase(record.clientId)
                 && old.keyId == record.keyId && !old.hasExtendedCacheKey
-                && old.scopes.intersects(scopes) {
+                && old.scopes.intersects(scopes)
+            {
                 change(\.accessTokens) { $0.remove(key: key, in: $1) }
             }
             let token = CachedAccessToken(
@@ -43,14 +44,16 @@ extension CacheDocument {
             let idToken = CachedIdToken(
                 homeAccountId: home, environment: record.environment, realm: record.realm,
                 clientId: record.clientId, secret: secret)
-            removeIdTokens(homeAccountId: home, environments: [record.environment], clientId: record.clientId,
-                           realm: record.realm)
+            removeIdTokens(
+                homeAccountId: home, environments: [record.environment], clientId: record.clientId,
+                realm: record.realm)
             change(\.idTokens) { $0.upsert(idToken, in: $1) }
         }
         if let secret = record.refreshToken {  // rotation: the client's previous RTs go
             for (key, old) in entries(refreshTokens, homeAccountId: home)
             where old.environment.equalsIgnoringCase(record.environment)
-                && old.clientId.equalsIgnoringCase(record.clientId) {
+                && old.clientId.equalsIgnoringCase(record.clientId)
+            {
                 change(\.refreshTokens) { $0.remove(key: key, in: $1) }
             }
             let token = CachedRefreshToken(
@@ -59,8 +62,9 @@ extension CacheDocument {
                 lastModificationTime: record.cachedAt)
             change(\.refreshTokens) { $0.upsert(token, in: $1) }
         }
-        var metadata = AppMetadata(clientId: record.clientId, environment: record.environment,
-                                   familyId: record.familyId)
+        var metadata = AppMetadata(
+            clientId: record.clientId, environment: record.environment,
+            familyId: record.familyId)
         if let old = entity(appMetadata, forKey: metadata.cacheKey) {
             metadata.additionalFields = old.additionalFields
         }
@@ -73,8 +77,10 @@ extension CacheDocument {
     /// given), its account entities, and clears it as the client's current account.
     ///
     /// - Returns: how many entries were removed.
-    mutating func removeAccount(homeAccountId home: String, environments: [String], clientId: String,
-                                familyId: String?) -> Int {
+    mutating func removeAccount(
+        homeAccountId home: String, environments: [String], clientId: String,
+        familyId: String?
+    ) -> Int {
         let family = familyId ?? appMetadata(environments: environments, clientId: clientId)?.familyId
         var removed = 0
         func mine(_ environment: String, _ client: String) -> Bool {
@@ -87,7 +93,8 @@ extension CacheDocument {
         for (key, token) in entries(refreshTokens, homeAccountId: home)
         where mine(token.environment, token.clientId)
             || (environments.containsIgnoringCase(token.environment)
-                && family.map { !$0.isEmpty && token.familyId == $0 } == true) {
+                && family.map { !$0.isEmpty && token.familyId == $0 } == true)
+        {
             change(\.refreshTokens) { $0.remove(key: key, in: $1) }
             removed += 1
         }
@@ -136,12 +143,15 @@ extension CacheDocument {
     }
 
     @discardableResult
-    private mutating func removeIdTokens(homeAccountId: String, environments: [String], clientId: String,
-                                         realm: String?) -> Int {
+    private mutating func removeIdTokens(
+        homeAccountId: String, environments: [String], clientId: String,
+        realm: String?
+    ) -> Int {
         var removed = 0
         for (key, token) in entries(idTokens, homeAccountId: homeAccountId)
         where environments.containsIgnoringCase(token.environment) && token.clientId.equalsIgnoringCase(clientId)
-            && realm.map(token.realm.equalsIgnoringCase) ?? true {
+            && realm.map(token.realm.equalsIgnoringCase) ?? true
+        {
             change(\.idTokens) { $0.remove(key: key, in: $1) }
             removed += 1
         }

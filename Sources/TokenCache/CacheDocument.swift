@@ -61,8 +61,10 @@ public struct CacheDocument: Sendable {
         let tree: JSONTree
         do { tree = try JSONTree(parsingObject: bytes) } catch {
             // The parser's own text quotes the bytes near the fault: never echo the file.
-            throw DocumentError(reason: error.message.hasPrefix("the top level") ? error.message
-                : "not JSON (the parse failed at byte \(error.position))")
+            throw DocumentError(
+                reason: error.message.hasPrefix("the top level")
+                    ? error.message
+                    : "not JSON (the parse failed at byte \(error.position))")
         }
         for name in Self.sectionOrder + [CacheKeys.Section.sidecar] where tree.isObject(forKey: name) == false {
             let type = tree.value(forKey: name)?.typeName ?? "value"

@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Crypto
 import FoundationEssentials
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Encrypts the cache file at rest. The file store seals what it writes and opens what it
 /// reads; with no encryption the file is MSAL's plain JSON (readable by MSAL for Python).

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import POSIXSupport
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// The cross-process lock on `<cache path>.lockfile`, compatible with both flavours of
 /// msal-extensions' `CrossPlatLock` (MSAL for Python/.NET apps sharing the cache):
@@ -46,8 +47,10 @@ enum CacheFileLock {
         var pause: UInt32 = 1_000  // microseconds; doubles up to 50 ms
         func wait() throws(TokenCacheError) {
             guard clock.now < deadline else {
-                throw .lockTimeout(path, "held by \(holder(of: path)) for more than \(timeout) "
-                    + "(if that process is not using the cache, delete the lock file)")
+                throw .lockTimeout(
+                    path,
+                    "held by \(holder(of: path)) for more than \(timeout) "
+                        + "(if that process is not using the cache, delete the lock file)")
             }
             usleep(pause)
             pause = min(pause * 2, 50_000)
@@ -65,7 +68,10 @@ enum CacheFileLock {
             // Created: ours by existence. A portalocker-flavour process that stopped waiting
             // may flock it first; it will delete it when done, and we start again.
             while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-                do throws(TokenCacheError) { try wait() } catch { close(fd); throw error }
+                do throws(TokenCacheError) { try wait() } catch {
+                    close(fd)
+                    throw error
+                }
             }
             if isCurrent(fd, path: path) {
                 writeOwner(fd)
@@ -89,7 +95,8 @@ enum CacheFileLock {
         } else {
             var now = timespec()
             clock_gettime(CLOCK_REALTIME, &now)
-            let ageNanos = (Int64(now.tv_sec) - Int64(info.st_mtim.tv_sec)) * 1_000_000_000
+            let ageNanos =
+                (Int64(now.tv_sec) - Int64(info.st_mtim.tv_sec)) * 1_000_000_000
                 + Int64(now.tv_nsec) - Int64(info.st_mtim.tv_nsec)
             stale = ageNanos > 500_000_000
         }

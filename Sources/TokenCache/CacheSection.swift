@@ -62,7 +62,8 @@ struct CacheSection<Entity: CacheEntity>: Sendable {
         remove(key: key, in: tree)
         let json = entity.json
         tree.setMember(key, of: Entity.section, to: .object(json))
-        add(key, home: json["home_account_id"]?.stringValue,
+        add(
+            key, home: json["home_account_id"]?.stringValue,
             lookup: Entity.lookupField.flatMap { json[$0]?.stringValue })
         return key
     }

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import POSIXSupport
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// The one home of the rules that keep another local user out of the cache: the cache file,
 /// its lock files and the key file are never reached through a symbolic link, and the cache
@@ -16,8 +17,10 @@ import POSIXSupport
 enum FileSafety {
     /// A symbolic link found where a file of the cache was expected.
     static func symbolicLink(_ path: String) -> TokenCacheError {
-        .unreadable(path, "is a symbolic link, which is not followed (another user could point it at their own file); "
-            + "replace it with a regular file, e.g. rm \(path)")
+        .unreadable(
+            path,
+            "is a symbolic link, which is not followed (another user could point it at their own file); "
+                + "replace it with a regular file, e.g. rm \(path)")
     }
 
     /// Checks a file opened (without following links) for the cache: a regular file, owned
@@ -25,8 +28,10 @@ enum FileSafety {
     static func check(_ info: stat, path: String) throws(TokenCacheError) {
         guard (info.st_mode & S_IFMT) == S_IFREG else { throw .unreadable(path, "not a regular file") }
         guard info.st_uid == geteuid() else {
-            throw .unreadable(path, "is owned by another user (uid \(info.st_uid)); only the user's own file is used "
-                + "(move it away, or chown it if it is yours)")
+            throw .unreadable(
+                path,
+                "is owned by another user (uid \(info.st_uid)); only the user's own file is used "
+                    + "(move it away, or chown it if it is yours)")
         }
         guard UInt32(info.st_mode) & 0o022 == 0 else {
             throw .unreadable(path, "is writable by group or others; fix: chmod 600 \(path)")
@@ -48,12 +53,16 @@ enum FileSafety {
         }
         guard (info.st_mode & S_IFMT) == S_IFDIR else { throw .unreadable(directory, "not a directory") }
         guard info.st_uid == geteuid() || info.st_uid == 0 else {
-            throw .unreadable(directory, "the cache directory is owned by another user (uid \(info.st_uid)); "
-                + "put the cache in a directory of your own")
+            throw .unreadable(
+                directory,
+                "the cache directory is owned by another user (uid \(info.st_uid)); "
+                    + "put the cache in a directory of your own")
         }
         guard UInt32(info.st_mode) & 0o022 == 0 else {
-            throw .unreadable(directory, "the cache directory is writable by group or others (another user could "
-                + "replace the cache); fix: chmod 700 \(directory), or put the cache in a directory of your own")
+            throw .unreadable(
+                directory,
+                "the cache directory is writable by group or others (another user could "
+                    + "replace the cache); fix: chmod 700 \(directory), or put the cache in a directory of your own")
         }
         return true
     }

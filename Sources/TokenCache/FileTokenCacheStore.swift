@@ -56,8 +56,10 @@ public final class FileTokenCacheStore: TokenCacheStore {
     ///   - lockTimeout: how long to wait for another process's lock before failing.
     ///   - encryption: seals the file at rest; a plain (MSAL JSON) file found instead is read
     ///     and encrypted at the next write.
-    public init(path: String, lockTimeout: Duration = .seconds(10), encryption: (any CacheEncryption)? = nil,
-                logger: Logger = Logger(label: "auth-sidecar.token-cache")) {
+    public init(
+        path: String, lockTimeout: Duration = .seconds(10), encryption: (any CacheEncryption)? = nil,
+        logger: Logger = Logger(label: "auth-sidecar.token-cache")
+    ) {
         self.path = path
         self.lockPath = path + ".lockfile"
         self.lockTimeout = lockTimeout
@@ -143,7 +145,8 @@ public final class FileTokenCacheStore: TokenCacheStore {
     }
 
     private func load(_ current: FileIdentity?, state: inout State, locked: Bool) throws(TokenCacheError)
-        -> (CacheDocument, FileIdentity?) {
+        -> (CacheDocument, FileIdentity?)
+    {
         guard current != nil else { return (CacheDocument(), nil) }
         if locked { return try loadFile() }
         if let stable = try? loadStable() { return stable }

@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Crypto
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Makes processes sharing a cache take turns on the same refresh: one redeems the refresh
 /// token, the others wait and then find the new token in the cache (no refresh storms, no

@@ -1,4 +1,5 @@
 import JSON
+
 extension TokenCache {
     /// Writes a token response in one atomic update: the account (unless
     /// ``TokenResponseRecord/createsAccount`` is false), the ID token, the app metadata, the
@@ -17,11 +18,14 @@ extension TokenCache {
     ///
     /// - Returns: how many entries were removed (0: the account was not in the cache).
     @discardableResult
-    public func removeAccount(homeAccountId: String, environments: [String], clientId: String,
-                              familyId: String? = nil) throws -> Int {
+    public func removeAccount(
+        homeAccountId: String, environments: [String], clientId: String,
+        familyId: String? = nil
+    ) throws -> Int {
         try store.transaction {
-            $0.removeAccount(homeAccountId: homeAccountId, environments: environments,
-                             clientId: clientId, familyId: familyId)
+            $0.removeAccount(
+                homeAccountId: homeAccountId, environments: environments,
+                clientId: clientId, familyId: familyId)
         }
     }
 

@@ -65,8 +65,9 @@ public final class TokenCache: Sendable {
         scopes: [String], keyId: String? = nil
     ) throws -> CachedAccessToken? {
         try store.read {
-            $0.accessToken(homeAccountId: homeAccountId, environments: environments, realm: realm,
-                           clientId: clientId, scopes: ScopeSet(scopes), keyId: keyId)
+            $0.accessToken(
+                homeAccountId: homeAccountId, environments: environments, realm: realm,
+                clientId: clientId, scopes: ScopeSet(scopes), keyId: keyId)
         }
     }
 
@@ -77,8 +78,10 @@ public final class TokenCache: Sendable {
     public func refreshToken(
         homeAccountId: String, environments: [String], clientId: String, familyId: String? = nil
     ) throws -> CachedRefreshToken? {
-        try refreshTokens(homeAccountId: homeAccountId, environments: environments,
-                          clientId: clientId, familyId: familyId).first
+        try refreshTokens(
+            homeAccountId: homeAccountId, environments: environments,
+            clientId: clientId, familyId: familyId
+        ).first
     }
 
     /// All the refresh tokens ``refreshToken(homeAccountId:environments:clientId:familyId:)``
@@ -87,8 +90,9 @@ public final class TokenCache: Sendable {
         homeAccountId: String, environments: [String], clientId: String, familyId: String? = nil
     ) throws -> [CachedRefreshToken] {
         try store.read {
-            $0.refreshTokens(homeAccountId: homeAccountId, environments: environments,
-                             clientId: clientId, familyId: familyId)
+            $0.refreshTokens(
+                homeAccountId: homeAccountId, environments: environments,
+                clientId: clientId, familyId: familyId)
         }
     }
 

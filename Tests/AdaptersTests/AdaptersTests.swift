@@ -1,17 +1,21 @@
 import JSON
 import Testing
+
 @testable import Adapters
 
 @Suite struct AzAccessTokenTests {
     @Test func hasAzsFieldsAndTypes() throws {
-        let json = AzAccessToken.json(accessToken: "at", expiresOn: 1_700_000_000, tenant: "tid", tokenType: "Bearer",
-                                      subscription: nil)
+        let json = AzAccessToken.json(
+            accessToken: "at", expiresOn: 1_700_000_000, tenant: "tid", tokenType: "Bearer",
+            subscription: nil)
         let object = try #require(json.objectValue)
         #expect(Set(object.keys) == ["accessToken", "expiresOn", "expires_on", "tenant", "tokenType"])
         #expect(json["expires_on"]?.intValue == 1_700_000_000)
         let expiresOn = try #require(json["expiresOn"]?.stringValue)
         #expect(expiresOn.wholeMatch(of: /\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6}/) != nil, "\(expiresOn)")
-        #expect(AzAccessToken.json(accessToken: "at", expiresOn: 0, tenant: "t", tokenType: "Bearer", subscription: "sub")["subscription"]?.stringValue == "sub")
+        #expect(
+            AzAccessToken.json(accessToken: "at", expiresOn: 0, tenant: "t", tokenType: "Bearer", subscription: "sub")["subscription"]?.stringValue
+                == "sub")
     }
 
     @Test func aResourceMeansItsDefaultScope() {
@@ -62,7 +66,8 @@ import Testing
 @Suite struct ExecCredentialTests {
     @Test func readsKubectlsExecInfo() throws {
         #expect(try ExecCredential.execInfo(nil) == .init())
-        let beta = try ExecCredential.execInfo(#"{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1beta1","spec":{"interactive":true}}"#)
+        let beta = try ExecCredential.execInfo(
+            #"{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1beta1","spec":{"interactive":true}}"#)
         #expect(beta.apiVersion == "client.authentication.k8s.io/v1beta1" && beta.interactive)
         #expect(throws: ExecCredential.Failure.malformed) { try ExecCredential.execInfo("{not json") }
         #expect(throws: ExecCredential.Failure.unsupportedVersion("x/v9")) { try ExecCredential.execInfo(#"{"apiVersion":"x/v9"}"#) }
@@ -107,15 +112,17 @@ import Testing
             ("GET", "/msi/token?resource=%zz", good, 400),
         ]
         for (method, target, headers, expected) in cases {
-            #expect(status(ManagedIdentityProtocol.evaluate(method: method, target: target, headers: headers, secret: "s3cret")) == expected,
-                    "\(method) \(target) \(headers)")
+            #expect(
+                status(ManagedIdentityProtocol.evaluate(method: method, target: target, headers: headers, secret: "s3cret")) == expected,
+                "\(method) \(target) \(headers)")
         }
         let refused = ManagedIdentityProtocol.Reply.error(401, "no")
         #expect(refused.body["statusCode"]?.intValue == 401 && refused.body["message"]?.stringValue == "no")
     }
 
     @Test func secretsAre32RandomBytesInHex() {
-        let one = ManagedIdentityProtocol.newSecret(), two = ManagedIdentityProtocol.newSecret()
+        let one = ManagedIdentityProtocol.newSecret()
+        let two = ManagedIdentityProtocol.newSecret()
         #expect(one.count == 64 && one.allSatisfy(\.isHexDigit) && one != two)
     }
 

@@ -1,14 +1,24 @@
 import AuthSeams
-import Testing
 import AuthTestSupport
+import Testing
+
 @testable import AuthCore
 
 @Suite struct AuthorityTests {
     @Test(arguments: [
         ("https://login.microsoftonline.com/common", Authority.Kind.aad, "common", nil as String?, "https://login.microsoftonline.com/common"),
-        ("https://login.microsoftonline.com/contoso.onmicrosoft.com/", .aad, "contoso.onmicrosoft.com", nil, "https://login.microsoftonline.com/contoso.onmicrosoft.com"),
-        ("https://contoso.b2clogin.com/tfp/contoso.onmicrosoft.com/B2C_1_SignUpSignIn", .b2c, "contoso.onmicrosoft.com", "b2c_1_signupsignin", "https://contoso.b2clogin.com/tfp/contoso.onmicrosoft.com/B2C_1_SignUpSignIn"),
-        ("https://contoso.b2clogin.com/contoso.onmicrosoft.com/B2C_1_edit", .b2c, "contoso.onmicrosoft.com", "b2c_1_edit", "https://contoso.b2clogin.com/contoso.onmicrosoft.com/B2C_1_edit"),
+        (
+            "https://login.microsoftonline.com/contoso.onmicrosoft.com/", .aad, "contoso.onmicrosoft.com", nil,
+            "https://login.microsoftonline.com/contoso.onmicrosoft.com"
+        ),
+        (
+            "https://contoso.b2clogin.com/tfp/contoso.onmicrosoft.com/B2C_1_SignUpSignIn", .b2c, "contoso.onmicrosoft.com", "b2c_1_signupsignin",
+            "https://contoso.b2clogin.com/tfp/contoso.onmicrosoft.com/B2C_1_SignUpSignIn"
+        ),
+        (
+            "https://contoso.b2clogin.com/contoso.onmicrosoft.com/B2C_1_edit", .b2c, "contoso.onmicrosoft.com", "b2c_1_edit",
+            "https://contoso.b2clogin.com/contoso.onmicrosoft.com/B2C_1_edit"
+        ),
         ("https://contoso.ciamlogin.com/", .ciam, "contoso.onmicrosoft.com", nil, "https://contoso.ciamlogin.com/contoso.onmicrosoft.com"),
         ("https://contoso.ciamlogin.com/aaaa-bbbb", .ciam, "aaaa-bbbb", nil, "https://contoso.ciamlogin.com/aaaa-bbbb"),
         ("http://127.0.0.1:8443/common", .aad, "common", nil, "http://127.0.0.1:8443/common"),
@@ -81,8 +91,9 @@ import AuthTestSupport
         #expect(Scopes.granted(nil, requested: ["User.Read"], clientId: "app-id") == ["User.Read"])
         #expect(Scopes.granted(["openid"], requested: ["Mail.Read"], clientId: "app-id") == ["openid"])
         let devops = "499b84ac-1321-427f-aa17-267ca6975798/.default"
-        #expect(Scopes.granted(["499b84ac-1321-427f-aa17-267ca6975798/user_impersonation", "openid"], requested: [devops, "openid"], clientId: "app-id")
-            == ["499b84ac-1321-427f-aa17-267ca6975798/user_impersonation", "openid", devops])
+        #expect(
+            Scopes.granted(["499b84ac-1321-427f-aa17-267ca6975798/user_impersonation", "openid"], requested: [devops, "openid"], clientId: "app-id")
+                == ["499b84ac-1321-427f-aa17-267ca6975798/user_impersonation", "openid", devops])
     }
 
     @Test func findsDeclinedScopes() {
@@ -164,7 +175,11 @@ import AuthTestSupport
 
     @Test func discoversAGenericOIDCProviderAtTheIssuer() async throws {
         let http = FakeHTTPTransport { _ in
-            HTTPResponse(status: 200, body: Array(#"{"authorization_endpoint":"https://id.example.com/auth","token_endpoint":"https://id.example.com/token","issuer":"https://id.example.com/realms/main"}"#.utf8))
+            HTTPResponse(
+                status: 200,
+                body: Array(
+                    #"{"authorization_endpoint":"https://id.example.com/auth","token_endpoint":"https://id.example.com/token","issuer":"https://id.example.com/realms/main"}"#
+                        .utf8))
         }
         let authority = try Authority("https://id.example.com/realms/main/", declared: .oidc)
         #expect(authority.url == "https://id.example.com/realms/main")

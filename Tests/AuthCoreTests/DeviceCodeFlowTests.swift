@@ -1,9 +1,10 @@
 import AuthSeams
+import AuthTestSupport
 import Logging
 import Synchronization
 import Testing
 import TokenCache
-import AuthTestSupport
+
 @testable import AuthCore
 
 /// Device-code polling against a scripted token endpoint; the clock's waits return at once.
@@ -12,25 +13,37 @@ import AuthTestSupport
 
     /// One scripted answer to a poll of the token endpoint.
     enum Poll: Sendable {
-        case pending, slowDown, tokens, status(Int, retryAfter: Int?), reset, timedOut, declined
+        case pending, slowDown, tokens
+        case status(Int, retryAfter: Int?)
+        case reset, timedOut, declined
     }
 
     /// Runs the flow with the device code answer (`expiresIn`, `interval`) and `polls` in order
     /// (the last one repeats); returns the outcome and the transport.
-    private func run(expiresIn: Int = 900, interval: Int = 5, _ polls: [Poll],
-                     onUserCode: @escaping @Sendable (DeviceCodeInfo) -> Void = { _ in }) async
-        -> (Result<TokenResult, any Error>, FakeHTTPTransport) {
+    private func run(
+        expiresIn: Int = 900, interval: Int = 5, _ polls: [Poll],
+        onUserCode: @escaping @Sendable (DeviceCodeInfo) -> Void = { _ in }
+    ) async
+        -> (Result<TokenResult, any Error>, FakeHTTPTransport)
+    {
         let count = Mutex(0)
         let http = FakeHTTPTransport { request throws(HTTPError) in
             if let answer = Tokens.discoveryAnswer(for: request) { return answer }
             if request.url.hasSuffix("/devicecode") {
-                return Self.json(200, #"{"device_code":"dc","user_code":"UC","verification_uri":"https://microsoft.com/devicelogin","expires_in":\#(expiresIn),"interval":\#(interval)}"#)
+                return Self.json(
+                    200,
+                    #"{"device_code":"dc","user_code":"UC","verification_uri":"https://microsoft.com/devicelogin","expires_in":\#(expiresIn),"interval":\#(interval)}"#
+                )
             }
-            let n = count.withLock { $0 += 1; return $0 }
+            let n = count.withLock {
+                $0 += 1
+                return $0
+            }
             return try Self.answer(polls[min(n, polls.count) - 1])
         }
-        let dependencies = AuthDependencies(transport: http, cache: TokenCache(store: MemoryTokenCacheStore()), clock: clock,
-                                            browser: UnusedBrowser(), listener: UnusedListener(), logger: Logger(label: "test"))
+        let dependencies = AuthDependencies(
+            transport: http, cache: TokenCache(store: MemoryTokenCacheStore()), clock: clock,
+            browser: UnusedBrowser(), listener: UnusedListener(), logger: Logger(label: "test"))
         let result: Result<TokenResult, any Error>
         do {
             let configuration = ClientConfiguration(clientId: "client", authority: try Authority("https://login.microsoftonline.com/common"))

@@ -1,8 +1,9 @@
 import AuthSeams
+import AuthTestSupport
 import Logging
 import Testing
 import TokenCache
-import AuthTestSupport
+
 @testable import AuthCore
 
 /// Family refresh tokens (FOCI), as MSAL uses them: the client's own refresh token, then the
@@ -13,11 +14,12 @@ import AuthTestSupport
     static let environment = "login.microsoftonline.com"
 
     func save(clientId: String, refreshToken: String, familyId: String?, account: String = "oid-1.tid-1") throws {
-        try cache.save(TokenResponseRecord(
-            clientId: clientId, environment: Self.environment, realm: "common", homeAccountId: account,
-            localAccountId: "oid-1", username: "alice@contoso.com", scopes: ["User.Read"], accessToken: "at-\(clientId)",
-            cachedAt: clock.now() - 7200, expiresOn: clock.now() - 3600, refreshToken: refreshToken,
-            familyId: familyId))
+        try cache.save(
+            TokenResponseRecord(
+                clientId: clientId, environment: Self.environment, realm: "common", homeAccountId: account,
+                localAccountId: "oid-1", username: "alice@contoso.com", scopes: ["User.Read"], accessToken: "at-\(clientId)",
+                cachedAt: clock.now() - 7200, expiresOn: clock.now() - 3600, refreshToken: refreshToken,
+                familyId: familyId))
     }
 
     /// The token endpoint: accepts `accepted`, says `client_mismatch` for `mismatched`, else `invalid_grant`.
@@ -34,8 +36,9 @@ import AuthTestSupport
     func silent(_ http: FakeHTTPTransport) async throws -> TokenResult {
         let app = PublicClientApplication(
             configuration: ClientConfiguration(clientId: "client", authority: try Authority("https://login.microsoftonline.com/common")),
-            dependencies: AuthDependencies(transport: http, cache: cache, clock: clock, browser: UnusedBrowser(),
-                                           listener: UnusedListener(), logger: Logger(label: "test")))
+            dependencies: AuthDependencies(
+                transport: http, cache: cache, clock: clock, browser: UnusedBrowser(),
+                listener: UnusedListener(), logger: Logger(label: "test")))
         var request = SilentRequest()
         request.account = .homeAccountId("oid-1.tid-1")
         return try await app.acquireTokenSilently(request, correlationId: "c")

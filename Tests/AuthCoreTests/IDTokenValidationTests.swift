@@ -1,4 +1,5 @@
 import AuthSeams
+import AuthTestSupport
 import Crypto
 import CryptoExtras
 import JSON
@@ -6,7 +7,7 @@ import Logging
 import Synchronization
 import Testing
 import TokenCache
-import AuthTestSupport
+
 @testable import AuthCore
 
 /// ID tokens are checked before anything is cached: issuer, audience, lifetime, nonce, and a
@@ -19,8 +20,10 @@ import AuthTestSupport
     // MARK: - Building tokens
 
     static func claims(_ overrides: [String: JSONValue] = [:], dropping: Set<String> = []) -> JSONObject {
-        var claims: JSONObject = ["iss": .string(issuer), "aud": "client", "sub": "sub-1", "exp": .int(now + 3600),
-                                  "nbf": .int(now - 10), "iat": .int(now - 10), "preferred_username": "alice@idp.example"]
+        var claims: JSONObject = [
+            "iss": .string(issuer), "aud": "client", "sub": "sub-1", "exp": .int(now + 3600),
+            "nbf": .int(now - 10), "iat": .int(now - 10), "preferred_username": "alice@idp.example",
+        ]
         for (name, value) in overrides { claims[name] = value }
         for name in dropping { claims[name] = nil }
         return claims
@@ -42,8 +45,14 @@ import AuthTestSupport
 
     var jwks: JSONValue {
         let raw = Array(ecKey.publicKey.rawRepresentation)
-        return ["keys": [["kty": "EC", "crv": "P-256", "kid": "ec-1", "use": "sig", "alg": "ES256",
-                          "x": .string(Base64URL.encode(raw.prefix(32))), "y": .string(Base64URL.encode(raw.suffix(32)))]]]
+        return [
+            "keys": [
+                [
+                    "kty": "EC", "crv": "P-256", "kid": "ec-1", "use": "sig", "alg": "ES256",
+                    "x": .string(Base64URL.encode(raw.prefix(32))), "y": .string(Base64URL.encode(raw.suffix(32))),
+                ]
+            ]
+        ]
     }
 
     static let metadata: JSONValue = [
@@ -59,9 +68,11 @@ import AuthTestSupport
         }
     }
 
-    func validator(_ authority: String, kind: Authority.Kind? = nil, metadata: JSONValue = Self.metadata,
-                   nonce: String? = nil, transport: FakeHTTPTransport,
-                   clock: ManualClock = ManualClock(Self.now)) throws -> IDTokenValidator {
+    func validator(
+        _ authority: String, kind: Authority.Kind? = nil, metadata: JSONValue = Self.metadata,
+        nonce: String? = nil, transport: FakeHTTPTransport,
+        clock: ManualClock = ManualClock(Self.now)
+    ) throws -> IDTokenValidator {
         let authority = try Authority(authority, declared: kind)
         return IDTokenValidator(
             clientId: "client", authority: authority, metadata: try OpenIDMetadata(json: metadata, kind: authority.kind),
@@ -100,16 +111,17 @@ import AuthTestSupport
         }
     }
 
-    @Test(arguments: [
-        (["aud": "another-client"], [], "audience"),
-        (["aud": ["x", "y"]], [], "audience"),
-        (["exp": .int(now - 301)], [], "expired"),
-        ([:], ["exp"], "expiry"),
-        (["nbf": .int(now + 301)], [], "not valid before"),
-        (["iss": "https://idp.example/realms/b"], [], "issuer"),
-        ([:], ["iss"], "issuer"),
-        (["nonce": "other"], [], "nonce"),
-    ] as [([String: JSONValue], [String], String)])
+    @Test(
+        arguments: [
+            (["aud": "another-client"], [], "audience"),
+            (["aud": ["x", "y"]], [], "audience"),
+            (["exp": .int(now - 301)], [], "expired"),
+            ([:], ["exp"], "expiry"),
+            (["nbf": .int(now + 301)], [], "not valid before"),
+            (["iss": "https://idp.example/realms/b"], [], "issuer"),
+            ([:], ["iss"], "issuer"),
+            (["nonce": "other"], [], "nonce"),
+        ] as [([String: JSONValue], [String], String)])
     func refusesABadClaim(overrides: [String: JSONValue], dropping: [String], reason: String) async throws {
         let check = try validator(Self.issuer, kind: .oidc, nonce: "n-1", transport: keysEndpoint())
         let claims = Self.claims(overrides.merging(["nonce": "n-1"]) { mine, _ in mine }, dropping: Set(dropping))
@@ -163,8 +175,15 @@ import AuthTestSupport
         let bytes = Array(der)
         let n = Array(bytes[9..<(9 + 256)])
         let e = Array(bytes.suffix(3))
-        let set = try #require(SigningKeys(["keys": [["kty": "RSA", "kid": "rsa-1", "n": .string(Base64URL.encode(n)),
-                                                      "e": .string(Base64URL.encode(e))]]]))
+        let set = try #require(
+            SigningKeys([
+                "keys": [
+                    [
+                        "kty": "RSA", "kid": "rsa-1", "n": .string(Base64URL.encode(n)),
+                        "e": .string(Base64URL.encode(e)),
+                    ]
+                ]
+            ]))
         #expect(set.verify(signature.rawRepresentation.map { $0 }, of: input, algorithm: "RS256", kid: "rsa-1"))
         #expect(!set.verify(signature.rawRepresentation.map { $0 }, of: input + "x", algorithm: "RS256", kid: "rsa-1"))
         #expect(!set.verify(signature.rawRepresentation.map { $0 }, of: input, algorithm: "ES256", kid: "rsa-1"))
@@ -175,26 +194,33 @@ import AuthTestSupport
     @Test func aRefreshWhoseIDTokenFailsCachesNothing() async throws {
         let clock = ManualClock()
         let cache = TokenCache(store: MemoryTokenCacheStore())
-        try cache.save(TokenResponseRecord(
-            clientId: "client", environment: "login.microsoftonline.com", realm: "common", homeAccountId: "oid-1.tid-1",
-            localAccountId: "oid-1", username: "alice@contoso.com", scopes: ["User.Read"], accessToken: "at-old",
-            cachedAt: clock.now(), expiresOn: clock.now() + 3600, refreshToken: "rt-old"))
-        let before = try cache.read { $0.refreshTokensToTry(homeAccountId: "oid-1.tid-1", environments: ["login.microsoftonline.com"], clientId: "client") }
+        try cache.save(
+            TokenResponseRecord(
+                clientId: "client", environment: "login.microsoftonline.com", realm: "common", homeAccountId: "oid-1.tid-1",
+                localAccountId: "oid-1", username: "alice@contoso.com", scopes: ["User.Read"], accessToken: "at-old",
+                cachedAt: clock.now(), expiresOn: clock.now() + 3600, refreshToken: "rt-old"))
+        let before = try cache.read {
+            $0.refreshTokensToTry(homeAccountId: "oid-1.tid-1", environments: ["login.microsoftonline.com"], clientId: "client")
+        }
         let foreign = Tokens.jwt(Tokens.idTokenClaims.replacing(#""aud":"client""#, with: #""aud":"someone-else""#))
         let http = FakeHTTPTransport { request in
             if let answer = Tokens.discoveryAnswer(for: request) { return answer }
-            let body = #"{"token_type":"Bearer","access_token":"at-new","expires_in":3600,"refresh_token":"rt-new","id_token":"\#(foreign)","client_info":"\#(Tokens.clientInfo)"}"#
+            let body =
+                #"{"token_type":"Bearer","access_token":"at-new","expires_in":3600,"refresh_token":"rt-new","id_token":"\#(foreign)","client_info":"\#(Tokens.clientInfo)"}"#
             return HTTPResponse(status: 200, body: Array(body.utf8))
         }
         let app = PublicClientApplication(
             configuration: ClientConfiguration(clientId: "client", authority: try Authority("https://login.microsoftonline.com/common")),
-            dependencies: AuthDependencies(transport: http, cache: cache, clock: clock, browser: UnusedBrowser(),
-                                           listener: UnusedListener(), logger: Logger(label: "test")))
+            dependencies: AuthDependencies(
+                transport: http, cache: cache, clock: clock, browser: UnusedBrowser(),
+                listener: UnusedListener(), logger: Logger(label: "test")))
         var request = SilentRequest()
         request.forceRefresh = true
         let error = await #expect(throws: AuthError.self) { _ = try await app.acquireTokenSilently(request, correlationId: "c") }
         #expect(error?.kind == .malformedResponse)
-        #expect(try cache.read { $0.refreshTokensToTry(homeAccountId: "oid-1.tid-1", environments: ["login.microsoftonline.com"], clientId: "client") } == before)
+        #expect(
+            try cache.read { $0.refreshTokensToTry(homeAccountId: "oid-1.tid-1", environments: ["login.microsoftonline.com"], clientId: "client") }
+                == before)
         #expect(try await app.acquireTokenSilently(SilentRequest(), correlationId: "c").accessToken == "at-old")
     }
 }

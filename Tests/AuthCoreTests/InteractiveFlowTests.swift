@@ -1,8 +1,9 @@
 import AuthSeams
+import AuthTestSupport
 import Logging
 import Testing
 import TokenCache
-import AuthTestSupport
+
 @testable import AuthCore
 
 /// The browser sign-in end to end in memory: a scripted browser and redirect listener, a fake
@@ -14,7 +15,8 @@ import AuthTestSupport
 
     /// The service: discovery, then tokens whose ID token echoes the nonce the browser saw.
     private func service(_ browser: ScriptedBrowser, token: @escaping @Sendable (HTTPRequest) -> HTTPResponse? = { _ in nil })
-        -> FakeHTTPTransport {
+        -> FakeHTTPTransport
+    {
         FakeHTTPTransport { request in
             if let answer = Tokens.discoveryAnswer(for: request) { return answer }
             if let answer = token(request) { return answer }
@@ -22,12 +24,16 @@ import AuthTestSupport
         }
     }
 
-    private func app(_ transport: FakeHTTPTransport, _ browser: ScriptedBrowser,
-                     redirectURI: String = "http://localhost") throws -> PublicClientApplication {
+    private func app(
+        _ transport: FakeHTTPTransport, _ browser: ScriptedBrowser,
+        redirectURI: String = "http://localhost"
+    ) throws -> PublicClientApplication {
         var configuration = ClientConfiguration(clientId: "client", authority: try Authority("https://login.microsoftonline.com/common"))
         configuration.redirectURI = redirectURI
-        return PublicClientApplication(configuration: configuration, dependencies: AuthDependencies(
-            transport: transport, cache: cache, clock: clock, browser: browser, listener: listener, logger: Logger(label: "test")))
+        return PublicClientApplication(
+            configuration: configuration,
+            dependencies: AuthDependencies(
+                transport: transport, cache: cache, clock: clock, browser: browser, listener: listener, logger: Logger(label: "test")))
     }
 
     private func signIn(_ browser: ScriptedBrowser, transport: FakeHTTPTransport? = nil) async throws -> TokenResult {

@@ -1,7 +1,8 @@
+import AuthTestSupport
 import Logging
 import Testing
 import TokenCache
-import AuthTestSupport
+
 @testable import AuthCore
 
 /// The issuer rule: a token is used for, and a refresh token sent to, only the issuer that
@@ -9,13 +10,18 @@ import AuthTestSupport
 @Suite struct IssuerIsolationTests {
     let clock = ManualClock()
 
-    func app(_ authority: String, kind: Authority.Kind? = nil, known: [String] = [], cache: TokenCache,
-             transport: FakeHTTPTransport) throws -> PublicClientApplication {
-        let configuration = ClientConfiguration(clientId: "client", authority: try Authority(authority, declared: kind),
-                                                knownAuthorities: known)
-        return PublicClientApplication(configuration: configuration, dependencies: AuthDependencies(
-            transport: transport, cache: cache, clock: clock, browser: UnusedBrowser(), listener: UnusedListener(),
-            logger: Logger(label: "test")))
+    func app(
+        _ authority: String, kind: Authority.Kind? = nil, known: [String] = [], cache: TokenCache,
+        transport: FakeHTTPTransport
+    ) throws -> PublicClientApplication {
+        let configuration = ClientConfiguration(
+            clientId: "client", authority: try Authority(authority, declared: kind),
+            knownAuthorities: known)
+        return PublicClientApplication(
+            configuration: configuration,
+            dependencies: AuthDependencies(
+                transport: transport, cache: cache, clock: clock, browser: UnusedBrowser(), listener: UnusedListener(),
+                logger: Logger(label: "test")))
     }
 
     func silent(_ authority: String?, force: Bool = false) -> SilentRequest {
@@ -33,10 +39,11 @@ import AuthTestSupport
     }
 
     func seed(_ cache: TokenCache, environment: String, realm: String) throws {
-        try cache.save(TokenResponseRecord(
-            clientId: "client", environment: environment, realm: realm, homeAccountId: "sub-1.realms",
-            localAccountId: "sub-1", username: "alice@idp.example", scopes: ["User.Read"], accessToken: "at-of-a",
-            cachedAt: clock.now(), expiresOn: clock.now() + 3600, refreshToken: "rt-of-a"))
+        try cache.save(
+            TokenResponseRecord(
+                clientId: "client", environment: environment, realm: realm, homeAccountId: "sub-1.realms",
+                localAccountId: "sub-1", username: "alice@idp.example", scopes: ["User.Read"], accessToken: "at-of-a",
+                cachedAt: clock.now(), expiresOn: clock.now() + 3600, refreshToken: "rt-of-a"))
     }
 
     @Test func aGenericIssuerIsKeyedByItsWholeURL() throws {
@@ -67,8 +74,9 @@ import AuthTestSupport
     ])
     func twoIssuersOnOneHostNeverShareTokens(configured: String, requested: String?) async throws {
         let cache = TokenCache(store: MemoryTokenCacheStore())
-        try seed(cache, environment: try Authority("https://idp.example/realms/a", declared: .oidc).cacheEnvironment,
-                 realm: "realms")
+        try seed(
+            cache, environment: try Authority("https://idp.example/realms/a", declared: .oidc).cacheEnvironment,
+            realm: "realms")
         let http = Self.service()
         let application = try app(configured, kind: .oidc, cache: cache, transport: http)
         for request in [silent(requested), silent(requested, force: true)] {
@@ -77,8 +85,9 @@ import AuthTestSupport
             }
             #expect(error?.kind == .interactionRequired)
         }
-        #expect(http.requests.filter { !$0.url.hasSuffix("openid-configuration") }.isEmpty,
-                "nothing but discovery was asked: \(http.requests.map(\.url))")
+        #expect(
+            http.requests.filter { !$0.url.hasSuffix("openid-configuration") }.isEmpty,
+            "nothing but discovery was asked: \(http.requests.map(\.url))")
         // Issuer A still gets its own token.
         let own = try await app("https://idp.example/realms/a", kind: .oidc, cache: cache, transport: http)
             .acquireTokenSilently(SilentRequest(), correlationId: "c")

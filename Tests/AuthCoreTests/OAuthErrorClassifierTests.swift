@@ -1,6 +1,7 @@
 import AuthSeams
 import JSON
 import Testing
+
 @testable import AuthCore
 
 /// Every row of ``OAuthErrorClassifier/rules``, and the precedence between rows that both apply.
@@ -24,7 +25,10 @@ import Testing
         // AADSTS50129 first, at every endpoint, from error_codes or the description.
         (.init(error: "invalid_grant", errorCodes: [50129]), .refresh, .fails(.workplaceJoinRequired)),
         (.init(error: "interaction_required", description: "AADSTS50129: register the device"), .authorizeRedirect, .fails(.workplaceJoinRequired)),
-        (.init(error: "access_denied", description: "AADSTS50129: register the device", suberror: "cancel"), .authorizeRedirect, .fails(.workplaceJoinRequired)),
+        (
+            .init(error: "access_denied", description: "AADSTS50129: register the device", suberror: "cancel"), .authorizeRedirect,
+            .fails(.workplaceJoinRequired)
+        ),
         // B2C's forgot password before a cancellation.
         (.init(error: "access_denied", description: "AADB2C90118: forgot password"), .authorizeRedirect, .fails(.passwordResetRequired)),
         (.init(error: "access_denied", description: "AADB2C90118: forgot password"), .token, .fails(.passwordResetRequired)),
@@ -64,8 +68,9 @@ import Testing
     @Test(arguments: rows.indices)
     func classifies(_ index: Int) {
         let row = Self.rows[index]
-        #expect(OAuthErrorClassifier.meaning(of: row.answer, at: row.endpoint) == row.meaning,
-                "\(row.answer) at \(row.endpoint)")
+        #expect(
+            OAuthErrorClassifier.meaning(of: row.answer, at: row.endpoint) == row.meaning,
+            "\(row.answer) at \(row.endpoint)")
     }
 
     @Test func everyRuleDecidesAtLeastOneRow() {
@@ -85,10 +90,13 @@ import Testing
     }
 
     @Test func theRedirectAndTheTokenEndpointAgree() throws {
-        for (error, description) in [("access_denied", "AADSTS50129: register"), ("access_denied", "AADSTS65004: declined"),
-                                     ("interaction_required", "AADSTS50129: register"), ("invalid_scope", "")] {
-            let redirect = try #require(InteractiveFlow.error(
-                in: AuthorizationResponse(parameters: ["error": error, "error_description": description]), correlationId: "c"))
+        for (error, description) in [
+            ("access_denied", "AADSTS50129: register"), ("access_denied", "AADSTS65004: declined"),
+            ("interaction_required", "AADSTS50129: register"), ("invalid_scope", ""),
+        ] {
+            let redirect = try #require(
+                InteractiveFlow.error(
+                    in: AuthorizationResponse(parameters: ["error": error, "error_description": description]), correlationId: "c"))
             let json = JSONValue.object(["error": .string(error), "error_description": .string(description)])
             let token = OAuthErrorResponse.authError(json: json, httpStatus: 400, retryAfter: nil)
             #expect(redirect.kind == token.kind, "\(error) \(description)")

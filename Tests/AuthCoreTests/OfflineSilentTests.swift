@@ -1,14 +1,16 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import AuthSeams
+import AuthTestSupport
 import JSON
 import Logging
 import Synchronization
 import Testing
 import TokenCache
-import AuthTestSupport
+
 @testable import AuthCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Offline first: a valid cached token needs no network, for every authority kind; discovery
 /// answers are kept for a day; processes sharing a cache refresh a token once.
@@ -25,41 +27,56 @@ import AuthTestSupport
         let calls = Mutex(0)
         return FakeHTTPTransport(delay: delay) { request in
             if let answer = Tokens.discoveryAnswer(for: request) { return answer }
-            return token(calls.withLock { $0 += 1; return $0 })
+            return token(
+                calls.withLock {
+                    $0 += 1
+                    return $0
+                })
         }
     }
 
-    func app(_ authority: String, kind: Authority.Kind? = nil, known: [String] = [], cache: TokenCache,
-             transport: FakeHTTPTransport) throws -> PublicClientApplication {
-        var configuration = ClientConfiguration(clientId: "client", authority: try Authority(authority, declared: kind),
-                                                knownAuthorities: known)
+    func app(
+        _ authority: String, kind: Authority.Kind? = nil, known: [String] = [], cache: TokenCache,
+        transport: FakeHTTPTransport
+    ) throws -> PublicClientApplication {
+        var configuration = ClientConfiguration(
+            clientId: "client", authority: try Authority(authority, declared: kind),
+            knownAuthorities: known)
         configuration.instanceDiscovery = true
-        return PublicClientApplication(configuration: configuration, dependencies: AuthDependencies(
-            transport: transport, cache: cache, clock: clock, browser: UnusedBrowser(), listener: UnusedListener(),
-            logger: Logger(label: "test")))
+        return PublicClientApplication(
+            configuration: configuration,
+            dependencies: AuthDependencies(
+                transport: transport, cache: cache, clock: clock, browser: UnusedBrowser(), listener: UnusedListener(),
+                logger: Logger(label: "test")))
     }
 
     func seed(_ cache: TokenCache, environment: String, realm: String, expiresIn: Int64 = 3600) throws {
-        try cache.save(TokenResponseRecord(
-            clientId: "client", environment: environment, realm: realm, homeAccountId: "oid-1.tid-1",
-            localAccountId: "oid-1", username: "alice@contoso.com", scopes: ["User.Read"], accessToken: "at-\(realm)",
-            cachedAt: clock.now(), expiresOn: clock.now() + expiresIn, refreshToken: "rt-0",
-            idToken: Tokens.jwt(#"{"oid":"oid-1","tid":"tid-1","preferred_username":"alice@contoso.com"}"#)))
+        try cache.save(
+            TokenResponseRecord(
+                clientId: "client", environment: environment, realm: realm, homeAccountId: "oid-1.tid-1",
+                localAccountId: "oid-1", username: "alice@contoso.com", scopes: ["User.Read"], accessToken: "at-\(realm)",
+                cachedAt: clock.now(), expiresOn: clock.now() + expiresIn, refreshToken: "rt-0",
+                idToken: Tokens.jwt(#"{"oid":"oid-1","tid":"tid-1","preferred_username":"alice@contoso.com"}"#)))
     }
 
-    @Test(arguments: [
-        ("https://login.microsoftonline.com/common", nil, "login.microsoftonline.com", "common", [String]()),
-        ("https://login.microsoftonline.com/organizations", nil, "login.windows.net", "tid-1", []),  // home tenant, alias
-        ("https://login.microsoftonline.com/consumers", nil, "login.microsoftonline.com", "consumers", []),
-        ("https://login.microsoftonline.com/tid-1", nil, "login.microsoftonline.com", "tid-1", []),
-        ("https://login.microsoftonline.com/contoso.com", nil, "login.microsoftonline.com", "contoso.com", []),
-        ("https://fabrikamb2c.b2clogin.com/tfp/fabrikamb2c.onmicrosoft.com/B2C_1_susi", nil, "fabrikamb2c.b2clogin.com",
-         "fabrikamb2c.onmicrosoft.com", ["fabrikamb2c.b2clogin.com"]),
-        ("https://contoso.ciamlogin.com/", nil, "contoso.ciamlogin.com", "contoso.onmicrosoft.com", []),
-        ("https://idp.example/realms/a", Authority.Kind.oidc, "idp.example/realms/a", "realms", []),
-    ] as [(String, Authority.Kind?, String, String, [String])])
-    func aValidCachedTokenNeedsNoNetwork(authority: String, kind: Authority.Kind?, environment: String, realm: String,
-                                         known: [String]) async throws {
+    @Test(
+        arguments: [
+            ("https://login.microsoftonline.com/common", nil, "login.microsoftonline.com", "common", [String]()),
+            ("https://login.microsoftonline.com/organizations", nil, "login.windows.net", "tid-1", []),  // home tenant, alias
+            ("https://login.microsoftonline.com/consumers", nil, "login.microsoftonline.com", "consumers", []),
+            ("https://login.microsoftonline.com/tid-1", nil, "login.microsoftonline.com", "tid-1", []),
+            ("https://login.microsoftonline.com/contoso.com", nil, "login.microsoftonline.com", "contoso.com", []),
+            (
+                "https://fabrikamb2c.b2clogin.com/tfp/fabrikamb2c.onmicrosoft.com/B2C_1_susi", nil, "fabrikamb2c.b2clogin.com",
+                "fabrikamb2c.onmicrosoft.com", ["fabrikamb2c.b2clogin.com"]
+            ),
+            ("https://contoso.ciamlogin.com/", nil, "contoso.ciamlogin.com", "contoso.onmicrosoft.com", []),
+            ("https://idp.example/realms/a", Authority.Kind.oidc, "idp.example/realms/a", "realms", []),
+        ] as [(String, Authority.Kind?, String, String, [String])])
+    func aValidCachedTokenNeedsNoNetwork(
+        authority: String, kind: Authority.Kind?, environment: String, realm: String,
+        known: [String]
+    ) async throws {
         let cache = TokenCache(store: MemoryTokenCacheStore())
         try seed(cache, environment: environment, realm: realm)
         let http = Self.unreachable()
@@ -81,10 +98,11 @@ import AuthTestSupport
 
     @Test func aTokenDueForRefreshIsServedWhenTheServiceIsUnreachable() async throws {
         let cache = TokenCache(store: MemoryTokenCacheStore())
-        try cache.save(TokenResponseRecord(
-            clientId: "client", environment: "login.microsoftonline.com", realm: "common", homeAccountId: "oid-1.tid-1",
-            localAccountId: "oid-1", username: "alice@contoso.com", scopes: ["User.Read"], accessToken: "still-valid",
-            cachedAt: clock.now(), expiresOn: clock.now() + 3600, refreshOn: clock.now() + 60, refreshToken: "rt-0"))
+        try cache.save(
+            TokenResponseRecord(
+                clientId: "client", environment: "login.microsoftonline.com", realm: "common", homeAccountId: "oid-1.tid-1",
+                localAccountId: "oid-1", username: "alice@contoso.com", scopes: ["User.Read"], accessToken: "still-valid",
+                cachedAt: clock.now(), expiresOn: clock.now() + 3600, refreshOn: clock.now() + 60, refreshToken: "rt-0"))
         clock.advance(120)  // past refresh_on: a refresh is due, the token still valid for an hour
         let http = Self.unreachable()
         let result = try await app("https://login.microsoftonline.com/common", cache: cache, transport: http)

@@ -1,9 +1,10 @@
 import AuthSeams
+import AuthTestSupport
 import Logging
 import Synchronization
 import Testing
 import TokenCache
-import AuthTestSupport
+
 @testable import AuthCore
 
 /// A browser that records the URLs it is asked to open (or fails).
@@ -27,16 +28,18 @@ final class RecordingBrowser: BrowserLauncher {
     private func app(_ transport: FakeHTTPTransport, postLogout: String? = nil) throws -> PublicClientApplication {
         var configuration = ClientConfiguration(clientId: "client", authority: try Authority("https://login.microsoftonline.com/common"))
         configuration.postLogoutRedirectURI = postLogout
-        let dependencies = AuthDependencies(transport: transport, cache: cache, clock: clock, browser: UnusedBrowser(),
-                                            listener: UnusedListener(), logger: Logger(label: "test"))
+        let dependencies = AuthDependencies(
+            transport: transport, cache: cache, clock: clock, browser: UnusedBrowser(),
+            listener: UnusedListener(), logger: Logger(label: "test"))
         return PublicClientApplication(configuration: configuration, dependencies: dependencies)
     }
 
     private func seed() throws {
-        try cache.save(TokenResponseRecord(
-            clientId: "client", environment: "login.microsoftonline.com", realm: "tid-1", homeAccountId: "oid-1.tid-1",
-            localAccountId: "oid-1", username: "alice@contoso.com", scopes: ["User.Read"], accessToken: "at",
-            cachedAt: clock.now(), expiresOn: clock.now() + 3600, refreshToken: "rt", idToken: Self.idToken))
+        try cache.save(
+            TokenResponseRecord(
+                clientId: "client", environment: "login.microsoftonline.com", realm: "tid-1", homeAccountId: "oid-1.tid-1",
+                localAccountId: "oid-1", username: "alice@contoso.com", scopes: ["User.Read"], accessToken: "at",
+                cachedAt: clock.now(), expiresOn: clock.now() + 3600, refreshToken: "rt", idToken: Self.idToken))
         try cache.setCurrentAccountId("oid-1.tid-1", clientId: "client")
     }
 
@@ -54,9 +57,12 @@ final class RecordingBrowser: BrowserLauncher {
         #expect(browser.urls.count == 1)
         let url = try #require(browser.urls.first)
         #expect(url.hasPrefix("https://login.microsoftonline.com/common/oauth2/v2.0/logout?"))
-        #expect(Self.query(url) == ["id_token_hint": Self.idToken, "client_id": "client",
-                                    "post_logout_redirect_uri": "https://app.example/signed-out",
-                                    "logout_hint": "alice@contoso.com"])
+        #expect(
+            Self.query(url) == [
+                "id_token_hint": Self.idToken, "client_id": "client",
+                "post_logout_redirect_uri": "https://app.example/signed-out",
+                "logout_hint": "alice@contoso.com",
+            ])
         #expect(try cache.accounts().isEmpty, "the tokens are gone")
     }
 
@@ -66,10 +72,13 @@ final class RecordingBrowser: BrowserLauncher {
         try seed()
         let noEndSession = FakeHTTPTransport { request in
             if request.url.hasSuffix("openid-configuration") {
-                return HTTPResponse(status: 200, body: Array("""
-                    {"authorization_endpoint":"https://login.microsoftonline.com/common/oauth2/v2.0/authorize",\
-                    "token_endpoint":"https://login.microsoftonline.com/common/oauth2/v2.0/token"}
-                    """.utf8))
+                return HTTPResponse(
+                    status: 200,
+                    body: Array(
+                        """
+                        {"authorization_endpoint":"https://login.microsoftonline.com/common/oauth2/v2.0/authorize",\
+                        "token_endpoint":"https://login.microsoftonline.com/common/oauth2/v2.0/token"}
+                        """.utf8))
             }
             return Tokens.discoveryAnswer(for: request) ?? HTTPResponse(status: 404, body: [])
         }

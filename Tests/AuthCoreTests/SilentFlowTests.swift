@@ -1,9 +1,10 @@
 import AuthSeams
+import AuthTestSupport
 import Logging
 import Synchronization
 import Testing
 import TokenCache
-import AuthTestSupport
+
 @testable import AuthCore
 
 /// The silent flow against a scripted token endpoint and an in-memory cache.
@@ -14,8 +15,9 @@ import AuthTestSupport
 
     private func app(_ transport: FakeHTTPTransport) throws -> PublicClientApplication {
         let configuration = ClientConfiguration(clientId: "client", authority: try Authority(Self.authority))
-        let dependencies = AuthDependencies(transport: transport, cache: cache, clock: clock, browser: UnusedBrowser(),
-                                            listener: UnusedListener(), logger: Logger(label: "test"))
+        let dependencies = AuthDependencies(
+            transport: transport, cache: cache, clock: clock, browser: UnusedBrowser(),
+            listener: UnusedListener(), logger: Logger(label: "test"))
         return PublicClientApplication(configuration: configuration, dependencies: dependencies)
     }
 
@@ -24,18 +26,22 @@ import AuthTestSupport
         let calls = Mutex(0)
         return FakeHTTPTransport(delay: delay) { request in
             if let answer = Tokens.discoveryAnswer(for: request) { return answer }
-            let n = calls.withLock { $0 += 1; return $0 }
+            let n = calls.withLock {
+                $0 += 1
+                return $0
+            }
             return token(n)
         }
     }
 
     private func seed(expiresIn: Int64 = 3600, refreshIn: Int64? = nil) throws {
-        try cache.save(TokenResponseRecord(
-            clientId: "client", environment: "login.microsoftonline.com", realm: "common", homeAccountId: "oid-1.tid-1",
-            localAccountId: "oid-1", username: "alice@contoso.com", scopes: ["User.Read"], accessToken: "at-cached",
-            cachedAt: clock.now(), expiresOn: clock.now() + expiresIn, refreshOn: refreshIn.map { clock.now() + $0 },
-            refreshToken: "rt-0",
-            idToken: Tokens.jwt(#"{"oid":"oid-1","tid":"tid-1","preferred_username":"alice@contoso.com"}"#)))
+        try cache.save(
+            TokenResponseRecord(
+                clientId: "client", environment: "login.microsoftonline.com", realm: "common", homeAccountId: "oid-1.tid-1",
+                localAccountId: "oid-1", username: "alice@contoso.com", scopes: ["User.Read"], accessToken: "at-cached",
+                cachedAt: clock.now(), expiresOn: clock.now() + expiresIn, refreshOn: refreshIn.map { clock.now() + $0 },
+                refreshToken: "rt-0",
+                idToken: Tokens.jwt(#"{"oid":"oid-1","tid":"tid-1","preferred_username":"alice@contoso.com"}"#)))
     }
 
     @Test func servesAValidCachedTokenWithoutCallingTheTokenEndpoint() async throws {
@@ -53,17 +59,19 @@ import AuthTestSupport
             let store = CountingTokenCacheStore()
             let cache = TokenCache(store: store)
             for n in 0..<accounts {
-                try cache.save(TokenResponseRecord(
-                    clientId: "client", environment: "login.microsoftonline.com", realm: "common",
-                    homeAccountId: "oid-\(n).tid-1", localAccountId: "oid-\(n)", username: "user\(n)@contoso.com",
-                    scopes: ["User.Read"], accessToken: "at-\(n)", cachedAt: clock.now(), expiresOn: clock.now() + 3600,
-                    refreshToken: "rt-\(n)", idToken: Tokens.jwt(#"{"oid":"oid-\#(n)","tid":"tid-1"}"#)))
+                try cache.save(
+                    TokenResponseRecord(
+                        clientId: "client", environment: "login.microsoftonline.com", realm: "common",
+                        homeAccountId: "oid-\(n).tid-1", localAccountId: "oid-\(n)", username: "user\(n)@contoso.com",
+                        scopes: ["User.Read"], accessToken: "at-\(n)", cachedAt: clock.now(), expiresOn: clock.now() + 3600,
+                        refreshToken: "rt-\(n)", idToken: Tokens.jwt(#"{"oid":"oid-\#(n)","tid":"tid-1"}"#)))
             }
             let http = transport { _ in Tokens.tokenResponse(accessToken: "x") }
             let app = PublicClientApplication(
                 configuration: ClientConfiguration(clientId: "client", authority: try Authority(Self.authority)),
-                dependencies: AuthDependencies(transport: http, cache: cache, clock: clock, browser: UnusedBrowser(),
-                                               listener: UnusedListener(), logger: Logger(label: "test")))
+                dependencies: AuthDependencies(
+                    transport: http, cache: cache, clock: clock, browser: UnusedBrowser(),
+                    listener: UnusedListener(), logger: Logger(label: "test")))
             var request = SilentRequest()
             request.account = .homeAccountId("oid-0.tid-1")
             let before = (store.transactions, store.reads)
@@ -90,7 +98,8 @@ import AuthTestSupport
         #expect(fields["grant_type"] == "refresh_token")
         #expect(fields["refresh_token"] == "rt-0")
         #expect(fields["scope"] == "user.read openid profile offline_access")  // the default scopes
-        #expect(try cache.refreshToken(homeAccountId: "oid-1.tid-1", environments: ["login.microsoftonline.com"], clientId: "client")?.secret == "rt-1")
+        #expect(
+            try cache.refreshToken(homeAccountId: "oid-1.tid-1", environments: ["login.microsoftonline.com"], clientId: "client")?.secret == "rt-1")
     }
 
     @Test func refreshesProactivelyAfterRefreshOn() async throws {
@@ -126,7 +135,11 @@ import AuthTestSupport
     @Test func reportsInteractionRequiredForARevokedRefreshToken() async throws {
         try seed(expiresIn: 10)
         let http = transport { _ in
-            HTTPResponse(status: 400, body: Array(#"{"error":"invalid_grant","error_description":"AADSTS700082: The refresh token has expired","error_codes":[700082],"suberror":"bad_token"}"#.utf8))
+            HTTPResponse(
+                status: 400,
+                body: Array(
+                    #"{"error":"invalid_grant","error_description":"AADSTS700082: The refresh token has expired","error_codes":[700082],"suberror":"bad_token"}"#
+                        .utf8))
         }
         do {
             _ = try await app(http).acquireTokenSilently(SilentRequest(), correlationId: "corr")

@@ -1,10 +1,11 @@
 import AuthSeams
+import AuthTestSupport
 import JSON
 import Logging
 import Synchronization
 import Testing
 import TokenCache
-import AuthTestSupport
+
 @testable import AuthCore
 
 /// Token responses are validated before anything reaches the cache; a refresh answered
@@ -70,8 +71,9 @@ import AuthTestSupport
 
     private func app(_ transport: FakeHTTPTransport) throws -> PublicClientApplication {
         let configuration = ClientConfiguration(clientId: "client", authority: try Authority("https://login.microsoftonline.com/common"))
-        let dependencies = AuthDependencies(transport: transport, cache: cache, clock: clock, browser: UnusedBrowser(),
-                                            listener: UnusedListener(), logger: Logger(label: "test"))
+        let dependencies = AuthDependencies(
+            transport: transport, cache: cache, clock: clock, browser: UnusedBrowser(),
+            listener: UnusedListener(), logger: Logger(label: "test"))
         return PublicClientApplication(configuration: configuration, dependencies: dependencies)
     }
 
@@ -82,10 +84,11 @@ import AuthTestSupport
     static let idToken = Tokens.jwt(#"{"oid":"oid-1","tid":"tid-1","preferred_username":"alice@contoso.com"}"#)
 
     private func seed(expiresIn: Int64 = 10) throws {
-        try cache.save(TokenResponseRecord(
-            clientId: "client", environment: "login.microsoftonline.com", realm: "common", homeAccountId: "oid-1.tid-1",
-            localAccountId: "oid-1", username: "alice@contoso.com", scopes: ["User.Read"], accessToken: "at-cached",
-            cachedAt: clock.now(), expiresOn: clock.now() + expiresIn, refreshToken: "rt-0", idToken: Self.idToken))
+        try cache.save(
+            TokenResponseRecord(
+                clientId: "client", environment: "login.microsoftonline.com", realm: "common", homeAccountId: "oid-1.tid-1",
+                localAccountId: "oid-1", username: "alice@contoso.com", scopes: ["User.Read"], accessToken: "at-cached",
+                cachedAt: clock.now(), expiresOn: clock.now() + expiresIn, refreshToken: "rt-0", idToken: Self.idToken))
     }
 
     private static func answer(_ body: String, status: Int = 200) -> HTTPResponse {
@@ -99,9 +102,11 @@ import AuthTestSupport
         _ = try? await app(priming).acquireTokenSilently(SilentRequest(), correlationId: "c")
         let before = try cache.snapshot().serialized()
         let huge = String(repeating: "x", count: TokenResponse.maxTokenBytes + 1)  // 20 MB: the e2e test
-        for body in [#"{"access_token":"\#(huge)","token_type":"Bearer","expires_in":3600}"#,
-                     #"{"access_token":"at-new","expires_in":"an hour"}"#,
-                     #"{"token_type":"Bearer","expires_in":3600,"refresh_token":"rt-new"}"#] {
+        for body in [
+            #"{"access_token":"\#(huge)","token_type":"Bearer","expires_in":3600}"#,
+            #"{"access_token":"at-new","expires_in":"an hour"}"#,
+            #"{"token_type":"Bearer","expires_in":3600,"refresh_token":"rt-new"}"#,
+        ] {
             let http = transport { Self.answer(body) }
             let error = await #expect(throws: AuthError.self) {
                 _ = try await app(http).acquireTokenSilently(SilentRequest(), correlationId: "c")

@@ -6,6 +6,7 @@ import Logging
 import Synchronization
 import Testing
 import TokenCache
+
 @testable import Graph
 
 /// `callGraph`'s logic against a scripted Graph and token endpoint.
@@ -14,11 +15,12 @@ import TokenCache
     let cache = TokenCache(store: MemoryTokenCacheStore())
 
     init() throws {
-        try cache.save(TokenResponseRecord(
-            clientId: "client", environment: "login.microsoftonline.com", realm: "common", homeAccountId: "oid-1.tid-1",
-            localAccountId: "oid-1", username: "alice@contoso.com", scopes: ["user.read"], accessToken: "at-1",
-            cachedAt: clock.now(), expiresOn: clock.now() + 3600, refreshToken: "rt-1",
-            idToken: Tokens.jwt(#"{"oid":"oid-1","tid":"tid-1","preferred_username":"alice@contoso.com"}"#)))
+        try cache.save(
+            TokenResponseRecord(
+                clientId: "client", environment: "login.microsoftonline.com", realm: "common", homeAccountId: "oid-1.tid-1",
+                localAccountId: "oid-1", username: "alice@contoso.com", scopes: ["user.read"], accessToken: "at-1",
+                cachedAt: clock.now(), expiresOn: clock.now() + 3600, refreshToken: "rt-1",
+                idToken: Tokens.jwt(#"{"oid":"oid-1","tid":"tid-1","preferred_username":"alice@contoso.com"}"#)))
     }
 
     /// Graph answers with `graph(request, callNumber)`; the token endpoint with a fresh token.
@@ -27,12 +29,18 @@ import TokenCache
         let http = FakeHTTPTransport { request in
             if let answer = Tokens.discoveryAnswer(for: request) { return answer }
             if request.url.hasSuffix("/token") { return Tokens.tokenResponse(accessToken: "at-claims") }
-            return graph(request, calls.withLock { $0 += 1; return $0 })
+            return graph(
+                request,
+                calls.withLock {
+                    $0 += 1
+                    return $0
+                })
         }
         let app = PublicClientApplication(
             configuration: ClientConfiguration(clientId: "client", authority: try Authority("https://login.microsoftonline.com/common")),
-            dependencies: AuthDependencies(transport: http, cache: cache, clock: clock, browser: UnusedBrowser(),
-                                           listener: UnusedListener(), logger: Logger(label: "test")))
+            dependencies: AuthDependencies(
+                transport: http, cache: cache, clock: clock, browser: UnusedBrowser(),
+                listener: UnusedListener(), logger: Logger(label: "test")))
         var graphClient = GraphClient(app: app, transport: http, endpoint: "https://graph.microsoft.com/", logger: Logger(label: "test"))
         graphClient.maxRetryWait = .seconds(2)
         graphClient.clock = clock

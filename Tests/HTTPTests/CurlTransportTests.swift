@@ -2,6 +2,7 @@ import AuthSeams
 import Foundation
 import Logging
 import Testing
+
 @testable import HTTP
 
 /// libcurl (loaded with dlopen) against the mock identity platform over real TLS sockets.
@@ -22,8 +23,9 @@ import Testing
     }
 
     @Test func postsFormsAndReturnsErrorStatusesAsResponses() async throws {
-        let request = HTTPRequest.form(url: "\(mock.url)/common/oauth2/v2.0/token",
-                                       fields: [("grant_type", "refresh_token"), ("refresh_token", "bogus value&="), ("client_id", "x")])
+        let request = HTTPRequest.form(
+            url: "\(mock.url)/common/oauth2/v2.0/token",
+            fields: [("grant_type", "refresh_token"), ("refresh_token", "bogus value&="), ("client_id", "x")])
         let response = try await transport.send(request)
         #expect(response.status == 400)
         #expect(response.bodyText.contains("AADSTS"))
@@ -31,8 +33,13 @@ import Testing
 
     @Test func refusesAnUntrustedCertificate() async {
         let untrusting = CurlTransport(caFile: "/etc/ssl/certs/ca-certificates.crt", logger: Logger(label: "test"))
-        let error = await failure { () async throws(HTTPError) in try await untrusting.send(HTTPRequest(url: "\(mock.url)/common/v2.0/.well-known/openid-configuration")) }
-        guard let error, case .tls = error else { Issue.record("expected a TLS error, got \(String(describing: error))"); return }
+        let error = await failure { () async throws(HTTPError) in
+            try await untrusting.send(HTTPRequest(url: "\(mock.url)/common/v2.0/.well-known/openid-configuration"))
+        }
+        guard let error, case .tls = error else {
+            Issue.record("expected a TLS error, got \(String(describing: error))")
+            return
+        }
     }
 
     @Test func refusesPlainHTTPToANonLoopbackHost() async {
@@ -42,8 +49,13 @@ import Testing
     }
 
     @Test func reportsAConnectionRefusedAsANetworkError() async {
-        let error = await failure { () async throws(HTTPError) in try await transport.send(HTTPRequest(url: "http://127.0.0.1:9/", timeout: .seconds(5))) }
-        guard let error, case .network = error else { Issue.record("expected a network error, got \(String(describing: error))"); return }
+        let error = await failure { () async throws(HTTPError) in
+            try await transport.send(HTTPRequest(url: "http://127.0.0.1:9/", timeout: .seconds(5)))
+        }
+        guard let error, case .network = error else {
+            Issue.record("expected a network error, got \(String(describing: error))")
+            return
+        }
     }
 
     private func failure(_ body: () async throws(HTTPError) -> HTTPResponse) async -> HTTPError? {

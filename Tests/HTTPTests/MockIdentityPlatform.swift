@@ -26,7 +26,7 @@ final class MockIdentityPlatform: @unchecked Sendable {
             line.append(chunk)
         }
         guard let ready = try JSONSerialization.jsonObject(with: line) as? [String: Any],
-              let url = ready["url"] as? String, let caFile = ready["caFile"] as? String
+            let url = ready["url"] as? String, let caFile = ready["caFile"] as? String
         else { throw MockError.noReadyLine }
         self.url = url
         self.caFile = caFile
@@ -37,12 +37,15 @@ final class MockIdentityPlatform: @unchecked Sendable {
         let task = Process()
         task.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         let json = String(decoding: try JSONSerialization.data(withJSONObject: body), as: UTF8.self)
-        task.arguments = ["python3", "-c", """
+        task.arguments = [
+            "python3", "-c",
+            """
             import ssl,sys,urllib.request
             ctx=ssl.create_default_context(cafile=sys.argv[1])
             r=urllib.request.Request(sys.argv[2],data=sys.argv[3].encode(),headers={"Content-Type":"application/json"})
             urllib.request.urlopen(r,context=ctx).read()
-            """, caFile, "\(url)/_admin/\(name)", json]
+            """, caFile, "\(url)/_admin/\(name)", json,
+        ]
         try task.run()
         task.waitUntilExit()
         guard task.terminationStatus == 0 else { throw MockError.adminFailed(name) }
@@ -54,5 +57,8 @@ final class MockIdentityPlatform: @unchecked Sendable {
         process.waitUntilExit()
     }
 
-    enum MockError: Error { case noReadyLine, adminFailed(String) }
+    enum MockError: Error {
+        case noReadyLine
+        case adminFailed(String)
+    }
 }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import JSONRPC
 
 /// Feeds `input` in chunks of `chunkSize` bytes (1 = byte by byte) and collects the events.
@@ -73,7 +74,8 @@ private func lsp(_ body: String) -> String { "Content-Length: \(body.utf8.count)
 }
 
 @Suite struct LSPFramingTests {
-    let stream = Array((lsp(#"{"a":1}"#) + "Content-Type: application/vscode-jsonrpc; charset=utf-8\r\ncontent-length: 9\r\n\r\n{\"é\":[]}" + lsp("[]")).utf8)
+    let stream = Array(
+        (lsp(#"{"a":1}"#) + "Content-Type: application/vscode-jsonrpc; charset=utf-8\r\ncontent-length: 9\r\n\r\n{\"é\":[]}" + lsp("[]")).utf8)
 
     @Test func readsFramesWithAnyHeaderCase() {
         let (framing, events) = decode(stream)

@@ -1,11 +1,12 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import JSON
 import JSONRPC
 import POSIXSupport
 import Synchronization
 import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The client against a scripted peer on the other end of a socket pair (no process).
 @Suite struct JSONRPCClientTests {
@@ -80,8 +81,9 @@ import Testing
         Thread.run {
             guard let first = peer.readLine()?["id"], let second = peer.readLine()?["id"] else { return }
             // Both replies in one write, the second request's first.
-            peer.send(#"{"jsonrpc":"2.0","id":\#(second.jsonText),"result":"second"}"# + "\n"
-                      + #"{"jsonrpc":"2.0","id":\#(first.jsonText),"result":"first"}"#)
+            peer.send(
+                #"{"jsonrpc":"2.0","id":\#(second.jsonText),"result":"second"}"# + "\n"
+                    + #"{"jsonrpc":"2.0","id":\#(first.jsonText),"result":"first"}"#)
         }
         let first = try client.sendRequest("initialize")
         let second = try client.sendRequest("acquireTokenSilent")

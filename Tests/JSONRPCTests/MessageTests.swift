@@ -1,5 +1,6 @@
 import JSON
 import Testing
+
 @testable import JSONRPC
 
 @Suite struct IncomingMessageTests {
@@ -8,15 +9,17 @@ import Testing
     }
 
     @Test func classifiesRequestsAndNotifications() throws {
-        #expect(try classify(#"{"jsonrpc":"2.0","id":"a","method":"m","params":{"x":1}}"#)
-            == .request(id: .string("a"), method: "m", params: ["x": 1]))
+        #expect(
+            try classify(#"{"jsonrpc":"2.0","id":"a","method":"m","params":{"x":1}}"#)
+                == .request(id: .string("a"), method: "m", params: ["x": 1]))
         #expect(try classify(#"{"jsonrpc":"2.0","id":null,"method":"m"}"#) == .request(id: .null, method: "m", params: nil))
         #expect(try classify(#"{"jsonrpc":"2.0","method":"n","params":[1]}"#) == .notification(method: "n", params: [1]))
     }
 
     @Test func nullParamsMeanNoParams() throws {
-        #expect(try classify(#"{"jsonrpc":"2.0","id":1,"method":"shutdown","params":null}"#)
-            == .request(id: .number(1), method: "shutdown", params: nil))
+        #expect(
+            try classify(#"{"jsonrpc":"2.0","id":1,"method":"shutdown","params":null}"#)
+                == .request(id: .number(1), method: "shutdown", params: nil))
         #expect(try classify(#"{"jsonrpc":"2.0","method":"exit","params":null}"#) == .notification(method: "exit", params: nil))
     }
 
@@ -38,8 +41,9 @@ import Testing
     }
 
     @Test func classifiesRepliesToServerRequests() throws {
-        #expect(try classify(#"{"jsonrpc":"2.0","id":"sidecar-1","result":{}}"#)
-            == .response(id: .string("sidecar-1"), outcome: .success([:])))
+        #expect(
+            try classify(#"{"jsonrpc":"2.0","id":"sidecar-1","result":{}}"#)
+                == .response(id: .string("sidecar-1"), outcome: .success([:])))
     }
 
     @Test(arguments: [
@@ -75,9 +79,10 @@ import Testing
         #expect(memberOfError { _ = try Params(["scope": 1], allowed: ["scopes"]) } == "scope")
         #expect(memberOfError { _ = try Params(["scopes": "x"], allowed: ["scopes"]).optional("scopes", as: [String].self) } == "scopes")
         #expect(memberOfError { _ = try Params([:], allowed: ["clientId"]).required("clientId", as: String.self) } == "clientId")
-        #expect(memberOfError {
-            _ = try Params(["account": ["user": "x"]], allowed: ["account"]).nested("account", allowed: ["username"])
-        } == "account.user")
+        #expect(
+            memberOfError {
+                _ = try Params(["account": ["user": "x"]], allowed: ["account"]).nested("account", allowed: ["username"])
+            } == "account.user")
         #expect(memberOfError { _ = try Params(["p": "z"], allowed: ["p"]).optional("p", oneOf: ["a", "b"]) } == "p")
     }
 

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import JSON
 
 /// ``JSONTree``: a document changed in place, two levels deep, without converting it all.
@@ -22,7 +23,8 @@ import Testing
         tree.setMember("k3", of: "A", to: ["y": "z"])
         tree.setMember("n", of: "New", to: 5)
         tree.setValue(nil, forKey: "B")
-        #expect(String(decoding: tree.serialized(), as: UTF8.self)
+        #expect(
+            String(decoding: tree.serialized(), as: UTF8.self)
                 == #"{"A":{"k2":{"x":[1,2]},"k3":{"y":"z"}},"C":"c","New":{"n":5}}"#)
     }
 

@@ -1,17 +1,21 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import AuthSeams
 import Testing
+
 @testable import Loopback
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 @Suite("LoopbackRedirectListener over real sockets")
 struct LoopbackListenerTests {
     let listener = LoopbackRedirectListener()
 
     /// Starts waiting in a child task; returns the task.
-    func waiting(_ pending: LoopbackPendingRedirect, state: String = "S1",
-                 timeout: Duration = .seconds(30)) -> Task<AuthorizationResponse, any Error> {
+    func waiting(
+        _ pending: LoopbackPendingRedirect, state: String = "S1",
+        timeout: Duration = .seconds(30)
+    ) -> Task<AuthorizationResponse, any Error> {
         Task { try await pending.response(expectedState: state, timeout: timeout) }
     }
 
@@ -38,8 +42,9 @@ struct LoopbackListenerTests {
         let task = waiting(pending)
         #expect(try await TestHTTPClient.send(port: port, target: "/?code=c&state=S1").status == 404)
         #expect(try await TestHTTPClient.send(port: port, target: "/auth/cb/x?code=c&state=S1").status == 404)
-        let ok = try await TestHTTPClient.send(port: port, target: "/auth/cb?code=c&state=S1",
-                                               host: "127.0.0.1:\(port)")
+        let ok = try await TestHTTPClient.send(
+            port: port, target: "/auth/cb?code=c&state=S1",
+            host: "127.0.0.1:\(port)")
         #expect(ok.status == 200 && ok.body.contains("Sign-in complete"))
         #expect(try await task.value.code == "c")
     }
@@ -92,8 +97,9 @@ struct LoopbackListenerTests {
     func formPost() async throws {
         let pending = try listener.startListening(redirectURI: "http://localhost/")
         let task = waiting(pending)
-        let json = try await TestHTTPClient.send(port: pending.port, method: "POST", target: "/",
-                                                 headers: ["Content-Type: application/json"], body: "{}")
+        let json = try await TestHTTPClient.send(
+            port: pending.port, method: "POST", target: "/",
+            headers: ["Content-Type: application/json"], body: "{}")
         #expect(json.status == 415)
         let put = try await TestHTTPClient.send(port: pending.port, method: "PUT", target: "/", body: "x")
         #expect(put.status == 405 && put.head.contains("Allow: GET, POST"))
@@ -110,8 +116,9 @@ struct LoopbackListenerTests {
     func foreignHost() async throws {
         let pending = try listener.startListening(redirectURI: "http://localhost")
         let task = waiting(pending)
-        let reply = try await TestHTTPClient.send(port: pending.port, target: "/?code=c&state=S1",
-                                                  host: "evil.example:\(pending.port)")
+        let reply = try await TestHTTPClient.send(
+            port: pending.port, target: "/?code=c&state=S1",
+            host: "evil.example:\(pending.port)")
         #expect(reply.status == 421)
         #expect(try await TestHTTPClient.send(port: pending.port, target: "/?code=c&state=S1").status == 200)
         #expect(try await task.value.code == "c")
@@ -145,7 +152,7 @@ struct LoopbackListenerTests {
             let pending = try listener.startListening(redirectURI: "http://localhost")
             let task = waiting(pending)
             let sockets = TestSockets.idleConnections(port: pending.port, count: idle)
-            defer { sockets.forEach { close($0) } }
+            defer { for socket in sockets { close(socket) } }
             // Give the listener time to see them all (the evicted ones are closed).
             var closedIdle = 0
             for _ in 0..<30 where closedIdle < idle - ServerLoop.maxConnections {

@@ -1,15 +1,18 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import AuthSeams
 import Testing
+
 @testable import Loopback
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// End to end with the project's mock identity platform (Tests/mock_idp) and its scripted
 /// browser as `$BROWSER`: the real authorize endpoint redirects (query or form_post) to our
 /// listener through a real process started by SystemBrowserLauncher.
-@Suite("Loopback + SystemBrowserLauncher against the mock identity platform",
-       .enabled(if: MockIdentityPlatform.available), .serialized)
+@Suite(
+    "Loopback + SystemBrowserLauncher against the mock identity platform",
+    .enabled(if: MockIdentityPlatform.available), .serialized)
 struct MockIdentityPlatformTests {
     @Test("query, form_post and a cancelled sign-in")
     func signIns() async throws {
@@ -25,10 +28,12 @@ struct MockIdentityPlatformTests {
 
     func signIn(_ mock: MockIdentityPlatform, responseMode: String, action: String = "complete") async throws -> AuthorizationResponse {
         let pending = try await LoopbackRedirectListener().start(redirectURI: "http://localhost")
-        let url = mock.url + "/organizations/oauth2/v2.0/authorize?client_id=00001111-aaaa-2222-bbbb-3333cccc4444"
+        let url =
+            mock.url + "/organizations/oauth2/v2.0/authorize?client_id=00001111-aaaa-2222-bbbb-3333cccc4444"
             + "&response_type=code&response_mode=\(responseMode)&scope=openid%20offline_access%20User.Read"
-            + "&redirect_uri=" + pending.redirectURI.replacingOccurrences(of: ":", with: "%3A")
-                .replacingOccurrences(of: "/", with: "%2F")
+            + "&redirect_uri="
+            + pending.redirectURI.replacingOccurrences(of: ":", with: "%3A")
+            .replacingOccurrences(of: "/", with: "%2F")
             + "&state=state-123&client_info=1&code_challenge_method=S256"
             + "&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
         let browser = "env SCRIPTED_BROWSER_CA=\(mock.caFile) SCRIPTED_BROWSER_ACTION=\(action) python3 \(MockIdentityPlatform.scriptedBrowser)"
@@ -57,7 +62,8 @@ struct MockIdentityPlatform {
         let stateDirectory = TestFiles.makeDirectory()
         let pid = try ProcessSpawner.spawn([directory + "/run-mock-idp", "--port", "0", "--state-dir", stateDirectory])
         guard let ready = await TestFiles.waitForFile(stateDirectory + "/ready.json", timeout: .seconds(20)),
-              let url = value(of: "url", in: ready), let caFile = value(of: "caFile", in: ready) else {
+            let url = value(of: "url", in: ready), let caFile = value(of: "caFile", in: ready)
+        else {
             kill(pid, SIGTERM)
             ProcessSpawner.reapInBackground(pid)
             throw BrowserError.unavailable("mock identity platform did not start")

@@ -1,5 +1,6 @@
 import AuthSeams
 import Testing
+
 @testable import Loopback
 
 @Suite("Redirect URI, form decoding, HTTP parsing, pages")
@@ -16,11 +17,14 @@ struct ParsingTests {
         #expect(try RedirectURI(parsing: "HTTP://LocalHost:0/").concrete(boundPort: 1) == "http://LocalHost:1/")
     }
 
-    @Test("non-loopback, https, IPv6, user info, query and bad ports are refused",
-          arguments: ["https://localhost", "http://example.com", "http://[::1]:80", "http://0.0.0.0",
-                      "http://user@localhost", "http://localhost?x=1", "http://localhost/#f",
-                      "http://localhost:", "http://localhost:65536", "http://localhost:-1", "http://localhost/a b",
-                      "http://", "localhost:8080", "http://localhost.evil.com"])
+    @Test(
+        "non-loopback, https, IPv6, user info, query and bad ports are refused",
+        arguments: [
+            "https://localhost", "http://example.com", "http://[::1]:80", "http://0.0.0.0",
+            "http://user@localhost", "http://localhost?x=1", "http://localhost/#f",
+            "http://localhost:", "http://localhost:65536", "http://localhost:-1", "http://localhost/a b",
+            "http://", "localhost:8080", "http://localhost.evil.com",
+        ])
     func refusedRedirectURIs(uri: String) {
         #expect(throws: LoopbackError.self) { try RedirectURI(parsing: uri) }
     }
@@ -63,7 +67,8 @@ struct ParsingTests {
 
     @Test("HTML escaping of everything that came from the request")
     func htmlEscaping() {
-        #expect(RedirectPages.escapeHTML(#"<script>alert("x&y")</script>'"#)
+        #expect(
+            RedirectPages.escapeHTML(#"<script>alert("x&y")</script>'"#)
                 == "&lt;script&gt;alert(&quot;x&amp;y&quot;)&lt;/script&gt;&#39;")
         let page = RedirectPages.failure(error: "<b>bad</b>", description: "<img src=x onerror=alert(1)>", subcode: "\"cancel\"")
         #expect(!page.body.contains("<b>") && !page.body.contains("<img"))
@@ -88,9 +93,12 @@ struct ParsingTests {
     @Test("$BROWSER lists: ':'-separated, quoted words, %s or URL appended")
     func browserCommands() {
         let commands = BrowserCommand.parseList("firefox --new-window %s::'/opt/my browser/run' -x:w3m")
-        #expect(commands == [.success(BrowserCommand(words: ["firefox", "--new-window", "%s"])),
-                             .success(BrowserCommand(words: ["/opt/my browser/run", "-x"])),
-                             .success(BrowserCommand(words: ["w3m"]))])
+        #expect(
+            commands == [
+                .success(BrowserCommand(words: ["firefox", "--new-window", "%s"])),
+                .success(BrowserCommand(words: ["/opt/my browser/run", "-x"])),
+                .success(BrowserCommand(words: ["w3m"])),
+            ])
         let url = "https://h/a?b=1;c=$(x)&d='e' \"f\""
         #expect(BrowserCommand(words: ["b", "--url=%s", "%s"]).arguments(for: url) == ["b", "--url=" + url, url])
         #expect(BrowserCommand(words: ["b", "-x"]).arguments(for: url) == ["b", "-x", url])

@@ -1,6 +1,7 @@
 import AuthSeams
 import Synchronization
 import Testing
+
 @testable import Loopback
 
 /// A `BrowserLauncher` test double: reads `redirect_uri`, `state` and `response_mode`
@@ -40,9 +41,11 @@ final class ScriptedBrowser: BrowserLauncher {
         }
         let task = Task {
             for answer in answers {
-                let reply = post
-                    ? try? await TestHTTPClient.send(port: port, method: "POST", target: redirect.requestPath,
-                                                     headers: ["Content-Type: application/x-www-form-urlencoded"], body: answer)
+                let reply =
+                    post
+                    ? try? await TestHTTPClient.send(
+                        port: port, method: "POST", target: redirect.requestPath,
+                        headers: ["Content-Type: application/x-www-form-urlencoded"], body: answer)
                     : try? await TestHTTPClient.send(port: port, target: redirect.requestPath + "?" + answer)
                 statuses.withLock { $0.append(reply?.status ?? -1) }
             }
@@ -60,7 +63,8 @@ final class ScriptedBrowser: BrowserLauncher {
 struct ScriptedBrowserFlowTests {
     func signIn(_ browser: ScriptedBrowser, responseMode: String = "query") async throws -> AuthorizationResponse {
         let pending = try await LoopbackRedirectListener().start(redirectURI: "http://localhost/callback")
-        let url = "https://login.example/common/oauth2/v2.0/authorize?client_id=c&response_mode=\(responseMode)"
+        let url =
+            "https://login.example/common/oauth2/v2.0/authorize?client_id=c&response_mode=\(responseMode)"
             + "&redirect_uri=\(pending.redirectURI)&state=xyz"
         try await browser.open(url)
         let response = try await pending.response(expectedState: "xyz", timeout: .seconds(10))

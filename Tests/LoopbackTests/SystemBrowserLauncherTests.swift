@@ -1,9 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import AuthSeams
 import Testing
+
 @testable import Loopback
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// SystemBrowserLauncher against real processes: shell scripts that record what they got.
 @Suite("SystemBrowserLauncher with real processes")
@@ -16,8 +18,11 @@ struct SystemBrowserLauncherTests {
     /// A script that writes its arguments (NUL-separated) to `name`.args, its fds 0 and 1
     /// and every open descriptor to `name`.fds, then exits with `status` after `sleep` s.
     func recordingScript(_ name: String, status: Int = 0, sleep: String = "0") -> (script: String, args: String, fds: String) {
-        let script = "\(directory)/\(name).sh", args = "\(directory)/\(name).args", fds = "\(directory)/\(name).fds"
-        TestFiles.write("""
+        let script = "\(directory)/\(name).sh"
+        let args = "\(directory)/\(name).args"
+        let fds = "\(directory)/\(name).fds"
+        TestFiles.write(
+            """
             #!/bin/sh
             in0=$(readlink /proc/$$/fd/0); out1=$(readlink /proc/$$/fd/1)
             { echo "0 $in0"; echo "1 $out1"
@@ -61,10 +66,11 @@ struct SystemBrowserLauncherTests {
         let recorder = recordingScript("fds")
         try await SystemBrowserLauncher(browser: recorder.script, fallbackCommands: []).open("https://example.com/")
         let fds = await TestFiles.waitForFile(recorder.fds) ?? ""
-        let entries = Dictionary(fds.split(separator: "\n").compactMap { line -> (String, String)? in
-            let parts = line.split(separator: " ", maxSplits: 1)
-            return parts.count == 2 ? (String(parts[0]), String(parts[1])) : nil
-        }, uniquingKeysWith: { first, _ in first })
+        let entries = Dictionary(
+            fds.split(separator: "\n").compactMap { line -> (String, String)? in
+                let parts = line.split(separator: " ", maxSplits: 1)
+                return parts.count == 2 ? (String(parts[0]), String(parts[1])) : nil
+            }, uniquingKeysWith: { first, _ in first })
         #expect(entries["0"] == "/dev/null")
         #expect(entries["1"] == Self.readLink("/proc/self/fd/2"))
         let leaked = entries.filter { (Int($0.key) ?? 0) > 2 && $0.value.hasPrefix("socket:") }
@@ -100,8 +106,9 @@ struct SystemBrowserLauncherTests {
         #expect(await arguments(in: fallback.args) == ["https://example.com/f"])
     }
 
-    @Test("only http(s) URLs are opened (no options, no file:)",
-          arguments: ["-version", "file:///etc/passwd", "javascript:alert(1)", "https://a\u{0}b"])
+    @Test(
+        "only http(s) URLs are opened (no options, no file:)",
+        arguments: ["-version", "file:///etc/passwd", "javascript:alert(1)", "https://a\u{0}b"])
     func invalidURL(url: String) async {
         await #expect(throws: BrowserError.invalidURL) {
             try await SystemBrowserLauncher(browser: "/bin/true", fallbackCommands: []).open(url)
@@ -111,8 +118,10 @@ struct SystemBrowserLauncherTests {
     @Test("a browser still running after the grace period counts as started and is reaped later (no zombie)")
     func longRunningBrowserIsReaped() async throws {
         let recorder = recordingScript("long", sleep: "60")
-        try await SystemBrowserLauncher(browser: recorder.script, fallbackCommands: [],
-                                        exitGracePeriod: .milliseconds(300)).open("https://example.com/")
+        try await SystemBrowserLauncher(
+            browser: recorder.script, fallbackCommands: [],
+            exitGracePeriod: .milliseconds(300)
+        ).open("https://example.com/")
         let fds = await TestFiles.waitForFile(recorder.fds) ?? ""
         let pidLine = fds.split(separator: "\n").first { $0.hasPrefix("pid ") }
         let pid = pidLine.flatMap { pid_t($0.dropFirst(4)) } ?? 0
@@ -123,7 +132,10 @@ struct SystemBrowserLauncherTests {
         kill(pid, SIGKILL)
         var gone = false
         for _ in 0..<100 {
-            if kill(pid, 0) == -1 && errno == ESRCH { gone = true; break }  // a zombie still answers kill(0)
+            if kill(pid, 0) == -1 && errno == ESRCH {
+                gone = true
+                break
+            }  // a zombie still answers kill(0)
             try await Task.sleep(for: .milliseconds(50))
         }
         #expect(gone, "child \(pid) was not reaped")

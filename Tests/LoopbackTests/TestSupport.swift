@@ -1,8 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import POSIXSupport
+
 @testable import Loopback
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A minimal HTTP/1.1 client over a real socket. Non-blocking reads with short sleeps, so
 /// it never holds a cooperative thread while the listener's thread works.
@@ -13,7 +15,10 @@ struct TestHTTPClient {
         var body: String
     }
 
-    enum Failure: Error { case connect(Int32), send, timeout, malformed }
+    enum Failure: Error {
+        case connect(Int32)
+        case send, timeout, malformed
+    }
 
     /// Sends raw bytes to 127.0.0.1:`port` and reads until the server closes.
     /// `timeout` bounds a wait for a reply that should come at once; generous, because the suite
@@ -46,8 +51,10 @@ struct TestHTTPClient {
     }
 
     /// Sends one request (Host: localhost:port unless `host` is given) and parses the reply.
-    static func send(port: UInt16, method: String = "GET", target: String, host: String? = nil,
-                     headers: [String] = [], body: String = "") async throws -> Response {
+    static func send(
+        port: UInt16, method: String = "GET", target: String, host: String? = nil,
+        headers: [String] = [], body: String = ""
+    ) async throws -> Response {
         var request = "\(method) \(target) HTTP/1.1\r\nHost: \(host ?? "localhost:\(port)")\r\n"
         for header in headers { request += header + "\r\n" }
         if !body.isEmpty || method == "POST" { request += "Content-Length: \(body.utf8.count)\r\n" }

@@ -1,9 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Sidecar
 import Testing
+
 @testable import SidecarCLI
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The default configuration file, `--config`, the flags, and where each key came from.
 @Suite struct ConfigurationSourcesTests {
@@ -23,8 +25,9 @@ import Testing
 
     @Test func theDefaultFileIsReadWhenPresent() throws {
         let home = try Self.configHome(#"{"clientId": "from-file", "authority": "https://login.microsoftonline.com/organizations"}"#)
-        let sources = try ConfigurationSources.load(LaunchOptions(authority: "https://login.microsoftonline.com/contoso.com"),
-                                                    environment: { $0 == "XDG_CONFIG_HOME" ? home : nil })
+        let sources = try ConfigurationSources.load(
+            LaunchOptions(authority: "https://login.microsoftonline.com/contoso.com"),
+            environment: { $0 == "XDG_CONFIG_HOME" ? home : nil })
         #expect(sources.overrides.clientId == "from-file")
         #expect(sources.overrides.authority == "https://login.microsoftonline.com/contoso.com")
         #expect(sources.origins == ["file \(home)/auth-sidecar/config.json", "--authority"])

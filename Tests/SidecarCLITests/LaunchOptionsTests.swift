@@ -1,4 +1,5 @@
 import Testing
+
 @testable import SidecarCLI
 
 /// The fast path and swift-argument-parser must read every argument line the same way.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Testing
+
 @testable import SidecarCLI
 
 /// The `token` fast path and swift-argument-parser must read every `token` line the same way.

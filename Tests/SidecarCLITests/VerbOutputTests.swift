@@ -1,17 +1,20 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import JSON
 import JSONRPC
 import Sidecar
 import Testing
+
 @testable import SidecarCLI
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The verbs' pure parts: what they print, the exit statuses, the browser fallback.
 @Suite struct VerbOutputTests {
     @Test func tenantAuthority() {
-        #expect(VerbRequests.authority("https://login.microsoftonline.com/common", tenant: "contoso.com")
-            == "https://login.microsoftonline.com/contoso.com")
+        #expect(
+            VerbRequests.authority("https://login.microsoftonline.com/common", tenant: "contoso.com")
+                == "https://login.microsoftonline.com/contoso.com")
         #expect(VerbRequests.authority("https://127.0.0.1:8443/organizations/v2.0?x=1", tenant: "t1") == "https://127.0.0.1:8443/t1")
         #expect(VerbRequests.authority("https://host", tenant: "t") == "https://host/t")
         #expect(VerbRequests.authority("not a url", tenant: "t") == nil)
@@ -23,8 +26,9 @@ import Testing
         let noAccount = RPCError(code: -50002, message: "no account", name: "interactionRequired", data: ["suberror": "no_account"])
         #expect(VerbFailure.from(noAccount) == VerbFailure(status: 2, message: "no account is signed in; run 'auth-sidecar login'"))
         let expired = RPCError(code: -50002, message: "AADSTS700082: expired\r\nTrace ID: x", name: "interactionRequired")
-        #expect(VerbFailure.from(expired, account: "a@b.c")
-            == VerbFailure(status: 2, message: "sign-in needed: AADSTS700082: expired Trace ID: x; run 'auth-sidecar login --login-hint a@b.c'"))
+        #expect(
+            VerbFailure.from(expired, account: "a@b.c")
+                == VerbFailure(status: 2, message: "sign-in needed: AADSTS700082: expired Trace ID: x; run 'auth-sidecar login --login-hint a@b.c'"))
         let unknown = RPCError(code: -51011, message: "no cached account", name: "accountNotFound")
         #expect(VerbFailure.from(unknown, account: "x@y").status == 2)
         let network = RPCError(code: -51001, message: "connection refused", name: "networkError")
@@ -35,7 +39,8 @@ import Testing
         #expect(VerbFailure.oneLine(String(repeating: "x", count: 400)).count == 300)
     }
 
-    static let authorizeURL = "https://127.0.0.1:9/organizations/oauth2/v2.0/authorize?client_id=c&redirect_uri=http%3A%2F%2Flocalhost%3A43123&state=s"
+    static let authorizeURL =
+        "https://127.0.0.1:9/organizations/oauth2/v2.0/authorize?client_id=c&redirect_uri=http%3A%2F%2Flocalhost%3A43123&state=s"
 
     @Test func redirectPort() {
         #expect(URLOpener.redirectPort(in: Self.authorizeURL) == 43123)
@@ -49,8 +54,12 @@ import Testing
     @Test func headlessPrintsTheURLAndTheForwardingLine() throws {
         let said = Lines()
         var launched = false
-        let opener = URLOpener(availability: BrowserAvailability(headless: true, browserVariableSet: false, browserCommand: "/usr/bin/xdg-open"),
-                               launch: { _ in launched = true; return true }, say: { said.lines.append($0) })
+        let opener = URLOpener(
+            availability: BrowserAvailability(headless: true, browserVariableSet: false, browserCommand: "/usr/bin/xdg-open"),
+            launch: { _ in
+                launched = true
+                return true
+            }, say: { said.lines.append($0) })
         #expect(try opener.handle(["url": .string(Self.authorizeURL)]).get() == [:])
         #expect(!launched)
         #expect(said.lines.contains(Self.authorizeURL))
@@ -59,20 +68,24 @@ import Testing
 
     @Test func aFailedLauncherFallsBackToPrinting() throws {
         let said = Lines()
-        let opener = URLOpener(availability: BrowserAvailability(headless: false, browserVariableSet: true, browserCommand: "nope"),
-                               launch: { _ in false }, say: { said.lines.append($0) })
+        let opener = URLOpener(
+            availability: BrowserAvailability(headless: false, browserVariableSet: true, browserCommand: "nope"),
+            launch: { _ in false }, say: { said.lines.append($0) })
         #expect(try opener.handle(["url": .string(Self.authorizeURL)]).get() == [:])
         #expect(said.lines.contains(Self.authorizeURL))
-        let opened = URLOpener(availability: BrowserAvailability(headless: false, browserVariableSet: true, browserCommand: "b"),
-                               launch: { _ in true }, say: { said.lines.append($0) })
+        let opened = URLOpener(
+            availability: BrowserAvailability(headless: false, browserVariableSet: true, browserCommand: "b"),
+            launch: { _ in true }, say: { said.lines.append($0) })
         said.lines = []
         _ = opened.handle(["url": .string(Self.authorizeURL)])
         #expect(!said.lines.contains(Self.authorizeURL))
     }
 
     @Test func outputsHoldNoToken() {
-        let result: JSONValue = ["accessToken": "eyJ.secret", "idToken": "eyJ.id", "expiresOn": 100, "scopes": ["User.Read"],
-                                 "account": ["username": "alice@contoso.com", "homeAccountId": "h"]]
+        let result: JSONValue = [
+            "accessToken": "eyJ.secret", "idToken": "eyJ.id", "expiresOn": 100, "scopes": ["User.Read"],
+            "account": ["username": "alice@contoso.com", "homeAccountId": "h"],
+        ]
         let summary = VerbOutput.signInSummary(result)
         #expect(summary["accessToken"] == nil && summary["idToken"] == nil)
         #expect(summary["account"]?["username"] == "alice@contoso.com")
@@ -85,11 +98,15 @@ import Testing
 
     @Test func statusReport() {
         let report = StatusReport(
-            configuration: ["clientId": "app", "authority": "https://a/common", "scopes": ["User.Read"],
-                            "cache": ["path": "/c.json", "encryption": ["keyFile": "/k"]]],
+            configuration: [
+                "clientId": "app", "authority": "https://a/common", "scopes": ["User.Read"],
+                "cache": ["path": "/c.json", "encryption": ["keyFile": "/k"]],
+            ],
             origins: ["file /cfg.json", "--client-id"], engine: .inProcess, agentSocket: "/run/s", agentState: .notRunning,
-            accounts: [.init(account: ["username": "alice"], current: true, token: .valid(expiresOn: 1000 + 3600)),
-                       .init(account: ["username": "bob"], current: false, token: .signInNeeded("expired"))])
+            accounts: [
+                .init(account: ["username": "alice"], current: true, token: .valid(expiresOn: 1000 + 3600)),
+                .init(account: ["username": "bob"], current: false, token: .signInNeeded("expired")),
+            ])
         let text = report.text(now: 1000)
         #expect(text.contains("/c.json (encrypted, key file /k)"))
         #expect(text.contains("file /cfg.json, --client-id"))

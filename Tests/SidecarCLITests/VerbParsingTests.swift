@@ -1,5 +1,6 @@
 import ArgumentParser
 import Testing
+
 @testable import SidecarCLI
 
 /// The verbs' command lines: the fast path declines them all, swift-argument-parser reads them.
@@ -7,9 +8,10 @@ import Testing
     static let verbNames = AuthSidecarCommand.configuration.subcommands.map { $0._commandName }
 
     @Test func theVerbsAreTheFiveOfTheIssueTheAdaptersThenTheAgent() {
-        #expect(Self.verbNames == [
-            "token", "login", "logout", "accounts", "status", "git-credential", "kubectl-credential", "managed-identity", "agent",
-        ])
+        #expect(
+            Self.verbNames == [
+                "token", "login", "logout", "accounts", "status", "git-credential", "kubectl-credential", "managed-identity", "agent",
+            ])
     }
 
     @Test func adapterOptions() throws {
@@ -23,11 +25,12 @@ import Testing
         #expect(endpoint.port == 8080)
     }
 
-    static let verbLines: [[String]] = verbNames.map { [$0] } + [
-        ["token", "--scope", "User.Read"], ["token", "--client-id", "x"], ["--client-id", "x", "token"],
-        ["status", "--output", "json"], ["login", "--device-code"], ["token", "--output=json"],
-        ["--client-id=x", "accounts"], ["--enable-diagnostics", "status"],
-    ]
+    static let verbLines: [[String]] =
+        verbNames.map { [$0] } + [
+            ["token", "--scope", "User.Read"], ["token", "--client-id", "x"], ["--client-id", "x", "token"],
+            ["status", "--output", "json"], ["login", "--device-code"], ["token", "--output=json"],
+            ["--client-id=x", "accounts"], ["--enable-diagnostics", "status"],
+        ]
 
     @Test(arguments: verbLines)
     func quickParseDeclinesEveryVerbLine(arguments: [String]) {
@@ -35,10 +38,11 @@ import Testing
     }
 
     @Test func tokenOptions() throws {
-        let command = try #require(try AuthSidecarCommand.parseAsRoot([
-            "token", "--scope", "a", "--scope", "b", "--account", "alice@contoso.com", "--tenant", "contoso.com",
-            "--output", "json", "--force-refresh", "--client-id", "app", "--config", "/c.json", "--no-agent",
-        ]) as? TokenCommand)
+        let command = try #require(
+            try AuthSidecarCommand.parseAsRoot([
+                "token", "--scope", "a", "--scope", "b", "--account", "alice@contoso.com", "--tenant", "contoso.com",
+                "--output", "json", "--force-refresh", "--client-id", "app", "--config", "/c.json", "--no-agent",
+            ]) as? TokenCommand)
         #expect(command.scopes == ["a", "b"])
         #expect(command.account == "alice@contoso.com")
         #expect(command.tenant == "contoso.com")
@@ -69,7 +73,7 @@ import Testing
     @Test(arguments: badLines)
     func badInputIsAUsageError(arguments: [String]) {
         #expect(throws: (any Error).self) { _ = try AuthSidecarCommand.parseAsRoot(arguments) }
-        #expect(AuthSidecarCommand.exitCode(for: CapturedError { _ = try AuthSidecarCommand.parseAsRoot(arguments) }) == .validationFailure)
+        #expect(AuthSidecarCommand.exitCode(for: capturedError { _ = try AuthSidecarCommand.parseAsRoot(arguments) }) == .validationFailure)
     }
 
     @Test func theStdioModeStillParsesAtTheRoot() throws {
@@ -79,7 +83,7 @@ import Testing
 }
 
 /// The error `body` throws.
-private func CapturedError(_ body: () throws -> Void) -> any Error {
+private func capturedError(_ body: () throws -> Void) -> any Error {
     do { try body() } catch { return error }
     return CancellationError()
 }

@@ -1,6 +1,7 @@
 import JSON
 import JSONRPC
 import Testing
+
 @testable import Sidecar
 
 /// Configuration mistakes refused at start-up: placeholders, non-GUID ids for Microsoft
@@ -59,8 +60,10 @@ import Testing
         }
     }
 
-    @Test(arguments: ["login.microsoftonline.com/common", "common", "ftp://login.microsoftonline.com/common",
-                      "https://login.microsoftonline.com/<tenant>", "https://login.microsoftonline.com/{tenant-id}"])
+    @Test(arguments: [
+        "login.microsoftonline.com/common", "common", "ftp://login.microsoftonline.com/common",
+        "https://login.microsoftonline.com/<tenant>", "https://login.microsoftonline.com/{tenant-id}",
+    ])
     func refusesAuthoritiesThatAreNotUsableURLs(authority: String) throws {
         let error = try #require(refusal(["clientId": "00001111-aaaa-2222-bbbb-3333cccc4444", "authority": .string(authority)]))
         #expect(error.code == -32602)

@@ -1,6 +1,7 @@
 import JSON
 import JSONRPC
 import Testing
+
 @testable import Sidecar
 
 @Suite struct ConfigurationTests {
@@ -17,7 +18,9 @@ import Testing
     }
 
     @Test func readsAndLayersTheTimeouts() throws {
-        let file = try ConfigurationOverrides(params: ["clientId": "11111111-2222-3333-4444-555555555555", "httpTimeoutSeconds": 5, "interactiveTimeoutSeconds": 60])
+        let file = try ConfigurationOverrides(params: [
+            "clientId": "11111111-2222-3333-4444-555555555555", "httpTimeoutSeconds": 5, "interactiveTimeoutSeconds": 60,
+        ])
         var flags = ConfigurationOverrides()
         flags.httpTimeoutSeconds = 7
         let config = try flags.merged(over: file).resolved()
@@ -28,7 +31,9 @@ import Testing
     }
 
     @Test func layersSourcesWithTheLaterWinning() throws {
-        let file = try ConfigurationOverrides(params: ["clientId": "11111111-1111-1111-1111-111111111111", "authority": "https://login.microsoftonline.com/organizations"])
+        let file = try ConfigurationOverrides(params: [
+            "clientId": "11111111-1111-1111-1111-111111111111", "authority": "https://login.microsoftonline.com/organizations",
+        ])
         var flags = ConfigurationOverrides()
         flags.clientId = "22222222-2222-2222-2222-222222222222"
         let config = try flags.merged(over: file).resolved()
@@ -37,16 +42,25 @@ import Testing
     }
 
     @Test func readsTheCacheSetting() throws {
-        #expect(try ConfigurationOverrides(params: ["clientId": "11111111-2222-3333-4444-555555555555", "cache": ["persistence": "memory"]]).resolved().cache == .memory)
-        #expect(try ConfigurationOverrides(params: ["clientId": "11111111-2222-3333-4444-555555555555", "cache": ["path": "/tmp/c.json"]]).resolved().cache == .file(path: "/tmp/c.json"))
-        #expect(try ConfigurationOverrides(params: ["clientId": "11111111-2222-3333-4444-555555555555", "cache": ["path": "/tmp/c.json", "encryption": ["keyFile": "/run/k"]]])
+        #expect(
+            try ConfigurationOverrides(params: ["clientId": "11111111-2222-3333-4444-555555555555", "cache": ["persistence": "memory"]]).resolved()
+                .cache == .memory)
+        #expect(
+            try ConfigurationOverrides(params: ["clientId": "11111111-2222-3333-4444-555555555555", "cache": ["path": "/tmp/c.json"]]).resolved()
+                .cache == .file(path: "/tmp/c.json"))
+        #expect(
+            try ConfigurationOverrides(params: [
+                "clientId": "11111111-2222-3333-4444-555555555555", "cache": ["path": "/tmp/c.json", "encryption": ["keyFile": "/run/k"]],
+            ])
             .resolved().cache == .file(path: "/tmp/c.json", keyFile: "/run/k"))
     }
 
     @Test func postLogoutRedirectUriIsEchoedOnlyWhenSet() throws {
         let unset = try ConfigurationOverrides(params: ["clientId": "11111111-2222-3333-4444-555555555555"]).resolved()
         #expect(unset.postLogoutRedirectUri == nil && unset.json["postLogoutRedirectUri"] == nil)
-        let set = try ConfigurationOverrides(params: ["clientId": "11111111-2222-3333-4444-555555555555", "postLogoutRedirectUri": "https://app.example/out"]).resolved()
+        let set = try ConfigurationOverrides(params: [
+            "clientId": "11111111-2222-3333-4444-555555555555", "postLogoutRedirectUri": "https://app.example/out",
+        ]).resolved()
         #expect(set.json["postLogoutRedirectUri"] == "https://app.example/out")
         let layered = ConfigurationOverrides().merged(over: try ConfigurationOverrides(params: ["postLogoutRedirectUri": "http://localhost/out"]))
         #expect(layered.postLogoutRedirectUri == "http://localhost/out")
@@ -93,7 +107,9 @@ import Testing
 
     @Test func allowsHTTPOnlyForLoopbackHosts() throws {
         for authority in ["http://127.0.0.1:8443/common", "http://localhost/tenant", "http://[::1]:9/x"] {
-            #expect(try ConfigurationOverrides(params: ["clientId": "11111111-2222-3333-4444-555555555555", "authority": .string(authority)]).resolved().authority == authority)
+            #expect(
+                try ConfigurationOverrides(params: ["clientId": "11111111-2222-3333-4444-555555555555", "authority": .string(authority)]).resolved()
+                    .authority == authority)
         }
     }
 
@@ -126,7 +142,9 @@ import Testing
                 continue
             }
         }
-        guard case .failure(let error) = try service(clientId: "11111111-2222-3333-4444-555555555555").route(forRequest: "acquireTokens") else { return }
+        guard case .failure(let error) = try service(clientId: "11111111-2222-3333-4444-555555555555").route(forRequest: "acquireTokens") else {
+            return
+        }
         #expect(error.code == -32601)
     }
 

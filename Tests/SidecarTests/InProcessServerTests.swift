@@ -1,5 +1,5 @@
-import AuthTestSupport
 import AuthSeams
+import AuthTestSupport
 import JSON
 import JSONRPC
 import Synchronization
@@ -10,21 +10,26 @@ import Testing
 @Suite(.serialized) struct InProcessServerTests {
     /// A service that only knows discovery; the token endpoint answers `token` (else tokens
     /// for the nonce the scripted browser saw).
-    static func fakes(actions: [ScriptedBrowser.Action] = [.complete(code: "code-1")],
-                      token: @escaping @Sendable (HTTPRequest) -> HTTPResponse? = { _ in nil }) -> InProcessServer.Fakes {
+    static func fakes(
+        actions: [ScriptedBrowser.Action] = [.complete(code: "code-1")],
+        token: @escaping @Sendable (HTTPRequest) -> HTTPResponse? = { _ in nil }
+    ) -> InProcessServer.Fakes {
         let browser = Mutex<ScriptedBrowser?>(nil)
-        let fakes = InProcessServer.Fakes(transport: FakeHTTPTransport { request in
-            if let answer = Tokens.discoveryAnswer(for: request) { return answer }
-            if let answer = token(request) { return answer }
-            let nonce = browser.withLock { $0?.parameters(ofOpened: 0)["nonce"] }
-            return Tokens.tokenResponse(accessToken: "at-1", nonce: nonce, audience: InProcessServer.clientId)
-        }, browserActions: actions)
+        let fakes = InProcessServer.Fakes(
+            transport: FakeHTTPTransport { request in
+                if let answer = Tokens.discoveryAnswer(for: request) { return answer }
+                if let answer = token(request) { return answer }
+                let nonce = browser.withLock { $0?.parameters(ofOpened: 0)["nonce"] }
+                return Tokens.tokenResponse(accessToken: "at-1", nonce: nonce, audience: InProcessServer.clientId)
+            }, browserActions: actions)
         browser.withLock { $0 = fakes.browser }
         return fakes
     }
 
     /// `initialize` as the first line of an input (id "init"; the diagnostics methods need it too).
-    static let initializeLine = #"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"clientId":"\#(InProcessServer.clientId)","cache":{"persistence":"memory"}}}"# + "\n"
+    static let initializeLine =
+        #"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"clientId":"\#(InProcessServer.clientId)","cache":{"persistence":"memory"}}}"#
+        + "\n"
 
     /// The replies in `output` other than initialize's.
     static func replies(_ output: String) throws -> [JSONValue] {
@@ -53,7 +58,8 @@ import Testing
     }
 
     @Test func answersABatchWithOneArrayWithoutTheNotifications() async throws {
-        let batch = #"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"ping"},"#
+        let batch =
+            #"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"ping"},"#
             + #"{"jsonrpc":"2.0","id":2,"method":"noSuchMethod"}]"#
         let replies = try messages(in: try await server().exchange(batch + "\n").output)
         let members = try #require(replies.first?.arrayValue)
@@ -80,7 +86,8 @@ import Testing
     }
 
     @Test func cancelsARequestInFlightWithRequestCancelled() async throws {
-        let input = Self.initializeLine + #"{"jsonrpc":"2.0","id":1,"method":"diagnostics/sleep","params":{"ms":600000}}"# + "\n"
+        let input =
+            Self.initializeLine + #"{"jsonrpc":"2.0","id":1,"method":"diagnostics/sleep","params":{"ms":600000}}"# + "\n"
             + #"{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":1}}"# + "\n"
         let (output, status) = try await server(diagnostics: true).exchange(input)
         let replies = try Self.replies(output)
@@ -159,13 +166,19 @@ import Testing
         let polls = Mutex(0)
         let fakes = Self.fakes { request in
             if request.url.hasSuffix("/devicecode") {
-                return HTTPResponse(status: 200, body: Array(#"""
-                    {"device_code":"dc-1","user_code":"ABCD-EFGH","verification_uri":"https://microsoft.com/devicelogin",\#
-                    "expires_in":900,"interval":5}
-                    """#.utf8))
+                return HTTPResponse(
+                    status: 200,
+                    body: Array(
+                        #"""
+                        {"device_code":"dc-1","user_code":"ABCD-EFGH","verification_uri":"https://microsoft.com/devicelogin",\#
+                        "expires_in":900,"interval":5}
+                        """#.utf8))
             }
             guard request.url.hasSuffix("/token") else { return nil }
-            if polls.withLock({ $0 += 1; return $0 }) < 3 {
+            if polls.withLock({
+                $0 += 1
+                return $0
+            }) < 3 {
                 return HTTPResponse(status: 400, body: Array(#"{"error":"authorization_pending"}"#.utf8))
             }
             return Tokens.tokenResponse(accessToken: "at-dc", audience: InProcessServer.clientId)
@@ -183,7 +196,8 @@ import Testing
     func mapsADeviceCodeEndingToItsCode(error: String, code: Int) async throws {
         let fakes = Self.fakes { request in
             if request.url.hasSuffix("/devicecode") {
-                return HTTPResponse(status: 200, body: Array(#"{"device_code":"d","user_code":"U","verification_uri":"https://v","interval":1}"#.utf8))
+                return HTTPResponse(
+                    status: 200, body: Array(#"{"device_code":"d","user_code":"U","verification_uri":"https://v","interval":1}"#.utf8))
             }
             return request.url.hasSuffix("/token") ? HTTPResponse(status: 400, body: Array(#"{"error":"\#(error)"}"#.utf8)) : nil
         }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Sidecar
 
 @Suite struct RedactorTests {

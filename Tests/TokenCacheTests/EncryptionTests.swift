@@ -1,8 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Testing
+
 @testable import TokenCache
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The file store with AES-256-GCM at rest: real files, real keys.
 @Suite struct EncryptionTests {
@@ -36,7 +38,8 @@ import Testing
     @Test func refusesTheWrongKeyAndLeavesTheFileAlone() throws {
         defer { dir.remove() }
         let path = "\(dir.path)/cache.json"
-        let right = try AESGCMCacheEncryption(keyFile: keyFile("right", contents: Array("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n".utf8)))
+        let right = try AESGCMCacheEncryption(
+            keyFile: keyFile("right", contents: Array("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n".utf8)))
         try TokenCache(store: FileTokenCacheStore(path: path, encryption: right)).save(Fixture.record())
         let before = fileBytes(path)
         let wrong = try AESGCMCacheEncryption(keyFile: keyFile("wrong", contents: Array(repeating: 1, count: 32)))

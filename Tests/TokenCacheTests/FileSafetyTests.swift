@@ -1,8 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Testing
+
 @testable import TokenCache
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Cache path safety with real files: no symbolic link is followed (cache, lock file, key
 /// file), a file or directory others can write is refused with the fix, and no error quotes

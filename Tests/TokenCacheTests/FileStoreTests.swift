@@ -1,10 +1,12 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Dispatch
 import JSON
 import Testing
+
 @testable import TokenCache
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The file store: permissions, atomic replace, locking, corrupt files, change detection.
 @Suite struct FileStoreTests {
@@ -27,8 +29,10 @@ import Testing
         #expect(mode(of: path) == 0o600)
         let reread = TokenCache(store: FileTokenCacheStore(path: path))
         #expect(try reread.currentAccountId(clientId: Fixture.client) == alice)
-        #expect(try reread.accessToken(homeAccountId: alice, environments: [Fixture.env], realm: Fixture.tenant,
-                                       clientId: Fixture.client, scopes: ["User.Read"])?.secret == "at-alice")
+        #expect(
+            try reread.accessToken(
+                homeAccountId: alice, environments: [Fixture.env], realm: Fixture.tenant,
+                clientId: Fixture.client, scopes: ["User.Read"])?.secret == "at-alice")
     }
 
     @Test func corruptFileIsReportedAndLeftUntouched() throws {
@@ -121,7 +125,8 @@ import Testing
         let temp = TemporaryDirectory()
         defer { temp.remove() }
         let path = temp.path + "/cache.json"
-        let threads = 8, saves = 25
+        let threads = 8
+        let saves = 25
         DispatchQueue.concurrentPerform(iterations: threads) { thread in
             let cache = TokenCache(store: FileTokenCacheStore(path: path))  // one store each: flock contention
             for index in 0..<saves {
@@ -142,7 +147,10 @@ import Testing
         }
         let path = temp.path + "/cache.json"
         let worker = Fixture.directory + "/lock_worker.py"
-        let processes = 4, perProcess = 40, threads = 4, saves = 20
+        let processes = 4
+        let perProcess = 40
+        let threads = 4
+        let saves = 20
         let group = DispatchGroup()
         let status = LockedBox<Int32>(0)
         DispatchQueue.global().async(group: group) {
@@ -167,8 +175,16 @@ final class LockedBox<Value: Sendable>: @unchecked Sendable {
     private var value: Value
     private let lock = DispatchSemaphore(value: 1)
     init(_ value: Value) { self.value = value }
-    func set(_ newValue: Value) { lock.wait(); value = newValue; lock.signal() }
-    func get() -> Value { lock.wait(); defer { lock.signal() }; return value }
+    func set(_ newValue: Value) {
+        lock.wait()
+        value = newValue
+        lock.signal()
+    }
+    func get() -> Value {
+        lock.wait()
+        defer { lock.signal() }
+        return value
+    }
 }
 
 /// Temporary files of writers killed mid-write (full copies of the cache) do not pile up.

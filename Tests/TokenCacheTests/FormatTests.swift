@@ -1,5 +1,6 @@
 import JSON
 import Testing
+
 @testable import TokenCache
 
 /// The document format: MSAL for Python's keys and fields, and round trips.
@@ -28,12 +29,16 @@ import Testing
 
     @Test func keyFormats() {
         let home = "uid.utid"
-        #expect(CacheKeys.accessToken(homeAccountId: home, environment: "Login.Example", clientId: "C",
-                                      realm: "T", target: "Mail.Read User.Read")
+        #expect(
+            CacheKeys.accessToken(
+                homeAccountId: home, environment: "Login.Example", clientId: "C",
+                realm: "T", target: "Mail.Read User.Read")
                 == "uid.utid-login.example-accesstoken-c-t-mail.read user.read")
-        #expect(CacheKeys.refreshToken(homeAccountId: home, environment: "e", clientId: "c", target: nil)
+        #expect(
+            CacheKeys.refreshToken(homeAccountId: home, environment: "e", clientId: "c", target: nil)
                 == "uid.utid-e-refreshtoken-c--")
-        #expect(CacheKeys.idToken(homeAccountId: home, environment: "e", clientId: "c", realm: "t")
+        #expect(
+            CacheKeys.idToken(homeAccountId: home, environment: "e", clientId: "c", realm: "t")
                 == "uid.utid-e-idtoken-c-t-")
         #expect(CacheKeys.account(homeAccountId: home, environment: "e", realm: "T") == "uid.utid-e-t")
         #expect(CacheKeys.appMetadata(environment: "e", clientId: "C") == "appmetadata-e-C")

@@ -1,9 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import JSON
 import Testing
+
 @testable import TokenCache
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Interoperability with MSAL for Python, both ways.
 @Suite struct InteropTests {
@@ -22,18 +24,24 @@ import Testing
         let account = try #require(try cache.account(homeAccountId: alice, environments: Fixture.aliases))
         #expect(account.localAccountId == "aaaaaaaa-0000-0000-0000-000000000001")
         #expect(account.authorityType == "MSSTS" && account.accountSource == "authorization_code")
-        let token = try #require(try cache.accessToken(
-            homeAccountId: alice, environments: Fixture.aliases, realm: Fixture.tenant,
-            clientId: Fixture.client, scopes: ["user.read"]))
+        let token = try #require(
+            try cache.accessToken(
+                homeAccountId: alice, environments: Fixture.aliases, realm: Fixture.tenant,
+                clientId: Fixture.client, scopes: ["user.read"]))
         #expect(token.secret == "at-alice" && token.expiresOn == 1_700_003_600 && token.refreshOn == 1_700_001_800)
         #expect(token.extendedExpiresOn == 1_700_007_200 && token.tokenType == "Bearer")
-        #expect(try cache.refreshToken(homeAccountId: alice, environments: Fixture.aliases,
-                                       clientId: Fixture.client)?.secret == "rt-alice")
-        #expect(try cache.idToken(homeAccountId: alice, environments: Fixture.aliases, realm: Fixture.tenant,
-                                  clientId: Fixture.client)?.secret.hasPrefix("eyJ") == true)
+        #expect(
+            try cache.refreshToken(
+                homeAccountId: alice, environments: Fixture.aliases,
+                clientId: Fixture.client)?.secret == "rt-alice")
+        #expect(
+            try cache.idToken(
+                homeAccountId: alice, environments: Fixture.aliases, realm: Fixture.tenant,
+                clientId: Fixture.client)?.secret.hasPrefix("eyJ") == true)
         // Bob's family refresh token (written for the Azure CLI's client) serves another family client.
-        let frt = try cache.refreshToken(homeAccountId: bob, environments: Fixture.aliases,
-                                         clientId: "22222222-2222-2222-2222-222222222222", familyId: "1")
+        let frt = try cache.refreshToken(
+            homeAccountId: bob, environments: Fixture.aliases,
+            clientId: "22222222-2222-2222-2222-222222222222", familyId: "1")
         #expect(frt?.secret == "rt-bob")
         // A change keeps what MSAL and the other SDK wrote.
         try cache.setCurrentAccountId(alice, clientId: Fixture.client)
@@ -46,8 +54,11 @@ import Testing
     /// `acquire_token_silent` returns the access token from the cache.
     @Test func msalForPythonReadsACacheWrittenHere() throws {
         guard pythonHasMSAL() else {
-            if isCI { Issue.record("python3 with msal is required in CI (pip install msal)") }
-            else { print("skipped: python3 with the msal package is not available") }
+            if isCI {
+                Issue.record("python3 with msal is required in CI (pip install msal)")
+            } else {
+                print("skipped: python3 with the msal package is not available")
+            }
             return
         }
         let temp = TemporaryDirectory()

@@ -1,9 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import JSON
 import Testing
+
 @testable import TokenCache
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The read path: no lock while the file is unchanged, a safe fallback while another SDK
 /// rewrites it in place, indexes by account and username, and documents that stay values.
@@ -74,8 +76,9 @@ import Testing
         try cache.save(Fixture.record())
         #expect(throws: Stop.self) {
             try store.transaction { document -> Int in
-                _ = document.removeAccount(homeAccountId: alice, environments: Fixture.aliases,
-                                           clientId: Fixture.client, familyId: nil)
+                _ = document.removeAccount(
+                    homeAccountId: alice, environments: Fixture.aliases,
+                    clientId: Fixture.client, familyId: nil)
                 throw Stop()
             }
         }
@@ -92,8 +95,9 @@ import Testing
         #expect(document.homeAccountIds(environments: [Fixture.env], limit: 2).count == 2)
         #expect(document.homeAccountIds(environments: ["elsewhere.example"], limit: 2).isEmpty)
         // The username index follows removals.
-        _ = document.removeAccount(homeAccountId: Fixture.home("u7"), environments: Fixture.aliases,
-                                   clientId: Fixture.client, familyId: nil)
+        _ = document.removeAccount(
+            homeAccountId: Fixture.home("u7"), environments: Fixture.aliases,
+            clientId: Fixture.client, familyId: nil)
         #expect(document.accounts(username: "user7@contoso.com").isEmpty)
     }
 

@@ -1,9 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Synchronization
 import Testing
+
 @testable import TokenCache
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The refresh lock between processes (open-file-description record locks on one file).
 @Suite struct RefreshLockTests {

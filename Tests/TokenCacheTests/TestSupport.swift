@@ -1,9 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import JSON
 import POSIXSupport
+
 @testable import TokenCache
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Shared fixtures and helpers for the TokenCache tests.
 enum Fixture {

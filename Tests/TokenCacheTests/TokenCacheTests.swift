@@ -1,5 +1,6 @@
 import JSON
 import Testing
+
 @testable import TokenCache
 
 /// The domain accessor over a memory store: lookups, save, sign-out, current account.
@@ -8,10 +9,13 @@ import Testing
     let alice = Fixture.home("aaaaaaaa-0000-0000-0000-000000000001")
     let bob = Fixture.home("bbbbbbbb-0000-0000-0000-000000000002")
 
-    func at(_ home: String, _ scopes: [String], realm: String = Fixture.tenant,
-            environments: [String] = Fixture.aliases) throws -> CachedAccessToken? {
-        try cache.accessToken(homeAccountId: home, environments: environments, realm: realm,
-                              clientId: Fixture.client, scopes: scopes)
+    func at(
+        _ home: String, _ scopes: [String], realm: String = Fixture.tenant,
+        environments: [String] = Fixture.aliases
+    ) throws -> CachedAccessToken? {
+        try cache.accessToken(
+            homeAccountId: home, environments: environments, realm: realm,
+            clientId: Fixture.client, scopes: scopes)
     }
 
     @Test func accessTokenMatchesASupersetOfTheScopesIgnoringCase() throws {
@@ -23,9 +27,11 @@ import Testing
         #expect(try at(alice, ["User.Read"], realm: "other-tenant") == nil)
         #expect(try at(alice, ["User.Read"], environments: ["login.chinacloudapi.cn"]) == nil)
         #expect(try at(bob, ["User.Read"]) == nil)
-        #expect(try cache.accessToken(homeAccountId: alice.uppercased(), environments: ["LOGIN.windows.net", Fixture.env],
-                                      realm: Fixture.tenant.uppercased(), clientId: Fixture.client,
-                                      scopes: ["User.Read"]) != nil)
+        #expect(
+            try cache.accessToken(
+                homeAccountId: alice.uppercased(), environments: ["LOGIN.windows.net", Fixture.env],
+                realm: Fixture.tenant.uppercased(), clientId: Fixture.client,
+                scopes: ["User.Read"]) != nil)
     }
 
     @Test func savingRemovesAccessTokensWithIntersectingScopesOnly() throws {
@@ -62,8 +68,9 @@ import Testing
         #expect(try cache.appMetadata(environments: Fixture.aliases, clientId: family)?.familyId == "1")
         // Unknown family status: a silent request tries the family token.
         let tried = try cache.read {
-            $0.refreshTokensToTry(homeAccountId: alice, environments: Fixture.aliases,
-                                  clientId: "33333333-3333-3333-3333-333333333333")
+            $0.refreshTokensToTry(
+                homeAccountId: alice, environments: Fixture.aliases,
+                clientId: "33333333-3333-3333-3333-333333333333")
         }
         #expect(Set(tried.map(\.secret)) == ["rt-own", "rt-family"])
     }
@@ -127,8 +134,9 @@ import Testing
     }
 
     @Test func expiryHelpers() {
-        let token = CachedAccessToken(homeAccountId: "h", environment: "e", clientId: "c", realm: "r", target: "a",
-                                      secret: "s", cachedAt: 0, expiresOn: 1000, refreshOn: 500)
+        let token = CachedAccessToken(
+            homeAccountId: "h", environment: "e", clientId: "c", realm: "r", target: "a",
+            secret: "s", cachedAt: 0, expiresOn: 1000, refreshOn: 500)
         #expect(!token.isExpired(at: 699) && token.isExpired(at: 700) && !token.isExpired(at: 999, margin: 0))
         #expect(!token.needsRefresh(at: 499) && token.needsRefresh(at: 500))
         #expect(token.extendedExpiresOn == 1000)

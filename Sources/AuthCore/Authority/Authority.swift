@@ -61,7 +61,8 @@ public struct Authority: Sendable, Equatable, CustomStringConvertible {
             policy = segments[2].lowercased()
             url = "\(origin)/tfp/\(tenant)/\(segments[2])"
         } else if segments.count >= 2,
-                  declared == .b2c || declared == nil && (host.hasSuffix(".b2clogin.com") || segments[1].lowercased().hasPrefix("b2c_")) {
+            declared == .b2c || declared == nil && (host.hasSuffix(".b2clogin.com") || segments[1].lowercased().hasPrefix("b2c_"))
+        {
             kind = .b2c
             tenant = segments[0]
             policy = segments[1].lowercased()

@@ -41,7 +41,8 @@ public actor AuthorityResolver {
     /// in `document`). Checks trust that needs no network (a B2C host must be listed).
     public func cacheView(_ authority: Authority, in document: CacheDocument) async throws -> CacheView {
         _ = try trust.decide(authority)
-        return CacheView(environments: environments(of: authority, in: document), metadataRealm: await metadataCache.known(authority, in: document)?.realm)
+        return CacheView(
+            environments: environments(of: authority, in: document), metadataRealm: await metadataCache.known(authority, in: document)?.realm)
     }
 
     public func resolve(_ authority: Authority) async throws -> ResolvedAuthority {
@@ -60,16 +61,21 @@ public actor AuthorityResolver {
         if let known = aliases[authority.host] ?? keptAliases(of: authority.host) { return known }
         let askItself = !validates || URLParts(authority.origin)?.isLoopback == true
         let service = askItself ? authority.origin : "https://login.microsoftonline.com"
-        let url = "\(service)/common/discovery/instance?" + FormEncoding.query([
-            ("api-version", "1.1"), ("authorization_endpoint", "\(authority.url)/oauth2/v2.0/authorize"),
-        ])
+        let url =
+            "\(service)/common/discovery/instance?"
+            + FormEncoding.query([
+                ("api-version", "1.1"), ("authorization_endpoint", "\(authority.url)/oauth2/v2.0/authorize"),
+            ])
         let found: [String]
         do {
             let response = try await ServiceCall.send(HTTPRequest(url: url), over: transport)
             let json = try? JSONValue.parse(response.body)
             if response.status != 200, case let answer = OAuthErrorAnswer(error: json?["error"]?.stringValue, httpStatus: response.status),
-               OAuthErrorClassifier.kind(of: answer, at: .instanceDiscovery) == .authorityNotTrusted {
-                throw AuthError(.authorityNotTrusted, "instance discovery does not know \(authority.host); list it in knownAuthorities or set instanceDiscovery to false")
+                OAuthErrorClassifier.kind(of: answer, at: .instanceDiscovery) == .authorityNotTrusted
+            {
+                throw AuthError(
+                    .authorityNotTrusted,
+                    "instance discovery does not know \(authority.host); list it in knownAuthorities or set instanceDiscovery to false")
             }
             guard response.status == 200, let metadata = json?["metadata"]?.arrayValue else {
                 throw AuthError(.serverError, "instance discovery answered HTTP \(response.status)")
@@ -104,7 +110,7 @@ public actor AuthorityResolver {
     private func keptAliases(of host: String, in document: CacheDocument? = nil) -> [String]? {
         let host = host.lowercased()
         guard document != nil || aliasesLookedUp.insert(host).inserted,
-              let kept = persisted.aliases(of: host, in: document)
+            let kept = persisted.aliases(of: host, in: document)
         else { return nil }
         for name in kept { aliases[name] = kept }
         return kept

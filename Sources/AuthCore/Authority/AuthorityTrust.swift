@@ -40,7 +40,10 @@ public struct AuthorityTrust: Sendable {
     public func decide(_ authority: Authority) throws(AuthError) -> Decision {
         let origin = OriginKey(authority: authority)
         if origin != configuredOrigin, !knownOrigins.contains(origin), origin.isLoopback || !origin.hasDefaultPort {
-            throw AuthError(.authorityNotTrusted, "\(authority.origin) is not the configured authority's origin; a loopback host or a non-default port is trusted only when configured: list \(origin) in knownAuthorities")
+            throw AuthError(
+                .authorityNotTrusted,
+                "\(authority.origin) is not the configured authority's origin; a loopback host or a non-default port is trusted only when configured: list \(origin) in knownAuthorities"
+            )
         }
         if knownHosts.contains(authority.host) { return .trusted }
         switch authority.kind {

@@ -22,7 +22,7 @@ public actor MetadataCache {
     public func known(_ authority: Authority, in document: CacheDocument? = nil) -> OpenIDMetadata? {
         if let cached = known[authority.url] { return cached }
         guard document != nil || lookedUp.insert(authority.url).inserted,
-              let kept = persisted.metadata(for: authority, in: document)
+            let kept = persisted.metadata(for: authority, in: document)
         else { return nil }
         known[authority.url] = kept
         return kept

@@ -21,7 +21,7 @@ public struct OpenIDMetadata: Sendable, Equatable {
 
     init(json: JSONValue, kind: Authority.Kind) throws(AuthError) {
         guard let authorize = json["authorization_endpoint"]?.stringValue,
-              let token = json["token_endpoint"]?.stringValue
+            let token = json["token_endpoint"]?.stringValue
         else { throw .malformed("the discovery document lacks authorization_endpoint or token_endpoint") }
         let optional = ["end_session_endpoint", "jwks_uri"].compactMap { json[$0]?.stringValue }
         for endpoint in [authorize, token] + optional {

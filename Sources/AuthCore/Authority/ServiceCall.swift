@@ -3,8 +3,10 @@ import AuthSeams
 /// Sends a request to a service (the identity platform, Graph), turning transport failures
 /// into ``AuthError`` platform kinds.
 public enum ServiceCall {
-    public static func send(_ request: HTTPRequest, over transport: any HTTPTransport,
-                            service: String = "the identity service") async throws -> HTTPResponse {
+    public static func send(
+        _ request: HTTPRequest, over transport: any HTTPTransport,
+        service: String = "the identity service"
+    ) async throws -> HTTPResponse {
         do {
             return try await transport.send(request)
         } catch {

@@ -44,17 +44,18 @@ public struct SigningKeys: Sendable {
 
     private static func verifyRS256(_ signature: [UInt8], _ message: [UInt8], _ key: JSONObject) -> Bool {
         guard let n = bytes(key, "n"), let e = bytes(key, "e"),
-              let publicKey = try? _RSA.Signing.PublicKey(n: n, e: e)
+            let publicKey = try? _RSA.Signing.PublicKey(n: n, e: e)
         else { return false }
-        return publicKey.isValidSignature(_RSA.Signing.RSASignature(rawRepresentation: signature), for: message,
-                                          padding: .insecurePKCS1v1_5)
+        return publicKey.isValidSignature(
+            _RSA.Signing.RSASignature(rawRepresentation: signature), for: message,
+            padding: .insecurePKCS1v1_5)
     }
 
     private static func verifyES256(_ signature: [UInt8], _ message: [UInt8], _ key: JSONObject) -> Bool {
         guard key["crv"]?.stringValue == "P-256", let x = bytes(key, "x"), let y = bytes(key, "y"),
-              x.count == 32, y.count == 32,
-              let publicKey = try? P256.Signing.PublicKey(rawRepresentation: x + y),
-              let ecdsa = try? P256.Signing.ECDSASignature(rawRepresentation: signature)
+            x.count == 32, y.count == 32,
+            let publicKey = try? P256.Signing.PublicKey(rawRepresentation: x + y),
+            let ecdsa = try? P256.Signing.ECDSASignature(rawRepresentation: signature)
         else { return false }
         return publicKey.isValidSignature(ecdsa, for: message)
     }

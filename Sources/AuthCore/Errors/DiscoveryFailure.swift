@@ -13,16 +13,20 @@ enum DiscoveryFailure {
         let json = try? JSONValue.parse(response.body)
         var error: AuthError
         if let json, json["error"]?.stringValue != nil {
-            error = OAuthErrorResponse.authError(json: json, httpStatus: response.status,
-                                                 retryAfter: TokenEndpointClient.retryAfter(response), endpoint: .openIDDiscovery)
+            error = OAuthErrorResponse.authError(
+                json: json, httpStatus: response.status,
+                retryAfter: TokenEndpointClient.retryAfter(response), endpoint: .openIDDiscovery)
         } else {
-            error = AuthError(OAuthErrorClassifier.kind(of: OAuthErrorAnswer(error: nil, httpStatus: response.status),
-                                                        at: .openIDDiscovery),
-                              "OpenID discovery for \(authority.url) answered HTTP \(response.status)")
+            error = AuthError(
+                OAuthErrorClassifier.kind(
+                    of: OAuthErrorAnswer(error: nil, httpStatus: response.status),
+                    at: .openIDDiscovery),
+                "OpenID discovery for \(authority.url) answered HTTP \(response.status)")
             error.httpStatus = response.status
         }
         guard error.kind == .invalidAuthority else { return error }
-        let reason = error.oauthErrorDescription.map { "\(error.oauthError ?? "invalid_authority"): \($0)" }
+        let reason =
+            error.oauthErrorDescription.map { "\(error.oauthError ?? "invalid_authority"): \($0)" }
             ?? "OpenID discovery answered HTTP \(response.status)"
         error.message = "the identity service does not know the authority \(authority.url): \(reason)"
         return error

@@ -34,8 +34,10 @@ public struct OAuthErrorAnswer: Sendable, Equatable {
     public var errorCodes: [Int]
     public var httpStatus: Int?
 
-    public init(error: String?, description: String = "", suberror: String? = nil, errorCodes: [Int] = [],
-                httpStatus: Int? = nil) {
+    public init(
+        error: String?, description: String = "", suberror: String? = nil, errorCodes: [Int] = [],
+        httpStatus: Int? = nil
+    ) {
         self.error = error
         self.description = description
         self.suberror = suberror
@@ -45,8 +47,9 @@ public struct OAuthErrorAnswer: Sendable, Equatable {
 
     /// The answer an ``AuthError`` was built from.
     public init(_ error: AuthError) {
-        self.init(error: error.oauthError, description: error.oauthErrorDescription ?? "", suberror: error.suberror,
-                  errorCodes: error.errorCodes ?? [], httpStatus: error.httpStatus)
+        self.init(
+            error: error.oauthError, description: error.oauthErrorDescription ?? "", suberror: error.suberror,
+            errorCodes: error.errorCodes ?? [], httpStatus: error.httpStatus)
     }
 
     /// Whether the service named its code `code` (AAD's `error_codes`, or `AADSTS<code>` in

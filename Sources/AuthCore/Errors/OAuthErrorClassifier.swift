@@ -37,36 +37,50 @@ public enum OAuthErrorClassifier {
 
     /// The table, in precedence order (see the type's documentation).
     static let rules: [Rule] = [
-        Rule(about: "OpenID discovery answered 400/404: the service does not know the authority",
-             applies: { $1 == .openIDDiscovery && [400, 404].contains($0.httpStatus ?? 0) }, meaning: .fails(.invalidAuthority)),
-        Rule(about: "any other OpenID discovery failure is the service failing",
-             applies: { $1 == .openIDDiscovery }, meaning: .fails(.serverError)),
-        Rule(about: "instance discovery does not know the host",
-             applies: { $1 == .instanceDiscovery && $0.error == "invalid_instance" }, meaning: .fails(.authorityNotTrusted)),
-        Rule(about: "any other instance discovery failure is the service failing",
-             applies: { $1 == .instanceDiscovery }, meaning: .fails(.serverError)),
-        Rule(about: "a refresh token refused by an HTTP 400 without an OAuth error",
-             applies: { $1 == .refresh && $0.error == nil && $0.httpStatus == 400 }, meaning: .fails(.interactionRequired)),
-        Rule(about: "AADSTS50129: the device must be registered",
-             applies: { a, _ in a.has(serviceCode: 50129) }, meaning: .fails(.workplaceJoinRequired)),
-        Rule(about: "AADB2C90118: the user forgot the password",
-             applies: { a, _ in a.description.contains("AADB2C90118") }, meaning: .fails(.passwordResetRequired)),
-        Rule(about: "the user cancelled or declined (error_subcode cancel, AADB2C90091, access_denied, authorization_declined)",
-             applies: { a, _ in a.suberror == "cancel" || a.description.contains("AADB2C90091") || refusals.contains(a.error ?? "") },
-             meaning: .fails(.userCanceled)),
-        Rule(about: "device code polling: the user has not signed in yet",
-             applies: { $1 == .deviceCodePolling && $0.error == "authorization_pending" }, meaning: .keepPolling),
-        Rule(about: "device code polling: poll less often",
-             applies: { $1 == .deviceCodePolling && $0.error == "slow_down" }, meaning: .slowDown),
-        Rule(about: "device code polling: the code expired",
-             applies: { $1 == .deviceCodePolling && expiries.contains($0.error ?? "") }, meaning: .fails(.timeout)),
-        Rule(about: "interaction needed, but the service requires protection policies",
-             applies: { a, _ in interactionErrors.contains(a.error ?? "") && a.suberror == "protection_policy_required" },
-             meaning: .fails(.serverProtectionPoliciesRequired)),
-        Rule(about: "the user must interact (invalid_grant, interaction_required, consent_required, login_required)",
-             applies: { a, _ in interactionErrors.contains(a.error ?? "") }, meaning: .fails(.interactionRequired)),
-        Rule(about: "the application is registered or configured wrongly",
-             applies: { a, _ in configurationErrors.contains(a.error ?? "") }, meaning: .fails(.invalidConfiguration)),
+        Rule(
+            about: "OpenID discovery answered 400/404: the service does not know the authority",
+            applies: { $1 == .openIDDiscovery && [400, 404].contains($0.httpStatus ?? 0) }, meaning: .fails(.invalidAuthority)),
+        Rule(
+            about: "any other OpenID discovery failure is the service failing",
+            applies: { $1 == .openIDDiscovery }, meaning: .fails(.serverError)),
+        Rule(
+            about: "instance discovery does not know the host",
+            applies: { $1 == .instanceDiscovery && $0.error == "invalid_instance" }, meaning: .fails(.authorityNotTrusted)),
+        Rule(
+            about: "any other instance discovery failure is the service failing",
+            applies: { $1 == .instanceDiscovery }, meaning: .fails(.serverError)),
+        Rule(
+            about: "a refresh token refused by an HTTP 400 without an OAuth error",
+            applies: { $1 == .refresh && $0.error == nil && $0.httpStatus == 400 }, meaning: .fails(.interactionRequired)),
+        Rule(
+            about: "AADSTS50129: the device must be registered",
+            applies: { a, _ in a.has(serviceCode: 50129) }, meaning: .fails(.workplaceJoinRequired)),
+        Rule(
+            about: "AADB2C90118: the user forgot the password",
+            applies: { a, _ in a.description.contains("AADB2C90118") }, meaning: .fails(.passwordResetRequired)),
+        Rule(
+            about: "the user cancelled or declined (error_subcode cancel, AADB2C90091, access_denied, authorization_declined)",
+            applies: { a, _ in a.suberror == "cancel" || a.description.contains("AADB2C90091") || refusals.contains(a.error ?? "") },
+            meaning: .fails(.userCanceled)),
+        Rule(
+            about: "device code polling: the user has not signed in yet",
+            applies: { $1 == .deviceCodePolling && $0.error == "authorization_pending" }, meaning: .keepPolling),
+        Rule(
+            about: "device code polling: poll less often",
+            applies: { $1 == .deviceCodePolling && $0.error == "slow_down" }, meaning: .slowDown),
+        Rule(
+            about: "device code polling: the code expired",
+            applies: { $1 == .deviceCodePolling && expiries.contains($0.error ?? "") }, meaning: .fails(.timeout)),
+        Rule(
+            about: "interaction needed, but the service requires protection policies",
+            applies: { a, _ in interactionErrors.contains(a.error ?? "") && a.suberror == "protection_policy_required" },
+            meaning: .fails(.serverProtectionPoliciesRequired)),
+        Rule(
+            about: "the user must interact (invalid_grant, interaction_required, consent_required, login_required)",
+            applies: { a, _ in interactionErrors.contains(a.error ?? "") }, meaning: .fails(.interactionRequired)),
+        Rule(
+            about: "the application is registered or configured wrongly",
+            applies: { a, _ in configurationErrors.contains(a.error ?? "") }, meaning: .fails(.invalidConfiguration)),
     ]
 
     /// What `answer` from `endpoint` means: the first row of ``rules`` that applies, else

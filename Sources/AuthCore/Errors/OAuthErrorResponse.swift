@@ -4,8 +4,10 @@ import JSON
 /// `claims`, ...) turned into an ``AuthError``, its kind decided by ``OAuthErrorClassifier``.
 public enum OAuthErrorResponse {
     /// The error for the JSON body `json` of an answer with `httpStatus` from `endpoint`.
-    public static func authError(json: JSONValue, httpStatus: Int, retryAfter: Int?,
-                                 endpoint: OAuthEndpoint = .token) -> AuthError {
+    public static func authError(
+        json: JSONValue, httpStatus: Int, retryAfter: Int?,
+        endpoint: OAuthEndpoint = .token
+    ) -> AuthError {
         let error = json["error"]?.stringValue ?? "server_error"
         let description = json["error_description"]?.stringValue
         var result = AuthError(.serverError, description.map { "\(error): \($0)" } ?? error)

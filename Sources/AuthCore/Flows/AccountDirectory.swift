@@ -94,12 +94,14 @@ struct AccountDirectory: Sendable {
 
     /// An ``Account`` with the ID token's claims when one is cached.
     func account(_ cached: CachedAccount, in document: CacheDocument) -> Account {
-        let idToken = document.idToken(homeAccountId: cached.homeAccountId, environments: environments,
-                                       realm: cached.realm, clientId: configuration.clientId)
+        let idToken = document.idToken(
+            homeAccountId: cached.homeAccountId, environments: environments,
+            realm: cached.realm, clientId: configuration.clientId)
         let claims = idToken.flatMap { try? IDToken(raw: $0.secret) }?.claims
-        return Account(homeAccountId: cached.homeAccountId, localAccountId: cached.localAccountId,
-                       environment: cached.environment,
-                       tenantId: claims?["tid"]?.stringValue ?? cached.realm, username: cached.username,
-                       name: cached.name ?? claims?["name"]?.stringValue, idTokenClaims: claims)
+        return Account(
+            homeAccountId: cached.homeAccountId, localAccountId: cached.localAccountId,
+            environment: cached.environment,
+            tenantId: claims?["tid"]?.stringValue ?? cached.realm, username: cached.username,
+            name: cached.name ?? claims?["name"]?.stringValue, idTokenClaims: claims)
     }
 }

@@ -12,8 +12,9 @@ struct DeviceCodeFlow: Sendable {
         let metadata = resolved.metadata
         let scopes = Scopes.deduplicated(request.scopes ?? configuration.defaultScopes)
         let claims = try Scopes.mergedClaims(request.claims, capabilities: configuration.clientCapabilities)
-        let client = TokenEndpointClient(transport: dependencies.transport, clientId: configuration.clientId,
-                                         clock: dependencies.clock)
+        let client = TokenEndpointClient(
+            transport: dependencies.transport, clientId: configuration.clientId,
+            clock: dependencies.clock)
 
         var fields = [("scope", Scopes.decorated(scopes).joined(separator: " "))]
         if let claims { fields.append(("claims", claims)) }
@@ -22,27 +23,31 @@ struct DeviceCodeFlow: Sendable {
         }
         let answer = try await client.post(fields, to: endpoint, correlationId: correlationId)
         guard let deviceCode = answer["device_code"]?.stringValue, let userCode = answer["user_code"]?.stringValue,
-              let verificationUri = (answer["verification_uri"] ?? answer["verification_url"])?.stringValue
+            let verificationUri = (answer["verification_uri"] ?? answer["verification_url"])?.stringValue
         else { throw AuthError.malformed("the device code answer lacks device_code, user_code or verification_uri") }
         let now = dependencies.clock.now()
         // Bounded: the service's numbers must not overflow the arithmetic below.
         let expiresOn = now + min(max(TokenResponse.seconds(answer["expires_in"]) ?? 900, 0), 86_400)
         var interval = min(max(TokenResponse.seconds(answer["interval"]) ?? 5, 1), 600)
-        request.onUserCode(DeviceCodeInfo(
-            userCode: userCode, verificationUri: verificationUri,
-            message: answer["message"]?.stringValue ?? "To sign in, open \(verificationUri) and enter the code \(userCode).",
-            expiresOn: expiresOn))
+        request.onUserCode(
+            DeviceCodeInfo(
+                userCode: userCode, verificationUri: verificationUri,
+                message: answer["message"]?.stringValue ?? "To sign in, open \(verificationUri) and enter the code \(userCode).",
+                expiresOn: expiresOn))
 
         var retry = TransientRetry()
         var wait = interval
         while true {
             try await dependencies.clock.sleep(for: .seconds(wait))
             do {
-                let tokens = try await client.redeem(DeviceCodeGrant(deviceCode: deviceCode).fields,
-                                                     at: metadata.tokenEndpoint, correlationId: correlationId)
+                let tokens = try await client.redeem(
+                    DeviceCodeGrant(deviceCode: deviceCode).fields,
+                    at: metadata.tokenEndpoint, correlationId: correlationId)
                 return try await TokenResponseHandler(configuration: configuration, dependencies: dependencies, resolver: resolver).handle(
-                    tokens, .init(authority: authority, metadata: metadata, requestedScopes: scopes,
-                                  correlationId: correlationId, grant: "device_code"))
+                    tokens,
+                    .init(
+                        authority: authority, metadata: metadata, requestedScopes: scopes,
+                        correlationId: correlationId, grant: "device_code"))
             } catch var error as AuthError {
                 switch OAuthErrorClassifier.meaning(of: OAuthErrorAnswer(error), at: .deviceCodePolling) {
                 case .keepPolling:
@@ -68,15 +73,19 @@ struct DeviceCodeFlow: Sendable {
 
     /// The wait before polling again after a transient failure; rethrows `error` when it is
     /// not transient, too many came in a row, or the code would expire first.
-    private func retryDelay(after error: AuthError, retry: inout TransientRetry, interval: Int64,
-                            expiresOn: Int64) throws(AuthError) -> Int64 {
+    private func retryDelay(
+        after error: AuthError, retry: inout TransientRetry, interval: Int64,
+        expiresOn: Int64
+    ) throws(AuthError) -> Int64 {
         guard let delay = retry.delay(after: error, interval: interval),
-              dependencies.clock.now() + delay < expiresOn
+            dependencies.clock.now() + delay < expiresOn
         else { throw error }
-        dependencies.logger.warning("device code polling failed; retrying", metadata: [
-            "error": "\(error.kind.rawValue)", "httpStatus": "\(error.httpStatus.map(String.init) ?? "none")",
-            "retryInSeconds": "\(delay)", "attempt": "\(retry.consecutiveFailures)",
-        ])
+        dependencies.logger.warning(
+            "device code polling failed; retrying",
+            metadata: [
+                "error": "\(error.kind.rawValue)", "httpStatus": "\(error.httpStatus.map(String.init) ?? "none")",
+                "retryInSeconds": "\(delay)", "attempt": "\(retry.consecutiveFailures)",
+            ])
         return delay
     }
 

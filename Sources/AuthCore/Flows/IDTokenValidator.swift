@@ -48,7 +48,8 @@ struct IDTokenValidator: Sendable {
         let filled = expected.replacing("{tenantid}", with: tenant)
         if Self.trimmed(issuer) == Self.trimmed(filled) { return }
         if authority.kind != .oidc, !tenant.isEmpty, let parts = URLParts(issuer), parts.scheme == "https",
-           environments.contains(parts.host), Self.trimmed(parts.path) == "/\(tenant)/v2.0" {
+            environments.contains(parts.host), Self.trimmed(parts.path) == "/\(tenant)/v2.0"
+        {
             return
         }
         throw Self.refused("its issuer \(issuer) is not the authority's (\(expected))")

@@ -6,8 +6,10 @@ struct InteractiveFlow: Sendable {
     let dependencies: AuthDependencies
     let resolver: AuthorityResolver
 
-    func run(_ request: InteractiveRequest, account: Account?, browser: any BrowserLauncher,
-             correlationId: String) async throws -> TokenResult {
+    func run(
+        _ request: InteractiveRequest, account: Account?, browser: any BrowserLauncher,
+        correlationId: String
+    ) async throws -> TokenResult {
         let resolved = try await resolver.resolve(try configuration.authority(for: request.authority))
         let authority = resolved.authority
         let metadata = resolved.metadata
@@ -25,8 +27,9 @@ struct InteractiveFlow: Sendable {
         }
         let response: AuthorizationResponse
         do {
-            let url = authorizeURL(metadata: metadata, scopes: scopes, request: request, account: account, claims: claims,
-                                   redirectURI: pending.redirectURI, pkce: pkce, state: state, nonce: nonce)
+            let url = authorizeURL(
+                metadata: metadata, scopes: scopes, request: request, account: account, claims: claims,
+                redirectURI: pending.redirectURI, pkce: pkce, state: state, nonce: nonce)
             // Wait for the redirect while the browser opens: a client answering `openUrl` only
             // after the sign-in must not block it.
             async let redirect = pending.response(expectedState: state, timeout: configuration.interactiveTimeout)
@@ -48,18 +51,24 @@ struct InteractiveFlow: Sendable {
         }
         if let failure = Self.error(in: response, correlationId: correlationId) { throw failure }
         guard let code = response.code, !code.isEmpty else { throw AuthError.malformed("the redirect carried no code") }
-        let grant = AuthorizationCodeGrant(code: code, redirectURI: pending.redirectURI, verifier: pkce.verifier,
-                                           scopes: Scopes.decorated(scopes), claims: claims)
-        let client = TokenEndpointClient(transport: dependencies.transport, clientId: configuration.clientId,
-                                         clock: dependencies.clock)
+        let grant = AuthorizationCodeGrant(
+            code: code, redirectURI: pending.redirectURI, verifier: pkce.verifier,
+            scopes: Scopes.decorated(scopes), claims: claims)
+        let client = TokenEndpointClient(
+            transport: dependencies.transport, clientId: configuration.clientId,
+            clock: dependencies.clock)
         let tokens = try await client.redeem(grant.fields, at: metadata.tokenEndpoint, correlationId: correlationId)
         return try await TokenResponseHandler(configuration: configuration, dependencies: dependencies, resolver: resolver).handle(
-            tokens, .init(authority: authority, metadata: metadata, requestedScopes: scopes,
-                          correlationId: correlationId, nonce: nonce, grant: "authorization_code"))
+            tokens,
+            .init(
+                authority: authority, metadata: metadata, requestedScopes: scopes,
+                correlationId: correlationId, nonce: nonce, grant: "authorization_code"))
     }
 
-    func authorizeURL(metadata: OpenIDMetadata, scopes: [String], request: InteractiveRequest, account: Account?,
-                      claims: String?, redirectURI: String, pkce: PKCE, state: String, nonce: String) -> String {
+    func authorizeURL(
+        metadata: OpenIDMetadata, scopes: [String], request: InteractiveRequest, account: Account?,
+        claims: String?, redirectURI: String, pkce: PKCE, state: String, nonce: String
+    ) -> String {
         var fields: [(String, String)] = [
             ("client_id", configuration.clientId), ("response_type", "code"), ("redirect_uri", redirectURI),
             ("response_mode", "query"),

@@ -9,8 +9,10 @@ struct SignOutFlow: Sendable {
     /// - Returns: what became of the browser part, `nil` when none was asked for (and the
     ///   device is not shared).
     @discardableResult
-    func run(_ account: Account, directory: AccountDirectory, fromBrowser: Bool,
-             browser: any BrowserLauncher) async throws -> BrowserSignOut? {
+    func run(
+        _ account: Account, directory: AccountDirectory, fromBrowser: Bool,
+        browser: any BrowserLauncher
+    ) async throws -> BrowserSignOut? {
         let shared = configuration.sharedDeviceMode
         let victims = shared ? try directory.all() : [account]
         let wasCurrent = try directory.current()?.homeAccountId == account.homeAccountId
@@ -20,9 +22,10 @@ struct SignOutFlow: Sendable {
         for victim in victims {
             let environments = await resolver.aliases(of: victim.environment)
             try CacheAccess.run {
-                _ = try dependencies.cache.removeAccount(homeAccountId: victim.homeAccountId,
-                                                         environments: environments,
-                                                         clientId: configuration.clientId)
+                _ = try dependencies.cache.removeAccount(
+                    homeAccountId: victim.homeAccountId,
+                    environments: environments,
+                    clientId: configuration.clientId)
             }
         }
         if shared || wasCurrent {
@@ -39,10 +42,12 @@ struct SignOutFlow: Sendable {
         let clientId = configuration.clientId
         return try CacheAccess.run {
             try dependencies.cache.read { document in
-                (document.idToken(homeAccountId: account.homeAccountId, environments: environments,
-                                  realm: account.tenantId, clientId: clientId)
-                    ?? document.idToken(homeAccountId: account.homeAccountId, environments: environments,
-                                        realm: nil, clientId: clientId))?.secret
+                (document.idToken(
+                    homeAccountId: account.homeAccountId, environments: environments,
+                    realm: account.tenantId, clientId: clientId)
+                    ?? document.idToken(
+                        homeAccountId: account.homeAccountId, environments: environments,
+                        realm: nil, clientId: clientId))?.secret
             }
         }
     }

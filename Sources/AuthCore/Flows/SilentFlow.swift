@@ -29,13 +29,16 @@ struct SilentFlow: Sendable {
         let cached = found.cached
         guard let account = found.account else { throw Self.noAccount(request.account) }
         if let cached, !cached.token.needsRefresh(at: dependencies.clock.now()) { return cached.result(correlationId) }
-        let key = [configuration.clientId, account.homeAccountId, authority.url,
-                   scopes.map { $0.lowercased() }.sorted().joined(separator: " "),
-                   request.claims ?? "", request.forceRefresh ? "force" : ""].joined(separator: "|").lowercased()
+        let key = [
+            configuration.clientId, account.homeAccountId, authority.url,
+            scopes.map { $0.lowercased() }.sorted().joined(separator: " "),
+            request.claims ?? "", request.forceRefresh ? "force" : "",
+        ].joined(separator: "|").lowercased()
         return try await coordinator.run(key: key) {
             try await dependencies.cache.refreshLock.withLock(key: key, timeout: Self.refreshWait) {
-                try await refreshUnlessDone(authority: authority, view: view, scopes: scopes, account: account,
-                                            request: request, correlationId: correlationId)
+                try await refreshUnlessDone(
+                    authority: authority, view: view, scopes: scopes, account: account,
+                    request: request, correlationId: correlationId)
             }
         }
     }
@@ -43,11 +46,14 @@ struct SilentFlow: Sendable {
     /// With the refresh to ourselves: a token another request (or process) just got is taken
     /// from the cache; else the refresh token is redeemed. A failure that is not
     /// `interactionRequired` still returns a cached token that is valid.
-    private func refreshUnlessDone(authority: Authority, view: CacheView, scopes: [String], account: Account,
-                                   request: SilentRequest, correlationId: String) async throws -> TokenResult {
+    private func refreshUnlessDone(
+        authority: Authority, view: CacheView, scopes: [String], account: Account,
+        request: SilentRequest, correlationId: String
+    ) async throws -> TokenResult {
         let useCache = !request.forceRefresh && request.claims == nil
-        var lookup = Lookup(authority: authority, realms: realms(authority, view.metadataRealm, account),
-                            environments: view.environments, scopes: scopes, account: account)
+        var lookup = Lookup(
+            authority: authority, realms: realms(authority, view.metadataRealm, account),
+            environments: view.environments, scopes: scopes, account: account)
         func cached() throws -> CachedResult? {
             guard useCache else { return nil }
             return try CacheAccess.run { try dependencies.cache.read { cachedToken(lookup, in: $0) } }
@@ -55,8 +61,9 @@ struct SilentFlow: Sendable {
         if let fresh = try cached(), !fresh.token.needsRefresh(at: dependencies.clock.now()) { return fresh.result(correlationId) }
         do {
             let resolved = try await resolver.resolve(authority)
-            lookup = Lookup(authority: resolved.authority, realms: realms(authority, resolved.realm, account),
-                            environments: resolved.environments, scopes: scopes, account: account)
+            lookup = Lookup(
+                authority: resolved.authority, realms: realms(authority, resolved.realm, account),
+                environments: resolved.environments, scopes: scopes, account: account)
             if let fresh = try cached(), !fresh.token.needsRefresh(at: dependencies.clock.now()) { return fresh.result(correlationId) }
             return try await refresh(lookup, metadata: resolved.metadata, claims: request.claims, correlationId: correlationId)
         } catch let error as AuthError where error.kind != .interactionRequired {
@@ -96,8 +103,9 @@ struct SilentFlow: Sendable {
         let view = try await resolver.cacheView(authority, in: document)
         let directory = AccountDirectory(configuration: configuration, cache: dependencies.cache, environments: view.environments)
         guard let account = try directory.resolve(reference, in: document) else { return Found(view: view) }
-        let lookup = Lookup(authority: authority, realms: realms(authority, view.metadataRealm, account),
-                            environments: view.environments, scopes: scopes, account: account)
+        let lookup = Lookup(
+            authority: authority, realms: realms(authority, view.metadataRealm, account),
+            environments: view.environments, scopes: scopes, account: account)
         let found = Found(view: view, account: account, cached: useCache ? cachedToken(lookup, in: document) : nil)
         if useCache { memo.store(found, forKey: memoKey, stamp: document.stamp) }
         return found
@@ -131,20 +139,24 @@ struct SilentFlow: Sendable {
         let home = lookup.account.homeAccountId
         let scopes = ScopeSet(lookup.scopes)
         for realm in lookup.realms {
-            guard let token = document.accessToken(homeAccountId: home, environments: lookup.environments, realm: realm,
-                                                   clientId: configuration.clientId, scopes: scopes, keyId: nil),
-                  !token.isExpired(at: now)
+            guard
+                let token = document.accessToken(
+                    homeAccountId: home, environments: lookup.environments, realm: realm,
+                    clientId: configuration.clientId, scopes: scopes, keyId: nil),
+                !token.isExpired(at: now)
             else { continue }
-            let idToken = document.idToken(homeAccountId: home, environments: lookup.environments,
-                                           realm: token.realm, clientId: configuration.clientId)
+            let idToken = document.idToken(
+                homeAccountId: home, environments: lookup.environments,
+                realm: token.realm, clientId: configuration.clientId)
             let account = lookup.account
             let authority = lookup.authority.url
             let granted = token.scopes.resourceScopes
             let result: @Sendable (String) -> TokenResult = { correlationId in
-                TokenResult(accessToken: token.secret, tokenType: TokenResponse.normalized(tokenType: token.tokenType),
-                            expiresOn: token.expiresOn,
-                            scopes: granted, account: account, idToken: idToken?.secret, tenantId: account.tenantId,
-                            authority: authority, correlationId: correlationId, fromCache: true)
+                TokenResult(
+                    accessToken: token.secret, tokenType: TokenResponse.normalized(tokenType: token.tokenType),
+                    expiresOn: token.expiresOn,
+                    scopes: granted, account: account, idToken: idToken?.secret, tenantId: account.tenantId,
+                    authority: authority, correlationId: correlationId, fromCache: true)
             }
             return CachedResult(token: token, result: result)
         }
@@ -164,8 +176,10 @@ struct SilentFlow: Sendable {
         let clientId = configuration.clientId
         let candidates = try CacheAccess.run {
             try dependencies.cache.read {
-                Self.candidates($0.refreshTokensToTry(homeAccountId: lookup.account.homeAccountId, environments: environments,
-                                                      clientId: clientId), clientId: clientId)
+                Self.candidates(
+                    $0.refreshTokensToTry(
+                        homeAccountId: lookup.account.homeAccountId, environments: environments,
+                        clientId: clientId), clientId: clientId)
             }
         }
         guard !candidates.isEmpty else {
@@ -174,8 +188,9 @@ struct SilentFlow: Sendable {
             throw error
         }
         let merged = try Scopes.mergedClaims(claims, capabilities: configuration.clientCapabilities)
-        let client = TokenEndpointClient(transport: dependencies.transport, clientId: configuration.clientId,
-                                         clock: dependencies.clock)
+        let client = TokenEndpointClient(
+            transport: dependencies.transport, clientId: configuration.clientId,
+            clock: dependencies.clock)
         dependencies.logger.debug("refreshing a token", metadata: ["realm": "\(lookup.realm)"])
         var firstFailure: AuthError?
         for refreshToken in candidates {
@@ -200,11 +215,15 @@ struct SilentFlow: Sendable {
         return [own, family].compactMap { $0 }
     }
 
-    private func handle(_ tokens: TokenResponse, _ lookup: Lookup, metadata: OpenIDMetadata,
-                        correlationId: String) async throws -> TokenResult {
+    private func handle(
+        _ tokens: TokenResponse, _ lookup: Lookup, metadata: OpenIDMetadata,
+        correlationId: String
+    ) async throws -> TokenResult {
         var result = try await TokenResponseHandler(configuration: configuration, dependencies: dependencies, resolver: resolver).handle(
-            tokens, .init(authority: lookup.authority, metadata: metadata, requestedScopes: lookup.scopes,
-                          correlationId: correlationId, knownAccount: lookup.account, grant: nil))
+            tokens,
+            .init(
+                authority: lookup.authority, metadata: metadata, requestedScopes: lookup.scopes,
+                correlationId: correlationId, knownAccount: lookup.account, grant: nil))
         if result.idToken == nil { result.idToken = try cachedIdToken(lookup) }
         return result
     }
@@ -216,8 +235,9 @@ struct SilentFlow: Sendable {
         return try CacheAccess.run {
             try dependencies.cache.read { document in
                 lookup.realms.lazy.compactMap {
-                    document.idToken(homeAccountId: lookup.account.homeAccountId, environments: lookup.environments,
-                                     realm: $0, clientId: clientId)?.secret
+                    document.idToken(
+                        homeAccountId: lookup.account.homeAccountId, environments: lookup.environments,
+                        realm: $0, clientId: clientId)?.secret
                 }.first
             }
         }

@@ -62,15 +62,17 @@ struct TokenResponseHandler: Sendable {
     private func account(from response: TokenResponse, idToken: IDToken?, context: Context) throws -> Account {
         let clientInfo = try response.clientInfo.map { (raw: String) throws(AuthError) in try ClientInfo(raw: raw) }
         if let idToken {
-            let homeAccountId = clientInfo?.homeAccountId
+            let homeAccountId =
+                clientInfo?.homeAccountId
                 ?? context.knownAccount?.homeAccountId
                 ?? idToken.objectId.map { "\($0).\(idToken.tenantId ?? context.authority.tenant)" }
             guard let homeAccountId, let localId = idToken.objectId else {
                 throw AuthError.malformed("neither client_info nor the ID token identify the account")
             }
-            return Account(homeAccountId: homeAccountId, localAccountId: localId, environment: context.authority.cacheEnvironment,
-                           tenantId: idToken.tenantId ?? context.authority.tenant, username: idToken.username ?? "",
-                           name: idToken.name, idTokenClaims: idToken.claims)
+            return Account(
+                homeAccountId: homeAccountId, localAccountId: localId, environment: context.authority.cacheEnvironment,
+                tenantId: idToken.tenantId ?? context.authority.tenant, username: idToken.username ?? "",
+                name: idToken.name, idTokenClaims: idToken.claims)
         }
         guard let known = context.knownAccount else {
             throw AuthError.malformed("the token response carries no ID token for a new sign-in")

@@ -9,8 +9,10 @@ struct AuthorizationCodeGrant {
     let claims: String?
 
     var fields: [(String, String)] {
-        [("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirectURI),
-         ("code_verifier", verifier), ("scope", scopes.joined(separator: " "))]
+        [
+            ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirectURI),
+            ("code_verifier", verifier), ("scope", scopes.joined(separator: " ")),
+        ]
             + (claims.map { [("claims", $0)] } ?? [])
     }
 }

@@ -10,9 +10,11 @@ struct TokenEndpointClient: Sendable {
 
     /// The headers MSAL sends with every call (correlation, SDK identification).
     static func headers(correlationId: String) -> [(name: String, value: String)] {
-        [("client-request-id", correlationId), ("return-client-request-id", "true"),
-         ("x-client-SKU", LibraryInfo.name), ("x-client-Ver", LibraryInfo.version), ("x-client-OS", "linux"),
-         ("Accept", "application/json")]
+        [
+            ("client-request-id", correlationId), ("return-client-request-id", "true"),
+            ("x-client-SKU", LibraryInfo.name), ("x-client-Ver", LibraryInfo.version), ("x-client-OS", "linux"),
+            ("Accept", "application/json"),
+        ]
     }
 
     /// Redeems `fields` (plus `client_id` and `client_info=1`) at `endpoint`.
@@ -40,22 +42,27 @@ struct TokenEndpointClient: Sendable {
         }
         let endpoint = OAuthEndpoint.token(grantType: fields.first { $0.0 == "grant_type" }?.1)
         if let json, json["error"]?.stringValue != nil {
-            var error = OAuthErrorResponse.authError(json: json, httpStatus: response.status,
-                                                     retryAfter: Self.retryAfter(response), endpoint: endpoint)
+            var error = OAuthErrorResponse.authError(
+                json: json, httpStatus: response.status,
+                retryAfter: Self.retryAfter(response), endpoint: endpoint)
             error.correlationId = error.correlationId ?? correlationId
             throw error
         }
-        throw Self.bareError(status: response.status, retryAfter: Self.retryAfter(response), endpoint: endpoint,
-                             correlationId: correlationId)
+        throw Self.bareError(
+            status: response.status, retryAfter: Self.retryAfter(response), endpoint: endpoint,
+            correlationId: correlationId)
     }
 
     /// The error for an answer without an OAuth error body (its kind from the classifier: an
     /// empty 400 answering a refresh token means the user must sign in again).
     private static func bareError(status: Int, retryAfter: Int?, endpoint: OAuthEndpoint, correlationId: String) -> AuthError {
         let kind = OAuthErrorClassifier.kind(of: OAuthErrorAnswer(error: nil, httpStatus: status), at: endpoint)
-        var error = kind == .interactionRequired
-            ? AuthError(kind, "the token endpoint refused the refresh token (HTTP \(status) without an OAuth error); "
-                + "sign in again with acquireToken")
+        var error =
+            kind == .interactionRequired
+            ? AuthError(
+                kind,
+                "the token endpoint refused the refresh token (HTTP \(status) without an OAuth error); "
+                    + "sign in again with acquireToken")
             : AuthError(kind, "the token endpoint answered HTTP \(status)")
         error.httpStatus = status
         error.retryAfter = kind == .interactionRequired ? nil : retryAfter

@@ -14,8 +14,10 @@ public struct Account: Sendable, Equatable {
     /// The ID token's claims, when one is at hand.
     public var idTokenClaims: JSONObject?
 
-    public init(homeAccountId: String, localAccountId: String, environment: String, tenantId: String,
-                username: String, name: String? = nil, idTokenClaims: JSONObject? = nil) {
+    public init(
+        homeAccountId: String, localAccountId: String, environment: String, tenantId: String,
+        username: String, name: String? = nil, idTokenClaims: JSONObject? = nil
+    ) {
         self.homeAccountId = homeAccountId
         self.localAccountId = localAccountId
         self.environment = environment
@@ -39,11 +41,12 @@ extension Account {
 
     public init?(snapshot: JSONObject) {
         guard let home = snapshot["homeAccountId"]?.stringValue, let local = snapshot["localAccountId"]?.stringValue,
-              let environment = snapshot["environment"]?.stringValue, let tenant = snapshot["tenantId"]?.stringValue,
-              let username = snapshot["username"]?.stringValue
+            let environment = snapshot["environment"]?.stringValue, let tenant = snapshot["tenantId"]?.stringValue,
+            let username = snapshot["username"]?.stringValue
         else { return nil }
-        self.init(homeAccountId: home, localAccountId: local, environment: environment, tenantId: tenant,
-                  username: username, name: snapshot["name"]?.stringValue)
+        self.init(
+            homeAccountId: home, localAccountId: local, environment: environment, tenantId: tenant,
+            username: username, name: snapshot["name"]?.stringValue)
     }
 }
 

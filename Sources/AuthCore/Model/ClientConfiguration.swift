@@ -20,9 +20,11 @@ public struct ClientConfiguration: Sendable {
     /// registered with the application); `nil`: not sent.
     public var postLogoutRedirectURI: String?
 
-    public init(clientId: String, authority: Authority, redirectURI: String = "http://localhost",
-                knownAuthorities: [String] = [], defaultScopes: [String] = ["user.read"],
-                clientCapabilities: [String] = [], sharedDeviceMode: Bool = false) {
+    public init(
+        clientId: String, authority: Authority, redirectURI: String = "http://localhost",
+        knownAuthorities: [String] = [], defaultScopes: [String] = ["user.read"],
+        clientCapabilities: [String] = [], sharedDeviceMode: Bool = false
+    ) {
         self.clientId = clientId
         self.authority = authority
         self.redirectURI = redirectURI
@@ -51,8 +53,10 @@ public struct AuthDependencies: Sendable {
     public var listener: any RedirectListener
     public var logger: Logger
 
-    public init(transport: any HTTPTransport, cache: TokenCache, clock: any AuthClock = SystemClock(),
-                browser: any BrowserLauncher, listener: any RedirectListener, logger: Logger) {
+    public init(
+        transport: any HTTPTransport, cache: TokenCache, clock: any AuthClock = SystemClock(),
+        browser: any BrowserLauncher, listener: any RedirectListener, logger: Logger
+    ) {
         self.transport = transport
         self.cache = cache
         self.clock = clock

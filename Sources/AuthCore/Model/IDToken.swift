@@ -14,7 +14,7 @@ public struct IDToken: Sendable, Equatable {
     public init(raw: String) throws(AuthError) {
         let parts = raw.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3 || parts.count == 2, let payload = Base64URL.decode(parts[1]),
-              let claims = (try? JSONValue.parse(payload))?.objectValue
+            let claims = (try? JSONValue.parse(payload))?.objectValue
         else { throw .malformed("the ID token is not a JWT") }
         self.raw = raw
         self.claims = claims
@@ -50,7 +50,7 @@ public struct ClientInfo: Sendable, Equatable {
 
     public init(raw: String) throws(AuthError) {
         guard let bytes = Base64URL.decode(raw), let value = try? JSONValue.parse(bytes),
-              let uid = value["uid"]?.stringValue, let utid = value["utid"]?.stringValue
+            let uid = value["uid"]?.stringValue, let utid = value["utid"]?.stringValue
         else { throw .malformed("client_info is not base64url JSON with uid and utid") }
         self.uid = uid
         self.utid = utid

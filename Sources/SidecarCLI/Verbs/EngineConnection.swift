@@ -1,13 +1,14 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Agent
 import JSONRPC
 import Logging
 import POSIXSupport
 import Sidecar
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// The descriptor a verb speaks JSON-RPC (NDJSON) on, and what is at its other end.
 ///

@@ -41,7 +41,8 @@ struct GitCredentialCommand: ParsableCommand {
             throw ExitCode(VerbFailure.failureStatus)
         }
         guard action != .store,
-              let scope = GitCredentialHosts.default.scope(protocol: attributes["protocol"], host: attributes["host"]) else { return }
+            let scope = GitCredentialHosts.default.scope(protocol: attributes["protocol"], host: attributes["host"])
+        else { return }
         try VerbSession.run(common) { session throws(VerbFailure) in
             var params: JSONObject = ["scopes": [.string(scope)]]
             if action == .erase { params["forceRefresh"] = true }
@@ -49,7 +50,8 @@ struct GitCredentialCommand: ParsableCommand {
             guard action == .get else { return }
             let username = result["account"]?["username"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 } ?? "auth-sidecar"
             guard let token = result["accessToken"]?.stringValue, let expiresOn = result["expiresOn"]?.intValue,
-                  let answer = GitCredential.answer(username: username, token: token, expiresOn: expiresOn) else {
+                let answer = GitCredential.answer(username: username, token: token, expiresOn: expiresOn)
+            else {
                 throw VerbFailure(message: "git-credential: the engine's answer has no usable token")
             }
             session.print(answer)

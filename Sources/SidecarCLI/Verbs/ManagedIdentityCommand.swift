@@ -31,8 +31,10 @@ struct ManagedIdentityCommand: ParsableCommand {
             let secret = ManagedIdentityProtocol.newSecret()
             let server: ManagedIdentityServer
             do throws(AdapterError) {
-                server = try ManagedIdentityServer(port: port, secret: secret, clientId: clientId,
-                                                   logger: session.logger) { scope in engine.token(for: scope) }
+                server = try ManagedIdentityServer(
+                    port: port, secret: secret, clientId: clientId,
+                    logger: session.logger
+                ) { scope in engine.token(for: scope) }
             } catch {
                 throw VerbFailure(message: "managed-identity: \(error.description)")
             }

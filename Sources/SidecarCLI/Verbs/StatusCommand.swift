@@ -1,12 +1,13 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import ArgumentParser
 import JSON
 import JSONRPC
 import Sidecar
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// `auth-sidecar status`: the configuration in force, the agent, the accounts and their tokens.
 struct StatusCommand: ParsableCommand {
@@ -40,7 +41,9 @@ struct StatusCommand: ParsableCommand {
         var statuses: [StatusReport.AccountStatus] = []
         for account in accounts {
             let isCurrent = currentID != nil && account["homeAccountId"] == currentID
-            let outcome = isCurrent ? current
+            let outcome =
+                isCurrent
+                ? current
                 : try session.outcome("acquireTokenSilent", ["account": ["homeAccountId": account["homeAccountId"] ?? .null]])
             statuses.append(.init(account: account, current: isCurrent, token: tokenState(outcome)))
         }

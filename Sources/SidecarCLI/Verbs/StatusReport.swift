@@ -30,25 +30,27 @@ struct StatusReport {
             "configurationSources": JSONValue(origins),
             "engine": engine == .agent ? "agent" : "inProcess",
             "agent": ["socket": .string(agentSocket), "state": .string(agentStateName), "detail": JSONValue(agentDetail)],
-            "accounts": .array(accounts.map { status in
-                var token: JSONObject = [:]
-                switch status.token {
-                case .valid(let expiresOn): token = ["state": "valid", "expiresOn": .int(expiresOn)]
-                case .signInNeeded(let reason): token = ["state": "signInNeeded", "detail": .string(reason)]
-                case .failed(let reason): token = ["state": "error", "detail": .string(reason)]
-                }
-                return ["account": status.account, "current": .bool(status.current), "token": .object(token)]
-            }),
+            "accounts": .array(
+                accounts.map { status in
+                    var token: JSONObject = [:]
+                    switch status.token {
+                    case .valid(let expiresOn): token = ["state": "valid", "expiresOn": .int(expiresOn)]
+                    case .signInNeeded(let reason): token = ["state": "signInNeeded", "detail": .string(reason)]
+                    case .failed(let reason): token = ["state": "error", "detail": .string(reason)]
+                    }
+                    return ["account": status.account, "current": .bool(status.current), "token": .object(token)]
+                }),
         ]
     }
 
     func text(now: Int64) -> String {
         let cache = configuration["cache"]
-        let cacheText: String = if let path = cache?["path"]?.stringValue {
-            cache?["encryption"]?["keyFile"]?.stringValue.map { "\(path) (encrypted, key file \($0))" } ?? "\(path) (not encrypted)"
-        } else {
-            "in memory only"
-        }
+        let cacheText: String =
+            if let path = cache?["path"]?.stringValue {
+                cache?["encryption"]?["keyFile"]?.stringValue.map { "\(path) (encrypted, key file \($0))" } ?? "\(path) (not encrypted)"
+            } else {
+                "in memory only"
+            }
         var lines = [
             "client id:  \(configuration["clientId"]?.stringValue ?? "-")",
             "authority:  \(configuration["authority"]?.stringValue ?? "-")",
@@ -61,11 +63,12 @@ struct StatusReport {
         if accounts.isEmpty { lines.append("accounts:   none; run 'auth-sidecar login'") }
         for (index, status) in accounts.enumerated() {
             let label = index == 0 ? "accounts:   " : "            "
-            let token: String = switch status.token {
-            case .valid(let expiresOn): "token \(VerbOutput.lifetime(secondsLeft: expiresOn - now))"
-            case .signInNeeded: "sign-in needed"
-            case .failed(let reason): "error: \(reason)"
-            }
+            let token: String =
+                switch status.token {
+                case .valid(let expiresOn): "token \(VerbOutput.lifetime(secondsLeft: expiresOn - now))"
+                case .signInNeeded: "sign-in needed"
+                case .failed(let reason): "error: \(reason)"
+                }
             lines.append(label + VerbOutput.username(status.account) + (status.current ? " (current)" : "") + ", " + token)
         }
         return lines.joined(separator: "\n")

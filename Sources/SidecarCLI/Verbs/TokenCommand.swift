@@ -34,8 +34,9 @@ struct TokenCommand: ParsableCommand {
 
     /// The options as a plain value, the one the fast path makes too.
     var request: TokenRequest {
-        TokenRequest(scopes: scopes, resource: resource, account: account, tenant: tenant, output: output,
-                     forceRefresh: forceRefresh)
+        TokenRequest(
+            scopes: scopes, resource: resource, account: account, tenant: tenant, output: output,
+            forceRefresh: forceRefresh)
     }
 
     func validate() throws {

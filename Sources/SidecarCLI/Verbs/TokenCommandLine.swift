@@ -22,7 +22,8 @@ enum TokenCommandLine {
                 continue
             }
             guard let value = inlineValue ?? remaining.popFirst(), !value.hasPrefix("-"),
-                  set(name, value, &request, &verb) else { return nil }
+                set(name, value, &request, &verb)
+            else { return nil }
         }
         return request.invalidity == nil ? (request, verb) : nil
     }

@@ -1,8 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import AuthSeams
 import Dispatch
 import JSON
@@ -10,6 +5,12 @@ import JSONRPC
 import Loopback
 import Sidecar
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// The verbs' answer to the engine's `openUrl` request (they initialize with
 /// `browser: "client"`): open the system browser when this machine can, else print the URL
@@ -65,7 +66,8 @@ struct URLOpener {
         var iterator = Array(text.utf8).makeIterator()
         while let byte = iterator.next() {
             if byte == UInt8(ascii: "%"), let high = iterator.next(), let low = iterator.next(),
-               let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16) {
+                let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16)
+            {
                 bytes.append(value)
             } else {
                 bytes.append(byte == UInt8(ascii: "+") ? UInt8(ascii: " ") : byte)

@@ -37,8 +37,9 @@ struct VerbFailure: Error, Equatable {
             let who = account.map { "no signed-in account is \($0)" } ?? "no account is signed in"
             return signInNeeded(who, account: account)
         case -32602 where error.data["member"]?.stringValue == "clientId" && error.message.contains("missing member"):
-            return VerbFailure(message: "no client id configured: pass --client-id ID, or write {\"clientId\": \"ID\"} to "
-                + (UserPaths.defaultConfigFile() ?? "$XDG_CONFIG_HOME/auth-sidecar/config.json"))
+            return VerbFailure(
+                message: "no client id configured: pass --client-id ID, or write {\"clientId\": \"ID\"} to "
+                    + (UserPaths.defaultConfigFile() ?? "$XDG_CONFIG_HOME/auth-sidecar/config.json"))
         default:
             return VerbFailure(message: "\(oneLine(error.message)) (\(name))")
         }

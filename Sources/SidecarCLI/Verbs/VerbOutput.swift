@@ -33,8 +33,9 @@ enum VerbOutput {
     /// a token or an expiry.
     static func az(_ result: JSONValue) -> JSONValue? {
         guard let token = result["accessToken"]?.stringValue, let expiresOn = result["expiresOn"]?.intValue else { return nil }
-        return AzAccessToken.json(accessToken: token, expiresOn: expiresOn, tenant: result["tenantId"]?.stringValue ?? "",
-                                  tokenType: result["tokenType"]?.stringValue ?? "Bearer", subscription: nil)
+        return AzAccessToken.json(
+            accessToken: token, expiresOn: expiresOn, tenant: result["tenantId"]?.stringValue ?? "",
+            tokenType: result["tokenType"]?.stringValue ?? "Bearer", subscription: nil)
     }
 
     /// "in 59 min", "in 2 h 5 min", "expired 3 min ago", from seconds left.

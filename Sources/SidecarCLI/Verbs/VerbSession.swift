@@ -1,14 +1,15 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import Agent
 import ArgumentParser
 import JSON
-import Agent
 import JSONRPC
 import Logging
 import Sidecar
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// The options every verb takes: the configuration sources, and whether to use an agent.
 struct VerbOptions: ParsableArguments {
@@ -42,8 +43,10 @@ final class VerbSession {
     private var initialized: Result<JSONValue, VerbFailure>?
     private let initializeID: RequestID
 
-    private init(client: JSONRPCClient, connection: EngineConnection, agentSocket: String,
-                 sources: ConfigurationSources, initializeID: RequestID, logger: Logger, output: Int32) {
+    private init(
+        client: JSONRPCClient, connection: EngineConnection, agentSocket: String,
+        sources: ConfigurationSources, initializeID: RequestID, logger: Logger, output: Int32
+    ) {
         self.client = client
         self.connection = connection
         self.agentSocket = agentSocket
@@ -98,7 +101,8 @@ final class VerbSession {
         let sources: ConfigurationSources
         do { sources = try ConfigurationSources.load(launch) } catch { throw VerbFailure(message: error.message) }
         let socket = UserPaths.agentSocket()
-        let connection = try EngineConnection.open(socketPath: socket, useAgent: !options.noAgent && !AgentConnection.disabledByEnvironment, logger: logger)
+        let connection = try EngineConnection.open(
+            socketPath: socket, useAgent: !options.noAgent && !AgentConnection.disabledByEnvironment, logger: logger)
         let client = JSONRPCClient(fd: connection.fd)
         let opener = URLOpener.system()
         client.onRequest = { method, params in
@@ -113,8 +117,9 @@ final class VerbSession {
         do { initializeID = try client.sendRequest("initialize", params: params.json) } catch {
             throw .connection(error, engine: connection.engine)
         }
-        return VerbSession(client: client, connection: connection, agentSocket: socket, sources: sources,
-                           initializeID: initializeID, logger: logger, output: output)
+        return VerbSession(
+            client: client, connection: connection, agentSocket: socket, sources: sources,
+            initializeID: initializeID, logger: logger, output: output)
     }
 
     /// Sends a request; its error becomes a ``VerbFailure`` (`account`: the username it named).
@@ -150,8 +155,10 @@ final class VerbSession {
         _ = Glibc.close(output)
     }
 
-    private static func outcome(_ client: JSONRPCClient, _ engine: EngineConnection.Engine, _ id: RequestID,
-                                account: String? = nil, timeoutSeconds: Double? = nil) throws(VerbFailure) -> JSONValue {
+    private static func outcome(
+        _ client: JSONRPCClient, _ engine: EngineConnection.Engine, _ id: RequestID,
+        account: String? = nil, timeoutSeconds: Double? = nil
+    ) throws(VerbFailure) -> JSONValue {
         let outcome: Result<JSONValue, RPCError>
         do { outcome = try client.reply(to: id, timeoutSeconds: timeoutSeconds) } catch {
             throw .connection(error, engine: engine)

@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import AuthCore
 import AuthTestSupport
 import JSON
@@ -10,6 +7,10 @@ import POSIXSupport
 import Sidecar
 import Synchronization
 import TokenCache
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The real `JSONRPCServer` with the real `SidecarService`, on a thread at one end of a
 /// socketpair; the test is the client at the other end (as sourcekit-lsp's
@@ -61,8 +62,9 @@ final class InProcessServer: @unchecked Sendable {
         var options = SidecarService.Options()
         options.diagnostics = diagnostics
         options.dependencies = { logger in
-            AuthDependencies(transport: fakes.transport, cache: fakes.cache, clock: fakes.clock, browser: fakes.browser,
-                             listener: fakes.listener, logger: logger)
+            AuthDependencies(
+                transport: fakes.transport, cache: fakes.cache, clock: fakes.clock, browser: fakes.browser,
+                listener: fakes.listener, logger: logger)
         }
         let logger = Logger(label: "in-process") { _ in SwiftLogNoOpLogHandler() }
         let server = JSONRPCServer(service: try SidecarService(options: options, logger: logger), logger: logger)
@@ -101,8 +103,10 @@ final class InProcessServer: @unchecked Sendable {
     /// `initialize` with an in-memory configuration plus `extra`; the result.
     @discardableResult
     func initialize(_ extra: JSONObject = [:]) async throws -> JSONValue {
-        var params: JSONObject = ["clientId": .string(Self.clientId), "authority": "https://login.microsoftonline.com/common",
-                                  "cache": ["persistence": "memory"]]
+        var params: JSONObject = [
+            "clientId": .string(Self.clientId), "authority": "https://login.microsoftonline.com/common",
+            "cache": ["persistence": "memory"],
+        ]
         for (key, value) in extra { params[key] = value }
         return try await call("initialize", .object(params)).get()
     }
