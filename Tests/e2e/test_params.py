@@ -121,7 +121,7 @@ def test_initialize_wrong_element_type(spawn, framing):
                                  "http://me@localhost", "http://localhost:99999", "https://localhost"])
 def test_initialize_refuses_a_redirect_uri_the_listener_cannot_serve(spawn, framing, uri):
     p = spawn(framing=framing, client_id=None)
-    e = sc.assert_error(p.request("initialize", {"clientId": "abc", "redirectUri": uri}, 1), -32602, id=1,
+    e = sc.assert_error(p.request("initialize", {"clientId": "11111111-2222-3333-4444-555555555555", "redirectUri": uri}, 1), -32602, id=1,
                         name="invalidParams")
     assert e["data"].get("member") == "redirectUri", e
     assert "redirectUri" in e["message"], e
@@ -130,7 +130,7 @@ def test_initialize_refuses_a_redirect_uri_the_listener_cannot_serve(spawn, fram
 @pytest.mark.parametrize("uri", ["http://localhost", "http://127.0.0.1:0/cb", "http://localhost:8400/auth/done"])
 def test_initialize_accepts_a_redirect_uri_the_listener_can_serve(spawn, framing, uri):
     p = spawn(framing=framing, client_id=None)
-    sc.assert_result(p.request("initialize", {"clientId": "abc", "redirectUri": uri}, 1), id=1)
+    sc.assert_result(p.request("initialize", {"clientId": "11111111-2222-3333-4444-555555555555", "redirectUri": uri}, 1), id=1)
 
 
 @pytest.mark.parametrize("params, member", [
