@@ -84,6 +84,12 @@ def answered_ids(proc: subprocess.Popen, until: float, stop_after: int = 0) -> s
     return got
 
 
+def write_config(path: str, cache: str) -> None:
+    with open(path, "w") as f:
+        json.dump({"clientId": CLIENT, "authority": f"https://{ENV}/organizations", "instanceDiscovery": False,
+                   "cache": {"path": cache}}, f)
+
+
 def write_interval(binary: str, cache: str, homes: list[str], tmp_path) -> float:
     """Seconds between two answered sign-outs (one cache write each) on a copy of `cache`: the
     kills below are spread over that span, whatever the cache's size and the machine's speed."""
@@ -93,9 +99,7 @@ def write_interval(binary: str, cache: str, homes: list[str], tmp_path) -> float
     with open(cache, "rb") as source, open(os.open(copy, os.O_WRONLY | os.O_CREAT, 0o600), "wb") as target:
         target.write(source.read())
     config = str(copy_dir / "config.json")
-    with open(config, "w") as f:
-        json.dump({"clientId": CLIENT, "authority": f"https://{ENV}/organizations", "instanceDiscovery": False,
-                   "cache": {"path": copy}}, f)
+    write_config(config, copy)
     proc = start(binary, config, tmp_path)
     proc.stdin.write(b"".join(json.dumps({"jsonrpc": "2.0", "id": i, "method": "signout",
                                           "params": {"account": {"homeAccountId": h}}}).encode() + b"\n"
@@ -118,9 +122,7 @@ def test_kill_9_during_cache_writes_loses_nothing_answered(sidecar_bin, tmp_path
     # About 3 MB, so a write (serialise, write, fsync, rename) takes long enough to be cut.
     homes = make_cache(cache, max(rounds * per_round + 20, 1000))
     config = str(tmp_path / "config.json")
-    with open(config, "w") as f:
-        json.dump({"clientId": CLIENT, "authority": f"https://{ENV}/organizations", "instanceDiscovery": False,
-                   "cache": {"path": cache}}, f)
+    write_config(config, cache)
     # The kill comes 0 to 1.5 writes after the first answer: a fixed span cut writes of a small
     # cache mid-way but, at 1,000 rounds (a 15 MB cache), only ever hit the serialisation before them.
     kill_span = 1.5 * write_interval(sidecar_bin, cache, homes, tmp_path)

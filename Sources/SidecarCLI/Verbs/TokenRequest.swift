@@ -28,13 +28,9 @@ struct TokenRequest: Equatable {
 
     /// Asks the engine for a token silently and prints it in the chosen shape.
     func run(_ session: VerbSession) throws(VerbFailure) {
-        let result: JSONValue
-        if tenant == nil {
-            // Silent requests never start a sign-in: this one goes out right behind `initialize`.
-            result = try session.call("acquireTokenSilent", .object(try params(session)), account: account, pipelined: true)
-        } else {
-            result = try session.call("acquireTokenSilent", .object(try params(session)), account: account)
-        }
+        // A silent request never starts a sign-in, so it may go out right behind `initialize`
+        // (with --tenant, `params` has already read `initialize`'s reply for the authority).
+        let result = try session.call("acquireTokenSilent", .object(try params(session)), account: account, pipelined: true)
         try print(result, to: session)
     }
 
