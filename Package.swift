@@ -78,7 +78,7 @@ let package = Package(
         .target(
             name: "Agent",
             dependencies: [
-                "Sidecar", "JSONRPC", "JSON", "POSIXSupport", .product(name: "Logging", package: "swift-log"),
+                "Sidecar", "JSONRPC", "JSON", "Loopback", "POSIXSupport", .product(name: "Logging", package: "swift-log"),
             ]),
         // Tokens for other tools' protocols: az's JSON, git credentials, kubectl's
         // ExecCredential, the App Service managed-identity endpoint.
@@ -123,7 +123,9 @@ let package = Package(
             ]),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "AuthSeams", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "TokenCacheTests", dependencies: ["TokenCache", "JSON", "POSIXSupport"], exclude: ["Fixtures"]),
-        .testTarget(name: "LoopbackTests", dependencies: ["Loopback", "AuthSeams", "POSIXSupport"]),
+        .testTarget(
+            name: "LoopbackTests",
+            dependencies: ["Loopback", "AuthSeams", "POSIXSupport", .product(name: "Logging", package: "swift-log")]),
         .testTarget(
             name: "GraphTests",
             dependencies: [

@@ -7,6 +7,10 @@ import JSON
 public enum ManagedIdentityProtocol {
     public static let path = "/msi/token"
     public static let secretHeader = "x-identity-header"
+    public static let apiVersion = "2019-08-01"
+    /// The parameters that name a user-assigned identity, which this endpoint cannot be: it
+    /// answers 400 rather than hand out the user's token as if it were that identity's.
+    static let userAssignedIdentityParameters = ["client_id", "mi_res_id", "msi_res_id", "object_id", "principal_id"]
 
     /// A request the endpoint will answer with a token: the scope to ask for.
     public struct TokenRequest: Sendable, Equatable {
@@ -25,8 +29,8 @@ public enum ManagedIdentityProtocol {
         }
     }
 
-    /// Checks a request: method, path, secret (compared in constant time), api-version and
-    /// resource. Either the token to fetch or the reply to send at once.
+    /// Checks a request: method, path, secret (compared in constant time), api-version
+    /// (required), no user-assigned identity, and resource. Either the token to fetch or the reply to send at once.
     public static func evaluate(
         method: String, target: String, headers: [String: String],
         secret: String
@@ -41,8 +45,19 @@ public enum ManagedIdentityProtocol {
         guard let parameters = try? FormURLEncoding.decode(query) else {
             return .failure(ReplyError(.error(400, "the query string is malformed")))
         }
-        if let version = parameters["api-version"], version != "2019-08-01" {
-            return .failure(ReplyError(.error(400, "api-version \(version) is not supported (2019-08-01)")))
+        guard let version = parameters["api-version"] else {
+            return .failure(ReplyError(.error(400, "the query names no api-version (2019-08-01)")))
+        }
+        guard version == apiVersion else {
+            return .failure(ReplyError(.error(400, "api-version \(version) is not supported (\(apiVersion))")))
+        }
+        if let named = userAssignedIdentityParameters.first(where: { parameters[$0] != nil }) {
+            return .failure(
+                ReplyError(
+                    .error(
+                        400,
+                        "\(named): this endpoint serves the signed-in user's tokens, not a user-assigned identity; "
+                            + "leave the identity unset (system-assigned)")))
         }
         guard let resource = parameters["resource"], !resource.isEmpty, resource.count <= 2048 else {
             return .failure(ReplyError(.error(400, "the query names no resource")))
@@ -67,8 +82,9 @@ public enum ManagedIdentityProtocol {
     /// The reason phrase of the statuses the endpoint sends.
     static func reason(_ status: Int) -> String {
         [
-            200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 405: "Method Not Allowed",
-            500: "Internal Server Error", 503: "Service Unavailable",
+            200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
+            408: "Request Timeout", 413: "Content Too Large", 421: "Misdirected Request", 431: "Request Header Fields Too Large",
+            500: "Internal Server Error", 501: "Not Implemented", 503: "Service Unavailable", 505: "HTTP Version Not Supported",
         ][status] ?? "Error"
     }
 

@@ -1,6 +1,7 @@
 import JSON
 import JSONRPC
 import Logging
+import Loopback
 import POSIXSupport
 import Sidecar
 import Synchronization
@@ -14,7 +15,12 @@ import Synchronization
 /// Each connection is its own JSON-RPC session (framing detected per connection, its own
 /// `initialize`, its notifications and server requests), but sessions configured alike share
 /// one engine (``ApplicationRegistry``): one in-memory cache, one refresh per token. Only the
-/// socket's owner may connect (directory 0700, socket 0600, and the peer's uid checked).
+/// socket's owner may connect (directory 0700, socket 0600, and the peer's uid checked, before
+/// the connection counts). Accepting is Loopback's ``AcceptLoop``: at most
+/// ``Options/maxConnections`` connections: at the cap, the oldest one that has sent nothing yet
+/// is closed to make room, else the new one is refused with a JSON-RPC error line; a rest at
+/// EMFILE/ENFILE; and a connection that sends nothing within ``Options/firstByteDeadline`` is
+/// closed. An established session is never timed out: editors keep theirs open for hours.
 public final class AgentServer: Sendable {
     public struct Options: Sendable {
         public var socketPath: String
@@ -25,6 +31,12 @@ public final class AgentServer: Sendable {
         public var maxMessageSize = 4 << 20
         /// How long SIGTERM lets requests in flight finish before cancelling them.
         public var drainTimeout: Duration = .seconds(10)
+        /// The most sessions open at once (each costs two threads).
+        public var maxConnections = 64
+        /// From accept to a connection's first byte. A client may connect before it has
+        /// anything to ask (an editor at start-up), so this is generous; at the cap, silent
+        /// connections are closed first anyway.
+        public var firstByteDeadline: Duration = .seconds(60)
 
         public init(socketPath: String) { self.socketPath = socketPath }
     }
@@ -56,14 +68,12 @@ public final class AgentServer: Sendable {
     public func run() throws(AgentError) {
         let socket = try AgentSocket(path: options.socketPath)
         logger.notice("agent listening", metadata: ["socket": "\(socket.path)", "pid": "\(getpid())"])
-        while !isStopping, !idleTimedOut() {
-            var poller = pollfd(fd: socket.fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, 250) > 0 else { continue }
-            let client = accept(socket.fd, nil, nil)
-            guard client >= 0 else { continue }
-            _ = fcntl(client, F_SETFD, FD_CLOEXEC)
-            admit(client)
-        }
+        let limits = ServerLimits(
+            maxConnections: options.maxConnections, atCapacity: .evictOldestWaiting, requestDeadline: options.firstByteDeadline)
+        let loop = AcceptLoop(listenFD: socket.fd, limits: limits, logger: logger)
+        loop.run(
+            while: { !isStopping && !idleTimedOut() }, admit: admit, refuse: refuseBusy,
+            serve: { [self] connection in serve(connection) })
         drain()
         socket.remove()
         logger.notice("agent stopped")
@@ -84,22 +94,36 @@ public final class AgentServer: Sendable {
         return state.withLock { $0.connections.isEmpty && ContinuousClock.now - $0.idleSince >= limit }
     }
 
-    private func admit(_ fd: Int32) {
+    /// Only the socket's owner; another user's connection is closed before it takes a slot.
+    private func admit(_ fd: Int32) -> Bool {
         guard let peer = PeerCredentials(socket: fd), peer.uid == getuid() else {
             logger.warning("refused a connection from another user", metadata: ["uid": "\(PeerCredentials(socket: fd)?.uid ?? 0)"])
-            close(fd)
-            return
+            return false
         }
-        do {
-            try POSIX.startThread { [self] in serve(fd, peer: peer) }
-        } catch {
-            logger.error("cannot start a thread for a connection", metadata: ["error": "\(error)"])
-            close(fd)
-        }
+        return true
     }
 
-    private func serve(_ fd: Int32, peer: PeerCredentials) {
-        defer { close(fd) }
+    private func refuseBusy(_ fd: Int32) {
+        StartupPreamble.refuse(
+            fd,
+            RPCError(
+                code: -32000, message: "the agent serves at most \(options.maxConnections) connections at once; close one and retry",
+                name: "tooManyConnections"))
+    }
+
+    private func serve(_ connection: AcceptLoop.Connection) {
+        let fd = connection.fd
+        guard let peer = PeerCredentials(socket: fd) else { return }
+        var first = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&first, 1, Int32(clamping: max(0, connection.deadline - POSIX.monotonicMilliseconds()))) > 0 else {
+            logger.info("closed a connection that sent nothing in time", metadata: ["pid": "\(peer.pid)"])
+            return
+        }
+        connection.markAnswering()
+        serveSession(fd, peer: peer)
+    }
+
+    private func serveSession(_ fd: Int32, peer: PeerCredentials) {
         var serviceOptions = SidecarService.Options()
         serviceOptions.applications = applications
         let connectionLogger = Logger(label: "auth-sidecar.agent.\(peer.pid)")

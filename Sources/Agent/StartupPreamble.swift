@@ -1,5 +1,6 @@
 import JSON
 import JSONRPC
+import POSIXSupport
 import Sidecar
 
 #if canImport(Glibc)
@@ -36,6 +37,6 @@ public enum StartupPreamble {
     static func refuse(_ fd: Int32, _ error: RPCError) {
         let response: JSONValue = ["jsonrpc": "2.0", "id": nil, "error": error.json]
         let reply = response.serialized() + [UInt8(ascii: "\n")]
-        _ = reply.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        POSIX.writeAll(fd, reply, to: .socketWithoutSignal)
     }
 }

@@ -30,7 +30,9 @@ public final class JSONRPCClient {
         case timedOut
     }
 
-    private let fd: Int32
+    /// The connection; -1 after ``close()``, so a closed client never writes to a descriptor
+    /// number the system has since given to another file.
+    private var fd: Int32
     private var decoder: FrameDecoder
     private var nextID: Int64 = 1
     /// Replies read while waiting for another one.
@@ -89,9 +91,12 @@ public final class JSONRPCClient {
         try send(OutgoingMessage.notification(method, params: params))
     }
 
-    /// Closes the connection: the server sees the end of its input.
+    /// Closes the connection: the server sees the end of its input. Later requests fail
+    /// with ``Failure/closed(errno:)``.
     public func close() {
+        guard fd >= 0 else { return }
         _ = Glibc.close(fd)
+        fd = -1
     }
 
     /// The waited-for outcome if `message` is its reply; other messages are dispatched.
@@ -119,17 +124,9 @@ public final class JSONRPCClient {
     private func send(_ message: JSONValue) throws(Failure) {
         var bytes = message.serialized()
         bytes.append(UInt8(ascii: "\n"))
-        var offset = 0
-        while offset < bytes.count {
-            // send(MSG_NOSIGNAL): a vanished server is an error, not SIGPIPE; write() for a pipe.
-            var written = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if written < 0, errno == ENOTSOCK { written = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } }
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw .closed(errno: errno)
-            }
-            offset += written
-        }
+        guard fd >= 0 else { throw .closed(errno: EBADF) }
+        // A vanished server is an error, not SIGPIPE.
+        guard POSIX.writeAll(fd, bytes, to: .socketWithoutSignal) else { throw .closed(errno: errno) }
     }
 
     /// The next messages from the server (at least one), waiting at most until `deadline`.
@@ -151,6 +148,7 @@ public final class JSONRPCClient {
     }
 
     private func waitReadable(until deadline: Double?) throws(Failure) {
+        guard fd >= 0 else { throw .closed(errno: EBADF) }
         guard let deadline else { return }
         while true {
             let remaining = deadline - POSIX.monotonicSeconds()

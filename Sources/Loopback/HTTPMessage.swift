@@ -3,42 +3,60 @@ import AuthSeams
 /// The minimal HTTP/1.1 vocabulary of the one-shot loopback server.
 
 /// An HTTP status code and its reason phrase.
-struct HTTPStatus: Sendable, Equatable {
-    var code: Int
-    var reason: String
+public struct HTTPStatus: Sendable, Equatable {
+    public var code: Int
+    public var reason: String
 
-    static let ok = HTTPStatus(code: 200, reason: "OK")
-    static let badRequest = HTTPStatus(code: 400, reason: "Bad Request")
-    static let notFound = HTTPStatus(code: 404, reason: "Not Found")
-    static let methodNotAllowed = HTTPStatus(code: 405, reason: "Method Not Allowed")
-    static let requestTimeout = HTTPStatus(code: 408, reason: "Request Timeout")
-    static let payloadTooLarge = HTTPStatus(code: 413, reason: "Content Too Large")
-    static let unsupportedMediaType = HTTPStatus(code: 415, reason: "Unsupported Media Type")
-    static let misdirected = HTTPStatus(code: 421, reason: "Misdirected Request")
-    static let headersTooLarge = HTTPStatus(code: 431, reason: "Request Header Fields Too Large")
-    static let notImplemented = HTTPStatus(code: 501, reason: "Not Implemented")
-    static let serviceUnavailable = HTTPStatus(code: 503, reason: "Service Unavailable")
-    static let versionNotSupported = HTTPStatus(code: 505, reason: "HTTP Version Not Supported")
+    public init(code: Int, reason: String) {
+        self.code = code
+        self.reason = reason
+    }
+
+    public static let ok = HTTPStatus(code: 200, reason: "OK")
+    public static let badRequest = HTTPStatus(code: 400, reason: "Bad Request")
+    public static let unauthorized = HTTPStatus(code: 401, reason: "Unauthorized")
+    public static let forbidden = HTTPStatus(code: 403, reason: "Forbidden")
+    public static let notFound = HTTPStatus(code: 404, reason: "Not Found")
+    public static let methodNotAllowed = HTTPStatus(code: 405, reason: "Method Not Allowed")
+    public static let requestTimeout = HTTPStatus(code: 408, reason: "Request Timeout")
+    public static let payloadTooLarge = HTTPStatus(code: 413, reason: "Content Too Large")
+    public static let unsupportedMediaType = HTTPStatus(code: 415, reason: "Unsupported Media Type")
+    public static let misdirected = HTTPStatus(code: 421, reason: "Misdirected Request")
+    public static let headersTooLarge = HTTPStatus(code: 431, reason: "Request Header Fields Too Large")
+    public static let internalServerError = HTTPStatus(code: 500, reason: "Internal Server Error")
+    public static let notImplemented = HTTPStatus(code: 501, reason: "Not Implemented")
+    public static let serviceUnavailable = HTTPStatus(code: 503, reason: "Service Unavailable")
+    public static let versionNotSupported = HTTPStatus(code: 505, reason: "HTTP Version Not Supported")
 }
 
-/// A parsed request: request line, headers (names lower-cased) and body.
-struct HTTPRequest: Sendable, Equatable {
-    var method: String
+/// A request a loopback server received: request line, headers (names lower-cased) and body.
+/// (Not AuthSeams' `HTTPRequest`, which is one this program sends.)
+public struct HTTPServerRequest: Sendable, Equatable {
+    public var method: String
     /// The raw (percent-encoded) path of the origin-form target.
-    var path: String
+    public var path: String
     /// The raw query, without `?` (empty when absent).
-    var query: String
-    var version: String
-    var headers: [(name: String, value: String)]
-    var body: [UInt8]
+    public var query: String
+    public var version: String
+    public var headers: [(name: String, value: String)]
+    public var body: [UInt8]
+
+    public init(method: String, path: String, query: String, version: String, headers: [(name: String, value: String)], body: [UInt8]) {
+        self.method = method
+        self.path = path
+        self.query = query
+        self.version = version
+        self.headers = headers
+        self.body = body
+    }
 
     /// The value of the first header called `name` (case-insensitive).
-    func header(_ name: String) -> String? {
+    public func header(_ name: String) -> String? {
         let lowered = name.lowercased()
         return headers.first { $0.name == lowered }?.value
     }
 
-    static func == (lhs: HTTPRequest, rhs: HTTPRequest) -> Bool {
+    public static func == (lhs: HTTPServerRequest, rhs: HTTPServerRequest) -> Bool {
         lhs.method == rhs.method && lhs.path == rhs.path && lhs.query == rhs.query
             && lhs.version == rhs.version && lhs.body == rhs.body
             && lhs.headers.map(\.name) == rhs.headers.map(\.name)
@@ -47,19 +65,26 @@ struct HTTPRequest: Sendable, Equatable {
 }
 
 /// A complete response; every response closes the connection.
-struct HTTPReply: Sendable, Equatable {
-    var status: HTTPStatus
-    var body: String
-    var contentType = "text/html; charset=utf-8"
-    var extraHeaders: [(String, String)] = []
+public struct HTTPReply: Sendable, Equatable {
+    public var status: HTTPStatus
+    public var body: String
+    public var contentType = "text/html; charset=utf-8"
+    public var extraHeaders: [(String, String)] = []
 
-    static func == (lhs: HTTPReply, rhs: HTTPReply) -> Bool {
+    public init(status: HTTPStatus, body: String, contentType: String = "text/html; charset=utf-8", extraHeaders: [(String, String)] = []) {
+        self.status = status
+        self.body = body
+        self.contentType = contentType
+        self.extraHeaders = extraHeaders
+    }
+
+    public static func == (lhs: HTTPReply, rhs: HTTPReply) -> Bool {
         lhs.status == rhs.status && lhs.body == rhs.body && lhs.contentType == rhs.contentType
     }
 
     /// The bytes on the wire. Pages are never cached, never framed, never sniffed,
     /// leak no referrer and may load nothing (CSP `default-src 'none'`).
-    func serialized() -> [UInt8] {
+    public func serialized() -> [UInt8] {
         let bodyBytes = Array(body.utf8)
         var head = "HTTP/1.1 \(status.code) \(status.reason)\r\n"
         head += "Content-Type: \(contentType)\r\n"

@@ -1,21 +1,22 @@
 import AuthSeams
 
-/// Incremental parsing of one HTTP/1.x request from the bytes read so far.
+/// Incremental parsing of one HTTP/1.x request from the bytes read so far: the one request
+/// parser of every loopback server (``LoopbackHTTPServer``).
 ///
-/// Deliberately small: origin-form targets only, `Content-Length` bodies only (browsers
-/// send form posts that way; `Transfer-Encoding` is answered 501), bounded sizes.
-enum HTTPRequestParser {
+/// Deliberately small and strict: origin-form targets only, `Content-Length` bodies only
+/// (browsers send form posts that way; `Transfer-Encoding` is answered 501), bounded sizes.
+public enum HTTPRequestParser {
     /// Largest request line + headers accepted.
-    static let maxHeaderBytes = 16 * 1024
+    public static let maxHeaderBytes = 16 * 1024
     /// Largest body accepted (a form_post response is a few KiB).
-    static let maxBodyBytes = 64 * 1024
+    public static let maxBodyBytes = 64 * 1024
 
     /// The outcome of parsing the bytes received so far.
-    enum Result: Equatable {
+    public enum Result: Equatable, Sendable {
         /// More bytes are needed.
         case incomplete
         /// A whole request.
-        case complete(HTTPRequest)
+        case complete(HTTPServerRequest)
         /// The request is malformed or too large: answer with this status and close.
         case invalid(HTTPStatus)
     }
@@ -23,7 +24,8 @@ enum HTTPRequestParser {
     private static let separator: [UInt8] = Array("\r\n\r\n".utf8)
 
     /// Parses `buffer`, which holds everything received on the connection so far.
-    static func parse(_ buffer: [UInt8]) -> Result {
+    /// - Parameter maxBody: the largest body accepted (413 above it).
+    public static func parse(_ buffer: [UInt8], maxBody: Int = maxBodyBytes) -> Result {
         guard let headerEnd = firstIndex(of: separator, in: buffer) else {
             return buffer.count > maxHeaderBytes ? .invalid(.headersTooLarge) : .incomplete
         }
@@ -54,6 +56,8 @@ enum HTTPRequestParser {
             let value = line[line.index(after: colon)...].trimmingSpaces()
             headers.append((name.lowercased(), String(value)))
         }
+        // One Host only: the servers' Host policy must not read a different one than a proxy would.
+        guard headers.filter({ $0.name == "host" }).count <= 1 else { return .invalid(.badRequest) }
         if headers.contains(where: { $0.name == "transfer-encoding" }) {
             return .invalid(.notImplemented)
         }
@@ -67,11 +71,11 @@ enum HTTPRequestParser {
             }
             contentLength = value
         }
-        guard contentLength <= maxBodyBytes else { return .invalid(.payloadTooLarge) }
+        guard contentLength <= maxBody else { return .invalid(.payloadTooLarge) }
         let bodyStart = headerEnd + separator.count
         guard buffer.count >= bodyStart + contentLength else { return .incomplete }
         return .complete(
-            HTTPRequest(
+            HTTPServerRequest(
                 method: String(parts[0]), path: String(target[..<pathEnd]), query: String(query),
                 version: String(parts[2]), headers: headers,
                 body: Array(buffer[bodyStart..<(bodyStart + contentLength)])))

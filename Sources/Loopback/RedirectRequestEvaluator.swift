@@ -28,7 +28,7 @@ struct RedirectRequestEvaluator: Sendable {
     }
 
     /// Checks path, Host, method, content type and parameter syntax.
-    func prevalidate(_ request: HTTPRequest) -> Prevalidation {
+    func prevalidate(_ request: HTTPServerRequest) -> Prevalidation {
         guard request.path == redirect.requestPath else {
             return .reject(RedirectPages.error(.notFound, message: "Not found."), reason: "path is not the redirect path")
         }

@@ -30,6 +30,11 @@ struct AgentCommand: ParsableCommand {
         help: ArgumentHelp("Exit after this many seconds without a connection (default: never).", valueName: "seconds"))
     var idleTimeout: Int?
 
+    @Option(
+        name: .customLong("max-connections"),
+        help: ArgumentHelp("The most connections served at once; more are refused with an error line (default: 64).", valueName: "n"))
+    var maxConnections: Int?
+
     @Option(name: .customLong("client-id"), help: "The application (client) ID every session starts with.")
     var clientID: String?
 
@@ -47,12 +52,16 @@ struct AgentCommand: ParsableCommand {
 
     func validate() throws {
         if let idleTimeout, idleTimeout < 1 { throw ValidationError("--idle-timeout must be at least 1 second") }
+        if let maxConnections, !(1...4096).contains(maxConnections) {
+            throw ValidationError("--max-connections must be between 1 and 4096")
+        }
     }
 
     func run() throws {
         var launch = LaunchOptions(clientID: clientID, authority: authority, config: config, cache: cache, logLevel: logLevel)
         launch.agentSocket = socket
         launch.agentIdleTimeout = idleTimeout
+        launch.agentMaxConnections = maxConnections
         do {
             try Launcher.runAgent(launch)
         } catch let error as RPCError {

@@ -24,6 +24,8 @@ public struct LaunchOptions: Sendable, Equatable {
     public var agentSocket: String?
     /// `agent --idle-timeout`, in seconds.
     public var agentIdleTimeout: Int?
+    /// `agent --max-connections`.
+    public var agentMaxConnections: Int?
 
     public init(
         clientID: String? = nil, authority: String? = nil, config: String? = nil, cache: String? = nil,

@@ -6,6 +6,10 @@ import Synchronization
 /// A verb's engine connection shared by threads: ``VerbSession`` (its `JSONRPCClient`) is
 /// single-threaded, so every request goes through one lock, one at a time. The
 /// managed-identity endpoint's connection threads ask for tokens here.
+///
+/// A lost connection (the agent restarted, or was killed) is reopened on the request that
+/// finds it lost, and that request is sent again once: to a running agent, else to an engine
+/// in this process (``VerbSession/reconnected()``). A long-lived verb never stays broken.
 final class SerializedEngine: @unchecked Sendable {
     /// Touched only while `lock` is held (hence `@unchecked Sendable`); `nil` after
     /// ``shutDown()``.
@@ -21,12 +25,12 @@ final class SerializedEngine: @unchecked Sendable {
 
     /// The token for `scope`, acquired silently; else the reply in the SDKs' error shape:
     /// 400 when a sign-in is needed (the message names `auth-sidecar login`), 500 for other
-    /// engine errors, 503 when the engine is gone.
+    /// engine errors, 503 when the engine is gone and cannot be reached again.
     func token(for scope: String) -> Result<ManagedIdentityServer.Token, ReplyError> {
         lock.withLock { _ in
-            guard let session else { return .failure(ReplyError(.error(503, "the endpoint is shutting down"))) }
+            guard session != nil else { return .failure(ReplyError(.error(503, "the endpoint is shutting down"))) }
             let outcome: Result<JSONValue, RPCError>
-            do throws(VerbFailure) { outcome = try session.outcome("acquireTokenSilent", ["scopes": [.string(scope)]]) } catch {
+            do throws(VerbFailure) { outcome = try request("acquireTokenSilent", ["scopes": [.string(scope)]]) } catch {
                 return .failure(ReplyError(.error(503, error.message)))
             }
             switch outcome {
@@ -38,6 +42,21 @@ final class SerializedEngine: @unchecked Sendable {
             case .failure(let error):
                 return .failure(ReplyError(.error(VerbFailure.isSignInNeeded(error) ? 400 : 500, VerbFailure.from(error).message)))
             }
+        }
+    }
+
+    /// Sends a request; when the connection turns out lost, reconnects and sends it once more.
+    /// Called with `lock` held.
+    private func request(_ method: String, _ params: JSONValue) throws(VerbFailure) -> Result<JSONValue, RPCError> {
+        guard let current = session else { throw VerbFailure(message: "the endpoint is shutting down") }
+        do {
+            return try current.outcome(method, params)
+        } catch {
+            current.logger.warning("engine connection lost; reconnecting", metadata: ["reason": "\(error.message)"])
+            let fresh = try current.reconnected()
+            session = fresh
+            current.logger.notice("engine connection reopened", metadata: ["engine": "\(fresh.connection.engine)"])
+            return try fresh.outcome(method, params)
         }
     }
 }

@@ -37,6 +37,8 @@ final class VerbSession {
     let connection: EngineConnection
     let agentSocket: String
     let sources: ConfigurationSources
+    /// Whether an agent may serve this session (not `--no-agent`).
+    let useAgent: Bool
     /// Logs to stderr at the `--log-level`.
     let logger: Logger
     private let output: Int32
@@ -45,12 +47,13 @@ final class VerbSession {
 
     private init(
         client: JSONRPCClient, connection: EngineConnection, agentSocket: String,
-        sources: ConfigurationSources, initializeID: RequestID, logger: Logger, output: Int32
+        sources: ConfigurationSources, useAgent: Bool, initializeID: RequestID, logger: Logger, output: Int32
     ) {
         self.client = client
         self.connection = connection
         self.agentSocket = agentSocket
         self.sources = sources
+        self.useAgent = useAgent
         self.initializeID = initializeID
         self.logger = logger
         self.output = output
@@ -100,9 +103,23 @@ final class VerbSession {
         let logger = Launcher.makeLogger(level: launch.logLevel)
         let sources: ConfigurationSources
         do { sources = try ConfigurationSources.load(launch) } catch { throw VerbFailure(message: error.message) }
+        return try connect(sources: sources, useAgent: !options.noAgent, logger: logger, output: output)
+    }
+
+    /// A new session like this one (same configuration, output and agent choice) on a new
+    /// connection: a running agent, else an engine in this process. For long-lived verbs whose
+    /// connection was lost (the agent restarted); the caller closes this one.
+    func reconnected() throws(VerbFailure) -> VerbSession {
+        client.close()
+        return try Self.connect(sources: sources, useAgent: useAgent, logger: logger, output: output)
+    }
+
+    private static func connect(
+        sources: ConfigurationSources, useAgent: Bool, logger: Logger, output: Int32
+    ) throws(VerbFailure) -> VerbSession {
         let socket = UserPaths.agentSocket()
         let connection = try EngineConnection.open(
-            socketPath: socket, useAgent: !options.noAgent && !AgentConnection.disabledByEnvironment, logger: logger)
+            socketPath: socket, useAgent: useAgent && !AgentConnection.disabledByEnvironment, logger: logger)
         let client = JSONRPCClient(fd: connection.fd)
         let opener = URLOpener.system()
         client.onRequest = { method, params in
@@ -118,7 +135,7 @@ final class VerbSession {
             throw .connection(error, engine: connection.engine)
         }
         return VerbSession(
-            client: client, connection: connection, agentSocket: socket, sources: sources,
+            client: client, connection: connection, agentSocket: socket, sources: sources, useAgent: useAgent,
             initializeID: initializeID, logger: logger, output: output)
     }
 

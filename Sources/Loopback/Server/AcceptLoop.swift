@@ -1,0 +1,126 @@
+import Logging
+import POSIXSupport
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The accept part every local endpoint shares (the agent's Unix socket, the loopback HTTP
+/// servers): accept on a listening socket, close-on-exec; rest at EMFILE/ENFILE instead of
+/// spinning; at most ``ServerLimits/maxConnections`` at once (the rest refused or the oldest
+/// waiting one evicted); a thread per admitted connection.
+///
+/// ```swift
+/// let loop = AcceptLoop(listenFD: fd, limits: limits, logger: logger)
+/// loop.run(while: { !stopping }, refuse: { fd in sendBusy(fd) }) { connection in
+///     serve(connection.fd); connection.markAnswering() // ...
+/// }
+/// ```
+public final class AcceptLoop: Sendable {
+    /// An admitted connection, handed to the serving closure on its own thread. The loop
+    /// closes the descriptor when the closure returns.
+    public struct Connection: Sendable {
+        public let fd: Int32
+        /// When its request must be in (``POSIX/monotonicMilliseconds()``): accept time plus
+        /// ``ServerLimits/requestDeadline``.
+        public let deadline: Int64
+        let id: Int
+        let table: ConnectionTable
+
+        /// The request is in and being answered: the connection is no longer evicted.
+        public func markAnswering() { table.markAnswering(id) }
+    }
+
+    public let limits: ServerLimits
+    private let listenFD: Int32
+    private let logger: Logger
+    private let table = ConnectionTable()
+    private let stopping = Atomic<Bool>(false)
+
+    /// - Parameter listenFD: a listening socket (blocking or not); the loop does not close it.
+    public init(listenFD: Int32, limits: ServerLimits, logger: Logger) {
+        self.listenFD = listenFD
+        self.limits = limits
+        self.logger = logger
+    }
+
+    /// Connections open now.
+    public var connectionCount: Int { table.count }
+
+    /// Asks ``run(while:admit:refuse:serve:)`` to return (from any thread; within 250 ms).
+    public func stop() { stopping.store(true, ordering: .relaxed) }
+
+    /// Stops reading every open connection (`SHUT_RD`), so each ends after what is in flight.
+    public func shutDownReading() { table.shutDownReading() }
+
+    /// Accepts until ``stop()`` or until `shouldContinue` says no (checked every 250 ms).
+    /// - Parameters:
+    ///   - admit: decides before the connection counts (e.g. the peer's uid); false closes it.
+    ///   - refuse: writes the endpoint's "too many connections" answer (the loop closes the fd).
+    ///   - serve: serves one connection on its own thread.
+    public func run(
+        while shouldContinue: () -> Bool = { true },
+        admit: (Int32) -> Bool = { _ in true },
+        refuse: (Int32) -> Void,
+        serve: @escaping @Sendable (Connection) -> Void
+    ) {
+        var restingSince: Int64?
+        while !stopping.load(ordering: .relaxed), shouldContinue() {
+            var poller = pollfd(fd: listenFD, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, 250) > 0 else { continue }
+            let fd = accept(listenFD, nil, nil)
+            guard fd >= 0 else {
+                rest(after: errno, since: &restingSince)
+                continue
+            }
+            if restingSince != nil {
+                logger.notice("accepting connections again")
+                restingSince = nil
+            }
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            // Blocking, whatever the listener is: each connection has its own thread.
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
+            guard admit(fd) else {
+                close(fd)
+                continue
+            }
+            guard let id = table.admit(fd, limits: limits) else {
+                logger.warning("connection refused: \(limits.maxConnections) connections are open")
+                refuse(fd)
+                close(fd)
+                continue
+            }
+            let connection = Connection(
+                fd: fd, deadline: POSIX.monotonicMilliseconds() + limits.requestDeadline.wholeMilliseconds, id: id, table: table)
+            do {
+                try POSIX.startThread { [table] in
+                    serve(connection)
+                    table.remove(id)
+                    close(fd)
+                }
+            } catch {
+                logger.error("cannot start a thread for a connection", metadata: ["error": "\(error)"])
+                table.remove(id)
+                close(fd)
+            }
+        }
+    }
+
+    /// After a failed accept: out of descriptors (the listening socket stays readable, so
+    /// trying again at once would spin), rest ``ServerLimits/acceptBackoff``; a connection
+    /// that went away before it was accepted, or a signal, needs nothing.
+    private func rest(after error: Int32, since restingSince: inout Int64?) {
+        switch error {
+        case EMFILE, ENFILE, ENOBUFS, ENOMEM:
+            if restingSince == nil {
+                logger.warning("cannot accept a connection (\(POSIX.errorString(error))); retrying every \(limits.acceptBackoff)")
+                restingSince = POSIX.monotonicMilliseconds()
+            }
+            var none = pollfd(fd: -1, events: 0, revents: 0)
+            _ = poll(&none, 1, Int32(clamping: limits.acceptBackoff.wholeMilliseconds))
+        default:
+            return
+        }
+    }
+}

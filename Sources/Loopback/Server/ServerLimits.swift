@@ -1,0 +1,41 @@
+/// The limits every local endpoint applies (``AcceptLoop``, ``LoopbackHTTPServer``), so a
+/// local stranger cannot hold the endpoint: one value, set once per endpoint.
+public struct ServerLimits: Sendable, Equatable {
+    /// What happens to a new connection when ``maxConnections`` are open.
+    public enum AtCapacity: Sendable, Equatable {
+        /// The new connection gets the endpoint's refusal and is closed.
+        case refuseNew
+        /// The oldest connection still waiting for its request is closed to make room (a
+        /// connection whose request is being answered is never closed); when there is none,
+        /// the new one is refused. Slow-loris connections then cannot starve real clients.
+        case evictOldestWaiting
+    }
+
+    /// The most connections open at once.
+    public var maxConnections: Int
+    public var atCapacity: AtCapacity
+    /// From accept to the whole request (HTTP: head and body; the agent: its first byte).
+    /// A connection that sends one byte at a time is closed when this runs out.
+    public var requestDeadline: Duration
+    /// How long `accept` rests when the process is out of descriptors (EMFILE/ENFILE), so
+    /// the loop does not spin on a listening socket that stays readable.
+    public var acceptBackoff: Duration
+
+    public init(
+        maxConnections: Int, atCapacity: AtCapacity, requestDeadline: Duration,
+        acceptBackoff: Duration = .milliseconds(100)
+    ) {
+        self.maxConnections = maxConnections
+        self.atCapacity = atCapacity
+        self.requestDeadline = requestDeadline
+        self.acceptBackoff = acceptBackoff
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds (rounded down), for `poll` and the monotonic clock.
+    var wholeMilliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+}
