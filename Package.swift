@@ -66,6 +66,14 @@ let package = Package(
         .target(name: "Graph", dependencies: ["AuthCore", "AuthSeams", "JSON", .product(name: "Logging", package: "swift-log")]),
         // Test doubles for the auth seams (used by test targets only).
         .target(name: "AuthTestSupport", dependencies: ["AuthCore", "AuthSeams", "TokenCache"]),
+        // The in-process JSON-RPC harness (the real server and method table over a socketpair,
+        // with AuthTestSupport's fakes) and the fake JSON-RPC peer (used by test targets only).
+        .target(
+            name: "SidecarTestSupport",
+            dependencies: [
+                "Sidecar", "JSONRPC", "JSON", "AuthCore", "AuthTestSupport", "TokenCache", "POSIXSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         // The sidecar's configuration, method table and params checking; its
         // ApplicationFactory is the composition root that picks libcurl and the sockets.
         .target(
@@ -113,7 +121,7 @@ let package = Package(
         .testTarget(
             name: "SidecarTests",
             dependencies: [
-                "Sidecar", "JSONRPC", "JSON", "AuthCore", "AuthSeams", "AuthTestSupport", "TokenCache", "POSIXSupport",
+                "Sidecar", "JSONRPC", "JSON", "AuthCore", "AuthSeams", "AuthTestSupport", "SidecarTestSupport", "TokenCache", "POSIXSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(

@@ -2,6 +2,7 @@ import AuthSeams
 import AuthTestSupport
 import JSON
 import JSONRPC
+import SidecarTestSupport
 import Synchronization
 import Testing
 

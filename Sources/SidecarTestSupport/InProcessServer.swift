@@ -25,27 +25,27 @@ import TokenCache
 ///
 /// Blocking reads run on their own threads, never on the test's task: the server's request
 /// tasks need the cooperative pool.
-final class InProcessServer: @unchecked Sendable {
+public final class InProcessServer: @unchecked Sendable {
     /// The application the harness configures: a GUID, as a Microsoft authority requires
     /// (the ID tokens of the fake service name it as their audience).
-    static let clientId = "11111111-2222-3333-4444-555555555555"
+    public static let clientId = "11111111-2222-3333-4444-555555555555"
 
     /// The auth dependencies the service is given.
-    struct Fakes: Sendable {
-        var transport: FakeHTTPTransport
-        var clock = ManualClock()
-        var listener = ScriptedRedirectListener()
-        var browser: ScriptedBrowser
-        var cache = TokenCache(store: MemoryTokenCacheStore())
+    public struct Fakes: Sendable {
+        public var transport: FakeHTTPTransport
+        public var clock = ManualClock()
+        public var listener = ScriptedRedirectListener()
+        public var browser: ScriptedBrowser
+        public var cache = TokenCache(store: MemoryTokenCacheStore())
 
-        init(transport: FakeHTTPTransport, browserActions: [ScriptedBrowser.Action] = [.complete(code: "code-1")]) {
+        public init(transport: FakeHTTPTransport, browserActions: [ScriptedBrowser.Action] = [.complete(code: "code-1")]) {
             self.transport = transport
             browser = ScriptedBrowser(listener: listener, browserActions.first ?? .complete(code: "code-1"))
         }
     }
 
-    let fakes: Fakes
-    let peer: FakePeer
+    public let fakes: Fakes
+    public let peer: FakePeer
     /// The client's end (owned by `client`).
     private let fd: Int32
     /// The client, behind a lock: each call runs on its own thread, so the lock is what
@@ -54,7 +54,7 @@ final class InProcessServer: @unchecked Sendable {
     private let exitStatus: ExitStatus
 
     /// Starts a server; `diagnostics` offers `diagnostics/sleep` and `diagnostics/echo`.
-    init(fakes: Fakes, diagnostics: Bool = false) throws {
+    public init(fakes: Fakes, diagnostics: Bool = false) throws {
         var fds: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
             throw HarnessError("socketpair failed: errno \(errno)")
@@ -92,7 +92,7 @@ final class InProcessServer: @unchecked Sendable {
 
     /// Sends `method` and waits (at most 10 s) for its outcome, the peer handling what the
     /// server sends meanwhile.
-    func call(_ method: String, _ params: JSONValue = [:]) async throws -> Result<JSONValue, RPCError> {
+    public func call(_ method: String, _ params: JSONValue = [:]) async throws -> Result<JSONValue, RPCError> {
         try await onThread { [self] () throws(JSONRPCClient.Failure) in
             try client.withLock { (client) throws(JSONRPCClient.Failure) in
                 try client.call(method, params: params, timeoutSeconds: 10)
@@ -102,7 +102,7 @@ final class InProcessServer: @unchecked Sendable {
 
     /// `initialize` with an in-memory configuration plus `extra`; the result.
     @discardableResult
-    func initialize(_ extra: JSONObject = [:]) async throws -> JSONValue {
+    public func initialize(_ extra: JSONObject = [:]) async throws -> JSONValue {
         var params: JSONObject = [
             "clientId": .string(Self.clientId), "authority": "https://login.microsoftonline.com/common",
             "cache": ["persistence": "memory"],
@@ -113,15 +113,12 @@ final class InProcessServer: @unchecked Sendable {
 
     /// Writes `input`, closes the input and returns every byte the server wrote until it
     /// exited, with its exit status.
-    func exchange(_ input: String) async throws -> (output: String, status: Int32) {
+    public func exchange(_ input: String) async throws -> (output: String, status: Int32) {
         let fd = self.fd
         let status = exitStatus
         return try await onThread { () throws(HarnessError) in
-            var bytes = Array(input.utf8)
-            while !bytes.isEmpty {
-                let written = write(fd, bytes, bytes.count)
-                guard written > 0 else { throw HarnessError("write failed: errno \(errno)") }
-                bytes.removeFirst(written)
+            guard POSIX.writeAll(fd, Array(input.utf8), to: .socketWithoutSignal) else {
+                throw HarnessError("write failed: errno \(errno)")
             }
             shutdown(fd, Int32(SHUT_WR))
             var output: [UInt8] = []
@@ -163,12 +160,12 @@ final class ExitStatus: Sendable {
 }
 
 /// A failure of the harness itself (not of the server under test).
-struct HarnessError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+public struct HarnessError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
 }
 
 /// The ND-JSON messages of a whole output, parsed (a line that is not JSON fails the test).
-func messages(in output: String) throws -> [JSONValue] {
+public func messages(in output: String) throws -> [JSONValue] {
     try output.split(separator: "\n").map { try JSONValue.parse(Array($0.utf8)) }
 }

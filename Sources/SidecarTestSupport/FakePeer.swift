@@ -6,19 +6,19 @@ import Synchronization
 /// The JSON-RPC client's side of the server's own messages: answers `openUrl` by playing the
 /// URL in a ``ScriptedBrowser`` (as an editor would open it), and records `deviceCode` and
 /// every other notification.
-final class FakePeer: Sendable {
+public final class FakePeer: Sendable {
     private let browser: ScriptedBrowser
     private let received = Mutex<[(method: String, params: JSONValue?)]>([])
     private let openRequests = Mutex<[JSONValue?]>([])
 
-    init(browser: ScriptedBrowser) { self.browser = browser }
+    public init(browser: ScriptedBrowser) { self.browser = browser }
 
     /// The notifications received, in order.
-    var notifications: [(method: String, params: JSONValue?)] { received.withLock { $0 } }
+    public var notifications: [(method: String, params: JSONValue?)] { received.withLock { $0 } }
     /// The params of each `openUrl` request, in order.
-    var openUrlRequests: [JSONValue?] { openRequests.withLock { $0 } }
+    public var openUrlRequests: [JSONValue?] { openRequests.withLock { $0 } }
 
-    func install(on client: JSONRPCClient) {
+    public func install(on client: JSONRPCClient) {
         client.onNotification = { [self] method, params in received.withLock { $0.append((method, params)) } }
         client.onRequest = { [self] method, params in
             guard method == "openUrl" else { return .failure(.methodNotFound(method)) }
