@@ -70,7 +70,13 @@ public final class AgentServer: Sendable {
         logger.notice("agent listening", metadata: ["socket": "\(socket.path)", "pid": "\(getpid())"])
         let limits = ServerLimits(
             maxConnections: options.maxConnections, atCapacity: .evictOldestWaiting, requestDeadline: options.firstByteDeadline)
-        let loop = AcceptLoop(listenFD: socket.fd, limits: limits, logger: logger)
+        let loop: AcceptLoop
+        do {
+            loop = try AcceptLoop(listenFD: socket.fd, limits: limits, logger: logger)
+        } catch {
+            socket.remove()
+            throw AgentError("cannot start accepting connections: \(error)")
+        }
         loop.run(
             while: { !isStopping && !idleTimedOut() }, admit: admit, refuse: refuseBusy,
             serve: { [self] connection in serve(connection) })

@@ -70,12 +70,19 @@ public struct HTTPReply: Sendable, Equatable {
     public var body: String
     public var contentType = "text/html; charset=utf-8"
     public var extraHeaders: [(String, String)] = []
+    /// Runs once the reply is written (or the client went away): what must wait until the
+    /// client has its page (the redirect listener hands the sign-in on then). Not compared.
+    public var afterSending: (@Sendable () -> Void)?
 
-    public init(status: HTTPStatus, body: String, contentType: String = "text/html; charset=utf-8", extraHeaders: [(String, String)] = []) {
+    public init(
+        status: HTTPStatus, body: String, contentType: String = "text/html; charset=utf-8", extraHeaders: [(String, String)] = [],
+        afterSending: (@Sendable () -> Void)? = nil
+    ) {
         self.status = status
         self.body = body
         self.contentType = contentType
         self.extraHeaders = extraHeaders
+        self.afterSending = afterSending
     }
 
     public static func == (lhs: HTTPReply, rhs: HTTPReply) -> Bool {

@@ -1,5 +1,6 @@
 import AuthSeams
 import Logging
+import POSIXSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -30,29 +31,29 @@ public struct LoopbackRedirectListener: RedirectListener {
     /// `start(redirectURI:)` with the concrete type (tests, diagnostics).
     public func startListening(redirectURI: String) throws(LoopbackError) -> LoopbackPendingRedirect {
         let redirect = try RedirectURI(parsing: redirectURI)
-        let (listenFD, port) = try LoopbackSockets.listenOnLoopback(port: redirect.port ?? 0)
-        let wake: (read: Int32, write: Int32)
+        let exchange = RedirectExchange()
+        let handler = RedirectHandler(evaluator: RedirectRequestEvaluator(redirect: redirect), exchange: exchange, logger: logger)
+        let server = try LoopbackHTTPServer(
+            port: redirect.port ?? 0, policy: .browserRedirect, limits: Self.limits, handler: handler, logger: logger)
         do {
-            wake = try LoopbackSockets.wakePair()
+            try POSIX.startThread {
+                server.run()
+                exchange.serverDidStop()
+            }
         } catch {
-            close(listenFD)
-            throw error
+            throw .serverFailed(error.description)
         }
-        let exchange = RedirectExchange(wakeFD: wake.write)
-        let loop = ServerLoop(
-            listenFD: listenFD, wakeReadFD: wake.read, exchange: exchange,
-            evaluator: RedirectRequestEvaluator(redirect: redirect, boundPort: port), logger: logger)
-        do {
-            try loop.startThread()
-        } catch {
-            close(listenFD)
-            close(wake.read)
-            close(wake.write)
-            throw error
-        }
-        logger.info("loopback: listening on 127.0.0.1:\(port) for \(redirect.requestPath)")
-        return LoopbackPendingRedirect(redirectURI: redirect.concrete(boundPort: port), port: port, exchange: exchange)
+        logger.info("loopback: listening on 127.0.0.1:\(server.port) for \(redirect.requestPath)")
+        return LoopbackPendingRedirect(
+            redirectURI: redirect.concrete(boundPort: server.port), server: server, exchange: exchange)
     }
+
+    /// A browser opens a few connections at once; 32 at most, and when they are taken the
+    /// oldest one still sending its request makes room (slow-loris); 10 s for a request; a
+    /// form_post body (code, ID token, state) up to 64 KiB.
+    static let limits = ServerLimits(
+        maxConnections: 32, atCapacity: .evictOldestWaiting, requestDeadline: .seconds(10),
+        maxRequestBody: HTTPRequestParser.maxBodyBytes)
 }
 
 /// A listening loopback server waiting for one authorization response.
@@ -61,17 +62,19 @@ public struct LoopbackRedirectListener: RedirectListener {
 public final class LoopbackPendingRedirect: PendingRedirect {
     public let redirectURI: String
     /// The port bound on 127.0.0.1.
-    public let port: UInt16
+    public var port: UInt16 { server.port }
+    private let server: LoopbackHTTPServer
     private let exchange: RedirectExchange
 
-    init(redirectURI: String, port: UInt16, exchange: RedirectExchange) {
+    init(redirectURI: String, server: LoopbackHTTPServer, exchange: RedirectExchange) {
         self.redirectURI = redirectURI
-        self.port = port
+        self.server = server
         self.exchange = exchange
     }
 
     deinit {
         exchange.requestStop()
+        server.stop()
     }
 
     public func response(expectedState: String, timeout: Duration) async throws -> AuthorizationResponse {
@@ -94,6 +97,7 @@ public final class LoopbackPendingRedirect: PendingRedirect {
 
     public func close() async {
         exchange.requestStop()
+        server.stop()
         await exchange.waitUntilStopped()
     }
 }

@@ -7,8 +7,8 @@ import POSIXSupport
     import Musl
 #endif
 
-/// Thin wrappers over the socket calls the loopback servers need (the redirect listener;
-/// `listenOnLoopback` also for the managed-identity endpoint in `Adapters`). Every descriptor made
+/// Thin wrappers over the socket calls the loopback servers need (`LoopbackHTTPServer`,
+/// `AcceptLoop`). Every descriptor made
 /// here is close-on-exec, so a browser we spawn never inherits the listening socket
 /// (which would keep the port bound for as long as the browser runs).
 public enum LoopbackSockets {
@@ -57,23 +57,6 @@ public enum LoopbackSockets {
         return (dotted, UInt16(bigEndian: address.sin_port))
     }
 
-    /// Accepts one pending connection (non-blocking, close-on-exec), or nil when none.
-    static func acceptConnection(_ listener: Int32) -> Int32? {
-        while true {
-            let fd = accept(listener, nil, nil)
-            if fd >= 0 {
-                // accept4 is not visible from Swift's Glibc module; the window between
-                // accept and FD_CLOEXEC only matters to a fork elsewhere in the process, and
-                // our own spawns close every descriptor above 2 anyway.
-                _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-                _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-                return fd
-            }
-            if errno == EINTR || errno == ECONNABORTED { continue }
-            return nil
-        }
-    }
-
     /// A connected pair of non-blocking, close-on-exec UNIX stream sockets (wake-ups).
     static func wakePair() throws(LoopbackError) -> (read: Int32, write: Int32) {
         var fds: [Int32] = [-1, -1]
@@ -82,37 +65,5 @@ public enum LoopbackSockets {
             throw .bindFailed("socketpair: \(POSIX.lastErrorString)")
         }
         return (fds[0], fds[1])
-    }
-
-    /// Reads what is available; returns the byte count, 0 at end of stream, nil when
-    /// nothing is available now, -1 on error.
-    static func readAvailable(_ fd: Int32, into buffer: inout [UInt8], max: Int = 8192) -> Int? {
-        var chunk = [UInt8](repeating: 0, count: max)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, max, 0) }
-            if count > 0 { buffer.append(contentsOf: chunk[..<count]) }
-            if count >= 0 { return count }
-            if errno == EINTR { continue }
-            return errno == EAGAIN || errno == EWOULDBLOCK ? nil : -1
-        }
-    }
-
-    /// Sends as much of `bytes[offset...]` as possible without blocking and without
-    /// SIGPIPE; returns the new offset, or nil on error.
-    static func sendAvailable(_ fd: Int32, _ bytes: [UInt8], from offset: Int) -> Int? {
-        var offset = offset
-        while offset < bytes.count {
-            let sent = bytes.withUnsafeBytes {
-                send(fd, $0.baseAddress.map { $0 + offset }, bytes.count - offset, Int32(MSG_NOSIGNAL))
-            }
-            if sent > 0 {
-                offset += sent
-                continue
-            }
-            if sent < 0 && errno == EINTR { continue }
-            if sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return offset }
-            return nil
-        }
-        return offset
     }
 }

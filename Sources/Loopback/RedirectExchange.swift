@@ -1,19 +1,23 @@
 import AuthSeams
+import POSIXSupport
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#endif
-
-/// What the serving thread and the async API share, under one lock (a ``PthreadMutex``, which
-/// ThreadSanitizer understands): the expected state, the outcome and who waits for it, and the
-/// stop handshake.
+/// What the redirect listener's connection threads and the async API share, under one lock
+/// (a ``PthreadMutex``, which ThreadSanitizer understands): the expected state, the outcome
+/// and who waits for it, and the stop handshake. Parked requests wait on its condition until
+/// the expected state is named or a stop is asked.
 final class RedirectExchange: Sendable {
     typealias Outcome = Result<AuthorizationResponse, any Error>
 
+    /// What a parked request learns.
+    enum ExpectedState: Equatable {
+        case named(String)
+        case stopping
+    }
+
     private struct State {
         var expectedState: String?
+        /// A matching request was accepted: its page is being written, then it is delivered.
+        var claimed = false
         var outcome: Outcome?
         var waiter: CheckedContinuation<Outcome, Never>?
         var stopRequested = false
@@ -22,28 +26,34 @@ final class RedirectExchange: Sendable {
     }
 
     private let state = PthreadMutex(State())
-    /// Written to wake the serving thread; closed by the thread (under the lock) when it stops.
-    private let wakeFD: Int32
 
-    init(wakeFD: Int32) {
-        self.wakeFD = wakeFD
-    }
-
-    /// The expected state, once `response(expectedState:timeout:)` has named it.
-    var expectedState: String? { state.withLock { $0.expectedState } }
-
-    /// Whether `close()` (or deinit) asked the thread to stop.
-    var stopRequested: Bool { state.withLock { $0.stopRequested } }
-
-    /// Records the expected state and wakes the thread (parked requests get decided).
+    /// Records the expected state and wakes parked requests.
     /// Throws `.closed` when a wait already began or the listener stopped.
     func beginWaiting(expectedState: String) throws(LoopbackError) {
-        try state.withLock { (state) throws(LoopbackError) in
-            guard state.expectedState == nil, !state.stopRequested, !state.stopped, state.outcome == nil else {
-                throw LoopbackError.closed
-            }
+        let accepted = state.withLockAndBroadcast { state -> Bool in
+            guard state.expectedState == nil, !state.stopRequested, !state.stopped, state.outcome == nil else { return false }
             state.expectedState = expectedState
-            wakeLocked(state)
+            return true
+        }
+        if !accepted { throw LoopbackError.closed }
+    }
+
+    /// Waits (on a connection's thread) until the expected state is named or a stop is asked;
+    /// nil when `deadline` (monotonic milliseconds) passes first.
+    func awaitExpectedState(until deadline: Int64) -> ExpectedState? {
+        state.wait(until: deadline) { state in
+            if state.stopRequested || state.stopped || state.claimed || state.outcome != nil { return .stopping }
+            return state.expectedState.map { .named($0) }
+        }
+    }
+
+    /// Claims the one sign-in answer for a matching request; false when one was claimed
+    /// already or the wait is over.
+    func claim() -> Bool {
+        state.withLock { state in
+            guard !state.claimed, state.outcome == nil else { return false }
+            state.claimed = true
+            return true
         }
     }
 
@@ -61,7 +71,7 @@ final class RedirectExchange: Sendable {
 
     /// Sets the outcome unless one is already set, and resumes the waiter.
     func finish(_ outcome: Outcome) {
-        let waiter = state.withLock { state -> CheckedContinuation<Outcome, Never>? in
+        let waiter = state.withLockAndBroadcast { state -> CheckedContinuation<Outcome, Never>? in
             guard state.outcome == nil else { return nil }
             state.outcome = outcome
             defer { state.waiter = nil }
@@ -70,16 +80,13 @@ final class RedirectExchange: Sendable {
         waiter?.resume(returning: outcome)
     }
 
-    /// Asks the serving thread to stop (non-blocking; safe from deinit).
+    /// Marks the wait over (non-blocking; safe from deinit): parked requests are answered.
+    /// The caller stops the server.
     func requestStop() {
-        state.withLock { state in
-            guard !state.stopRequested else { return }
-            state.stopRequested = true
-            wakeLocked(state)
-        }
+        state.withLockAndBroadcast { $0.stopRequested = true }
     }
 
-    /// Suspends until the serving thread has closed every descriptor.
+    /// Suspends until the server has stopped listening.
     func waitUntilStopped() async {
         await withCheckedContinuation { continuation in
             let done = state.withLock { state -> Bool in
@@ -91,17 +98,14 @@ final class RedirectExchange: Sendable {
         }
     }
 
-    /// Called by the serving thread as its very last act, after closing its sockets:
-    /// fails a pending wait with `.closed` (or `failure`), closes the wake descriptors
-    /// and releases everyone waiting for the stop.
-    func threadDidStop(wakeReadFD: Int32, failure: LoopbackError?) {
-        let (waiter, stopWaiters, outcome) = state.withLock { state in
+    /// Called by the server's thread as its last act, after closing the listening socket:
+    /// fails a pending wait with `.closed` and releases everyone waiting for the stop.
+    func serverDidStop() {
+        let (waiter, stopWaiters, outcome) = state.withLockAndBroadcast { state in
             state.stopped = true
-            close(wakeReadFD)
-            close(wakeFD)
             var waiter: CheckedContinuation<Outcome, Never>?
             if state.outcome == nil {
-                state.outcome = .failure(failure ?? .closed)
+                state.outcome = .failure(LoopbackError.closed)
                 waiter = state.waiter
                 state.waiter = nil
             }
@@ -110,11 +114,5 @@ final class RedirectExchange: Sendable {
         }
         if let waiter, let outcome { waiter.resume(returning: outcome) }
         for continuation in stopWaiters { continuation.resume() }
-    }
-
-    private func wakeLocked(_ state: borrowing State) {
-        guard !state.stopped else { return }
-        var byte: UInt8 = 1
-        _ = send(wakeFD, &byte, 1, Int32(MSG_NOSIGNAL))  // EAGAIN: a wake-up is already pending
     }
 }

@@ -8,8 +8,6 @@ import AuthSeams
 struct RedirectRequestEvaluator: Sendable {
     /// The redirect URI being served.
     var redirect: RedirectURI
-    /// The port actually bound.
-    var boundPort: UInt16
 
     /// Outcome of `prevalidate`.
     enum Prevalidation: Equatable {
@@ -27,15 +25,11 @@ struct RedirectRequestEvaluator: Sendable {
         case accept(AuthorizationResponse, HTTPReply)
     }
 
-    /// Checks path, Host, method, content type and parameter syntax.
+    /// Checks path, method, content type and parameter syntax (the server's
+    /// ``RequestPolicy/browserRedirect`` has checked the Host).
     func prevalidate(_ request: HTTPServerRequest) -> Prevalidation {
         guard request.path == redirect.requestPath else {
             return .reject(RedirectPages.error(.notFound, message: "Not found."), reason: "path is not the redirect path")
-        }
-        guard hostIsLoopback(request.header("host"), version: request.version) else {
-            return .reject(
-                RedirectPages.error(.misdirected, message: "Unexpected Host header."),
-                reason: "Host header is not this loopback listener")
         }
         var parameters: [String: String]
         do {
@@ -81,16 +75,6 @@ struct RedirectRequestEvaluator: Sendable {
                     error: error, description: response.errorDescription, subcode: response.errorSubcode))
         }
         return .accept(response, RedirectPages.success())
-    }
-
-    /// The Host header must name this listener (`localhost` or `127.0.0.1` with the bound
-    /// port): a DNS-rebinding page in the browser reaches 127.0.0.1 under its own name.
-    /// HTTP/1.0 requests may omit it.
-    private func hostIsLoopback(_ host: String?, version: String) -> Bool {
-        guard let host else { return version == "HTTP/1.0" }
-        guard let colon = host.lastIndex(of: ":") else { return false }
-        let name = host[..<colon].lowercased()
-        return (name == "localhost" || name == "127.0.0.1") && host[host.index(after: colon)...] == "\(boundPort)"
     }
 
     /// Compares without an early exit, so timing does not reveal the matching prefix.

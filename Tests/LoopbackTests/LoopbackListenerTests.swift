@@ -155,7 +155,7 @@ struct LoopbackListenerTests {
             defer { for socket in sockets { close(socket) } }
             // Give the listener time to see them all (the evicted ones are closed).
             var closedIdle = 0
-            for _ in 0..<30 where closedIdle < idle - ServerLoop.maxConnections {
+            for _ in 0..<30 where closedIdle < idle - LoopbackRedirectListener.limits.maxConnections {
                 try await Task.sleep(for: .milliseconds(100))
                 closedIdle = TestSockets.closedByPeer(sockets)
             }
@@ -174,7 +174,7 @@ struct LoopbackListenerTests {
         // figures only (a loaded CI machine is slow, but not 5 s slow on loopback).
         #expect(crowded < alone + .seconds(5), "alone \(alone), with 100 idle connections \(crowded)")
         // The cap: all but the 32 newest idle sockets were closed to make room.
-        #expect(closedIdle >= 100 - ServerLoop.maxConnections)
+        #expect(closedIdle >= 100 - LoopbackRedirectListener.limits.maxConnections)
     }
 
     @Test("timeout: LoopbackError.timedOut, port freed")

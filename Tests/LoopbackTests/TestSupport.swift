@@ -197,3 +197,38 @@ enum TestSockets {
         return true
     }
 }
+
+/// Non-blocking reads and writes for the test clients.
+extension LoopbackSockets {
+    /// Reads what is available; returns the byte count, 0 at end of stream, nil when
+    /// nothing is available now, -1 on error.
+    static func readAvailable(_ fd: Int32, into buffer: inout [UInt8], max: Int = 8192) -> Int? {
+        var chunk = [UInt8](repeating: 0, count: max)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, max, 0) }
+            if count > 0 { buffer.append(contentsOf: chunk[..<count]) }
+            if count >= 0 { return count }
+            if errno == EINTR { continue }
+            return errno == EAGAIN || errno == EWOULDBLOCK ? nil : -1
+        }
+    }
+
+    /// Sends as much of `bytes[offset...]` as possible without blocking and without
+    /// SIGPIPE; returns the new offset, or nil on error.
+    static func sendAvailable(_ fd: Int32, _ bytes: [UInt8], from offset: Int) -> Int? {
+        var offset = offset
+        while offset < bytes.count {
+            let sent = bytes.withUnsafeBytes {
+                send(fd, $0.baseAddress.map { $0 + offset }, bytes.count - offset, Int32(MSG_NOSIGNAL))
+            }
+            if sent > 0 {
+                offset += sent
+                continue
+            }
+            if sent < 0 && errno == EINTR { continue }
+            if sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return offset }
+            return nil
+        }
+        return offset
+    }
+}

@@ -1,3 +1,4 @@
+import AuthSeams
 import Logging
 import POSIXSupport
 import Synchronization
@@ -37,24 +38,36 @@ public final class AcceptLoop: Sendable {
     private let logger: Logger
     private let table = ConnectionTable()
     private let stopping = Atomic<Bool>(false)
+    /// A socket pair: ``stop()`` writes a byte to `wake.write`, so `run` returns at once.
+    private let wake: (read: Int32, write: Int32)
 
     /// - Parameter listenFD: a listening socket (blocking or not); the loop does not close it.
-    public init(listenFD: Int32, limits: ServerLimits, logger: Logger) {
+    public init(listenFD: Int32, limits: ServerLimits, logger: Logger) throws(LoopbackError) {
         self.listenFD = listenFD
         self.limits = limits
         self.logger = logger
+        wake = try LoopbackSockets.wakePair()
+    }
+
+    deinit {
+        close(wake.read)
+        close(wake.write)
     }
 
     /// Connections open now.
     public var connectionCount: Int { table.count }
 
-    /// Asks ``run(while:admit:refuse:serve:)`` to return (from any thread; within 250 ms).
-    public func stop() { stopping.store(true, ordering: .relaxed) }
+    /// Asks ``run(while:admit:refuse:serve:)`` to return (from any thread, at once).
+    public func stop() {
+        stopping.store(true, ordering: .relaxed)
+        var byte: UInt8 = 1
+        _ = send(wake.write, &byte, 1, Int32(MSG_NOSIGNAL))  // EAGAIN: a wake-up is already pending
+    }
 
     /// Stops reading every open connection (`SHUT_RD`), so each ends after what is in flight.
     public func shutDownReading() { table.shutDownReading() }
 
-    /// Accepts until ``stop()`` or until `shouldContinue` says no (checked every 250 ms).
+    /// Accepts until ``stop()`` (at once) or until `shouldContinue` says no (checked every 250 ms).
     /// - Parameters:
     ///   - admit: decides before the connection counts (e.g. the peer's uid); false closes it.
     ///   - refuse: writes the endpoint's "too many connections" answer (the loop closes the fd).
@@ -67,8 +80,8 @@ public final class AcceptLoop: Sendable {
     ) {
         var restingSince: Int64?
         while !stopping.load(ordering: .relaxed), shouldContinue() {
-            var poller = pollfd(fd: listenFD, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, 250) > 0 else { continue }
+            var pollers = [pollfd(fd: listenFD, events: Int16(POLLIN), revents: 0), pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
+            guard poll(&pollers, 2, 250) > 0, pollers[0].revents != 0 else { continue }
             let fd = accept(listenFD, nil, nil)
             guard fd >= 0 else {
                 rest(after: errno, since: &restingSince)

@@ -27,8 +27,6 @@ public final class LoopbackHTTPServer: Sendable {
     /// evicted, 5 s from accept to the whole request.
     public static let defaultLimits = ServerLimits(
         maxConnections: 32, atCapacity: .evictOldestWaiting, requestDeadline: .seconds(5))
-    /// Request bodies are not expected (GET endpoints); a small form post at most.
-    public static let maxBody = 16 * 1024
 
     /// The port bound on 127.0.0.1.
     public let port: UInt16
@@ -44,7 +42,12 @@ public final class LoopbackHTTPServer: Sendable {
         handler: any LoopbackHTTPHandler, logger: Logger
     ) throws(LoopbackError) {
         (listenFD, port) = try LoopbackSockets.listenOnLoopback(port: requested, backlog: 128)
-        loop = AcceptLoop(listenFD: listenFD, limits: limits, logger: logger)
+        do {
+            loop = try AcceptLoop(listenFD: listenFD, limits: limits, logger: logger)
+        } catch {
+            close(listenFD)
+            throw error
+        }
         self.policy = policy
         self.handler = handler
         self.logger = logger
@@ -53,7 +56,8 @@ public final class LoopbackHTTPServer: Sendable {
     /// Connections open now.
     public var connectionCount: Int { loop.connectionCount }
 
-    /// Serves until ``stop()``, then closes the listening socket.
+    /// Serves until ``stop()``, then closes the listening socket (connections being answered
+    /// finish on their own threads).
     public func run() {
         loop.run(
             refuse: { [self] fd in send(handler.reply(refusing: HTTPRefusal(.serviceUnavailable, "too many connections")), to: fd) },
@@ -66,7 +70,7 @@ public final class LoopbackHTTPServer: Sendable {
 
     private func serve(_ connection: AcceptLoop.Connection) {
         let reply: HTTPReply
-        switch RequestReader.read(from: connection.fd, deadline: connection.deadline, maxBody: Self.maxBody) {
+        switch RequestReader.read(from: connection.fd, deadline: connection.deadline, maxBody: loop.limits.maxRequestBody) {
         case .closed:
             return
         case .timedOut:
@@ -87,8 +91,11 @@ public final class LoopbackHTTPServer: Sendable {
 
     /// Writes the reply, then half-closes and reads what the client still sends (briefly), so
     /// closing with unread bytes does not reset the connection before the client reads it.
+    /// The reply's ``HTTPReply/afterSending`` runs once it is out (or the client is gone).
     private func send(_ reply: HTTPReply, to fd: Int32) {
-        guard POSIX.writeAll(fd, reply.serialized(), to: .socketWithoutSignal) else { return }
+        let written = POSIX.writeAll(fd, reply.serialized(), to: .socketWithoutSignal)
+        reply.afterSending?()
+        guard written else { return }
         shutdown(fd, Int32(SHUT_WR))
         var sink = [UInt8](repeating: 0, count: 4096)
         var drained = 0

@@ -20,15 +20,18 @@ public struct ServerLimits: Sendable, Equatable {
     /// How long `accept` rests when the process is out of descriptors (EMFILE/ENFILE), so
     /// the loop does not spin on a listening socket that stays readable.
     public var acceptBackoff: Duration
+    /// HTTP endpoints: the largest request body (413 above it).
+    public var maxRequestBody: Int
 
     public init(
         maxConnections: Int, atCapacity: AtCapacity, requestDeadline: Duration,
-        acceptBackoff: Duration = .milliseconds(100)
+        acceptBackoff: Duration = .milliseconds(100), maxRequestBody: Int = 16 * 1024
     ) {
         self.maxConnections = maxConnections
         self.atCapacity = atCapacity
         self.requestDeadline = requestDeadline
         self.acceptBackoff = acceptBackoff
+        self.maxRequestBody = maxRequestBody
     }
 }
 
