@@ -3,11 +3,8 @@ import Logging
 /// The command-line options as a plain value.
 ///
 /// Two parsers produce it: ``AuthSidecarCommand`` (swift-argument-parser: help, version,
-/// every error message) and ``quickParse(_:)``, a fast path for the plain `--option value`
-/// lines that editors and scripts use. swift-argument-parser discovers options by
-/// reflection, which makes the Swift runtime scan every protocol conformance in the binary:
-/// about 2 ms of a 7 ms start. The fast path declines anything it does not fully
-/// understand, and a test checks that both parsers agree.
+/// every error message) and ``PlainCommandLine``, the one fast path for plain
+/// `--option value` lines (see there why it exists), which a test checks against it.
 public struct LaunchOptions: Sendable, Equatable {
     public var clientID: String?
     public var authority: String?
@@ -43,33 +40,8 @@ public struct LaunchOptions: Sendable, Equatable {
         self.interactiveTimeoutSeconds = interactiveTimeoutSeconds
     }
 
-    /// The options of `arguments` (without the program name), or `nil` when they need the
-    /// full parser: help, version, an unknown or repeated option, a missing or invalid value.
-    public static func quickParse(_ arguments: [String]) -> LaunchOptions? {
-        var options = LaunchOptions()
-        var seen = Set<String>()
-        var remaining = arguments[...]
-        while let argument = remaining.popFirst() {
-            let (name, inlineValue) = split(argument)
-            guard seen.insert(name).inserted else { return nil }
-            if name == "--enable-diagnostics" {
-                guard inlineValue == nil else { return nil }
-                options.enableDiagnostics = true
-                continue
-            }
-            guard let value = inlineValue ?? remaining.popFirst(), !value.hasPrefix("-") else { return nil }
-            if name == "--max-message-size" {
-                guard let size = Int(value), size >= 64 else { return nil }
-                options.maxMessageSize = size
-            } else if options.setConfigurationOption(name, value) != true {
-                return nil
-            }
-        }
-        return options
-    }
-
     /// Sets one of ``ConfigurationOptions`` (the options the stdio mode and every verb share)
-    /// from a plain `--name value`, for the fast paths.
+    /// from a plain `--name value`, for ``PlainCommandLine``.
     /// - Returns: `true` when set; `false` for an invalid value; `nil` when `name` is not one of them.
     mutating func setConfigurationOption(_ name: String, _ value: String) -> Bool? {
         switch name {

@@ -14,8 +14,8 @@ import Sidecar
 /// Starts the sidecar: reserves stdout, sets up logging, builds the service from the
 /// options and serves JSON-RPC on stdin/stdout until end of input, then exits.
 public enum Launcher {
-    /// The process entry point: the fast paths for plain option lines and plain `token` lines,
-    /// else swift-argument-parser.
+    /// The process entry point: plain option lines and plain `token` lines through
+    /// ``PlainCommandLine``, every other line through swift-argument-parser.
     public static func main(arguments: [String] = Array(CommandLine.arguments.dropFirst())) -> Never {
         if arguments.first == AgentCommand.configuration.commandName {
             // A subcommand parses its own options as a root command: the root's options of the
@@ -23,19 +23,18 @@ public enum Launcher {
             AgentCommand.main(Array(arguments.dropFirst()))
             Glibc.exit(0)
         }
-        if arguments.first == TokenCommand.configuration.commandName,
-            let (request, options) = TokenCommandLine.parse(arguments.dropFirst())
-        {
+        switch PlainCommandLine.parse(arguments) {
+        case .token(let request, let options)?:
             Glibc.exit(VerbSession.exitStatus(options) { session throws(VerbFailure) in try request.run(session) })
-        }
-        guard let options = LaunchOptions.quickParse(arguments) else {
+        case .stdio(let options)?:
+            do {
+                try run(options)
+            } catch {
+                AuthSidecarCommand.exit(withError: ValidationError(error.message))
+            }
+        case nil:
             AuthSidecarCommand.main(arguments)
             Glibc.exit(0)
-        }
-        do {
-            try run(options)
-        } catch {
-            AuthSidecarCommand.exit(withError: ValidationError(error.message))
         }
     }
 

@@ -2,7 +2,7 @@ import Adapters
 import JSON
 
 /// What `auth-sidecar token` asks for and prints, as a plain value: ``TokenCommand``
-/// (swift-argument-parser) and ``TokenCommandLine`` (the fast path) both produce one.
+/// (swift-argument-parser) and ``PlainCommandLine`` (the fast path) both produce one.
 struct TokenRequest: Equatable {
     /// What `token` prints.
     enum Output: String, CaseIterable {
