@@ -80,7 +80,7 @@ import TokenCache
             .status(502, retryAfter: nil), .status(503, retryAfter: nil), .pending, .tokens,
         ])
         #expect(try result.get().accessToken == "at-device")
-        // A 5xx is retried once inside the token endpoint client, as MSAL does (502 then 503).
+        // Polling has its own retry loop: one request per poll, nothing retried inside it.
         #expect(polls(http) == 8)
     }
 
@@ -96,7 +96,7 @@ import TokenCache
         let (result, http) = await run(expiresIn: 86_400, [.reset])
         #expect(throws: AuthError.self) { try result.get() }
         #expect((result.failureError as? AuthError)?.kind == .networkError)
-        #expect(polls(http) == TransientRetry().maxConsecutiveFailures + 1)
+        #expect(polls(http) == TransientRetry.Budget.polling.maxConsecutiveFailures + 1)
     }
 
     @Test func givesUpWhenTheWaitWouldOutliveTheCode() async throws {

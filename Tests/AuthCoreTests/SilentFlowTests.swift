@@ -165,7 +165,7 @@ import TokenCache
         }
     }
 
-    @Test func retriesA503OnceThenReportsServerError() async throws {
+    @Test func triesA503ThreeTimesThenReportsServerError() async throws {
         try seed(expiresIn: 10)
         let http = transport { _ in HTTPResponse(status: 503, headers: [("Retry-After", "0")], body: Array("busy".utf8)) }
         do {
@@ -174,8 +174,56 @@ import TokenCache
         } catch let error as AuthError {
             #expect(error.kind == .serverError)
             #expect(error.httpStatus == 503)
-            #expect(http.requests(to: "/token").count == 2)
+            #expect(http.requests(to: "/token").count == 3)
+            #expect(clock.sleeps == [.seconds(1), .seconds(2)])
         }
+    }
+
+    /// One rule for transient failures (TransientRetry.Budget.oneShot): a refresh rides out a
+    /// 429 (its Retry-After honoured) and a reset, as device code polling does.
+    @Test(arguments: [
+        (HTTPResponse(status: 429, headers: [("Retry-After", "7")], body: Array(#"{"error":"throttled"}"#.utf8)), Duration.seconds(7)),
+        (HTTPResponse(status: 502), Duration.seconds(1)),
+    ])
+    func aRefreshRidesOutOneTransientAnswer(first: HTTPResponse, wait: Duration) async throws {
+        try seed(expiresIn: 10)
+        let http = transport { n in n == 1 ? first : Tokens.tokenResponse(accessToken: "fresh") }
+        let result = try await app(http).acquireTokenSilently(SilentRequest(), correlationId: "c")
+        #expect(result.accessToken == "fresh")
+        #expect(http.requests(to: "/token").count == 2)
+        #expect(clock.sleeps == [wait])
+    }
+
+    @Test func aRefreshRidesOutAConnectionReset() async throws {
+        try seed(expiresIn: 10)
+        let tries = Mutex(0)
+        let http = FakeHTTPTransport { request throws(HTTPError) in
+            if let answer = Tokens.discoveryAnswer(for: request) { return answer }
+            let n = tries.withLock {
+                $0 += 1
+                return $0
+            }
+            if n == 1 { throw .network("Connection reset by peer") }
+            return Tokens.tokenResponse(accessToken: "fresh")
+        }
+        #expect(try await app(http).acquireTokenSilently(SilentRequest(), correlationId: "c").accessToken == "fresh")
+        #expect(tries.withLock { $0 } == 2)
+    }
+
+    @Test func aLongRetryAfterOrATimeOutIsNotWaitedFor() async throws {
+        try seed(expiresIn: 10)
+        let throttled = transport { _ in HTTPResponse(status: 429, headers: [("Retry-After", "60")]) }
+        let error = await #expect(throws: AuthError.self) { _ = try await app(throttled).acquireTokenSilently(SilentRequest(), correlationId: "c") }
+        #expect(error?.httpStatus == 429 && error?.retryAfter == 60)
+        #expect(throttled.requests(to: "/token").count == 1)
+        let slow = FakeHTTPTransport { request throws(HTTPError) in
+            if let answer = Tokens.discoveryAnswer(for: request) { return answer }
+            throw .timedOut
+        }
+        let timeout = await #expect(throws: AuthError.self) { _ = try await app(slow).acquireTokenSilently(SilentRequest(), correlationId: "c") }
+        #expect(timeout?.kind == .timeout)
+        #expect(slow.requests(to: "/token").count == 1)
+        #expect(clock.sleeps.isEmpty)
     }
 
     @Test func mapsTransportFailures() async throws {

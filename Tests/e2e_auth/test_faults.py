@@ -146,10 +146,13 @@ class GraphCall(Step):
         return p.call("callGraph", {"path": "/me"}, SIGN_IN)
 
 
-# Token endpoint steps: 500/502/503/504 are retried once (errors.md), so a fault that hits
-# once ends in success; anything lasting ends in its typed error.
+# Token endpoint steps: one rule for transient failures (protocol/README.md "Transient
+# failures"): 429, 5xx and resets are tried up to 3 times, so a fault that hits once ends in
+# success; anything lasting ends in its typed error; a time-out has used up the time limit.
 TOKEN_STEP = {
     "500 once": OK,
+    "429 once": OK,
+    "reset once": OK,
     "500": Expect((-50006,), "serverError", {"httpStatus": 500}),
     "503 retry-after": Expect((-50006,), "serverError", {"httpStatus": 503, "retryAfter": 2}),
     "429 retry-after": Expect((-50006,), "serverError", {"httpStatus": 429, "retryAfter": 2}),

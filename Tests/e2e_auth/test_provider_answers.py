@@ -1,6 +1,7 @@
 """What a provider answers is checked before it is believed (issue 10, items 5 and 6):
 token responses validated before the cache, an empty 400 on refresh is interaction
-required, an unknown tenant is invalidAuthority in the service's words."""
+required, an unknown tenant is invalidAuthority in the service's words; a token_type other
+than Bearer is refused (issue 19, item 10)."""
 from __future__ import annotations
 
 import json
@@ -23,7 +24,8 @@ def test_refused_token_responses_leave_the_cache_unchanged(launch, mock, tmp_pat
     for body, what in [({"access_token": "x" * (20 * 1024 * 1024), "token_type": "Bearer", "expires_in": 3600}, "access_token"),
                        ({"access_token": "at-new", "token_type": "Bearer", "expires_in": "soon"}, "expires_in"),
                        ({"access_token": "at-new", "token_type": "Bearer", "refresh_token": 42}, "refresh_token"),
-                       ({"token_type": "Bearer", "expires_in": 3600, "refresh_token": "rt-new"}, "access_token")]:
+                       ({"token_type": "Bearer", "expires_in": 3600, "refresh_token": "rt-new"}, "access_token"),
+                       ({"access_token": "at-new", "token_type": "pop", "expires_in": 3600}, "token_type")]:
         mock.admin.fault(endpoint="token:refresh_token", type="status", status=200, body=body)
         e = p.error("acquireTokenSilent", {"scopes": SCOPES, "forceRefresh": True}, -51004, name="malformedResponse",
                     timeout=30)

@@ -14,7 +14,7 @@ struct DeviceCodeFlow: Sendable {
         let claims = try Scopes.mergedClaims(request.claims, capabilities: configuration.clientCapabilities)
         let client = TokenEndpointClient(
             transport: dependencies.transport, clientId: configuration.clientId,
-            clock: dependencies.clock)
+            clock: dependencies.clock, logger: dependencies.logger)
 
         var fields = [("scope", Scopes.decorated(scopes).joined(separator: " "))]
         if let claims { fields.append(("claims", claims)) }
@@ -35,14 +35,14 @@ struct DeviceCodeFlow: Sendable {
                 message: answer["message"]?.stringValue ?? "To sign in, open \(verificationUri) and enter the code \(userCode).",
                 expiresOn: expiresOn))
 
-        var retry = TransientRetry()
+        var retry = TransientRetry(.polling)
         var wait = interval
         while true {
             try await dependencies.clock.sleep(for: .seconds(wait))
             do {
                 let tokens = try await client.redeem(
                     DeviceCodeGrant(deviceCode: deviceCode).fields,
-                    at: metadata.tokenEndpoint, correlationId: correlationId)
+                    at: metadata.tokenEndpoint, correlationId: correlationId, retrying: nil)
                 return try await TokenResponseHandler(configuration: configuration, dependencies: dependencies, resolver: resolver).handle(
                     tokens,
                     .init(

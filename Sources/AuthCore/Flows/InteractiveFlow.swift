@@ -56,7 +56,7 @@ struct InteractiveFlow: Sendable {
             scopes: Scopes.decorated(scopes), claims: claims)
         let client = TokenEndpointClient(
             transport: dependencies.transport, clientId: configuration.clientId,
-            clock: dependencies.clock)
+            clock: dependencies.clock, logger: dependencies.logger)
         let tokens = try await client.redeem(grant.fields, at: metadata.tokenEndpoint, correlationId: correlationId)
         return try await TokenResponseHandler(configuration: configuration, dependencies: dependencies, resolver: resolver).handle(
             tokens,

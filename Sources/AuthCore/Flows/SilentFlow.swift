@@ -143,7 +143,7 @@ struct SilentFlow: Sendable {
                 let token = document.accessToken(
                     homeAccountId: home, environments: lookup.environments, realm: realm,
                     clientId: configuration.clientId, scopes: scopes, keyId: nil),
-                !token.isExpired(at: now)
+                !token.isExpired(at: now), TokenResponse.isBearer(token.tokenType)
             else { continue }
             let idToken = document.idToken(
                 homeAccountId: home, environments: lookup.environments,
@@ -190,7 +190,7 @@ struct SilentFlow: Sendable {
         let merged = try Scopes.mergedClaims(claims, capabilities: configuration.clientCapabilities)
         let client = TokenEndpointClient(
             transport: dependencies.transport, clientId: configuration.clientId,
-            clock: dependencies.clock)
+            clock: dependencies.clock, logger: dependencies.logger)
         dependencies.logger.debug("refreshing a token", metadata: ["realm": "\(lookup.realm)"])
         var firstFailure: AuthError?
         for refreshToken in candidates {

@@ -1,12 +1,16 @@
 import AuthSeams
 import JSON
+import Logging
 
-/// Posts a grant to a token endpoint and interprets the answer.
+/// Posts a grant to a token endpoint and interprets the answer; transient failures are
+/// tried again per ``TransientRetry`` (the one rule, protocol/README.md "Transient failures").
 struct TokenEndpointClient: Sendable {
     let transport: any HTTPTransport
     let clientId: String
-    /// Waits before the one retry of a 5xx answer.
+    /// Waits between tries.
     var clock: any AuthClock = SystemClock()
+    /// Where a retry is reported (a warning: the failure, the wait, the attempt).
+    var logger = Logger(label: "auth-sidecar.token-endpoint")
 
     /// The headers MSAL sends with every call (correlation, SDK identification).
     static func headers(correlationId: String) -> [(name: String, value: String)] {
@@ -20,27 +24,53 @@ struct TokenEndpointClient: Sendable {
     /// Redeems `fields` (plus `client_id` and `client_info=1`) at `endpoint`.
     /// - Throws: ``AuthError`` for OAuth errors (with the service's details), transport
     ///   failures and malformed answers; `CancellationError` when cancelled.
-    func redeem(_ fields: [(String, String)], at endpoint: String, correlationId: String) async throws -> TokenResponse {
-        let json = try await post(fields, to: endpoint, correlationId: correlationId)
+    /// `retrying`: the budget for transient failures (`nil`: one try, for a caller with a
+    /// retry loop of its own, such as device code polling).
+    func redeem(
+        _ fields: [(String, String)], at endpoint: String, correlationId: String,
+        retrying budget: TransientRetry.Budget? = .oneShot
+    ) async throws -> TokenResponse {
+        let json = try await post(fields, to: endpoint, correlationId: correlationId, retrying: budget)
         return try TokenResponse(json: json)
     }
 
     /// Posts a form and returns the JSON of a 200 answer; an error answer becomes ``AuthError``.
-    func post(_ fields: [(String, String)], to endpoint: String, correlationId: String) async throws -> JSONValue {
+    /// Transient failures are tried again within `budget` (`nil`: not at all).
+    func post(
+        _ fields: [(String, String)], to endpoint: String, correlationId: String,
+        retrying budget: TransientRetry.Budget? = .oneShot
+    ) async throws -> JSONValue {
         let request = HTTPRequest.form(
             url: endpoint, fields: [("client_id", clientId)] + fields + [("client_info", "1")],
             headers: Self.headers(correlationId: correlationId))
-        var response = try await ServiceCall.send(request, over: transport)
-        if [500, 502, 503, 504].contains(response.status) {  // one retry, as MSAL does
-            try await clock.sleep(for: .seconds(min(Self.retryAfter(response) ?? 1, 5)))
-            response = try await ServiceCall.send(request, over: transport)
+        let grantType = fields.first { $0.0 == "grant_type" }?.1
+        guard let budget else { return try await postOnce(request, grantType: grantType, correlationId: correlationId) }
+        var retry = TransientRetry(budget)
+        while true {
+            do {
+                return try await postOnce(request, grantType: grantType, correlationId: correlationId)
+            } catch let error as AuthError {
+                guard let delay = retry.delay(after: error, interval: 1) else { throw error }
+                logger.warning(
+                    "the token endpoint failed; retrying",
+                    metadata: [
+                        "error": "\(error.kind.rawValue)", "httpStatus": "\(error.httpStatus.map(String.init) ?? "none")",
+                        "retryInSeconds": "\(delay)", "attempt": "\(retry.consecutiveFailures + 1)",
+                    ])
+                try await clock.sleep(for: .seconds(delay))
+            }
         }
+    }
+
+    /// One try: the JSON of a 200 answer, else the answer's ``AuthError``.
+    private func postOnce(_ request: HTTPRequest, grantType: String?, correlationId: String) async throws -> JSONValue {
+        let response = try await ServiceCall.send(request, over: transport)
         let json = try? JSONValue.parse(response.body)
         if response.status == 200 {
             guard let json, json.objectValue != nil else { throw AuthError.malformed("the token endpoint's answer is not a JSON object") }
             return json
         }
-        let endpoint = OAuthEndpoint.token(grantType: fields.first { $0.0 == "grant_type" }?.1)
+        let endpoint = OAuthEndpoint.token(grantType: grantType)
         if let json, json["error"]?.stringValue != nil {
             var error = OAuthErrorResponse.authError(
                 json: json, httpStatus: response.status,

@@ -8,7 +8,9 @@ import JSON
 ///   and `id_token`, when present, likewise (an empty `refresh_token` counts as absent).
 /// - `token_type`, `scope`, `client_info`, `foci`: strings when present; `scope` at most
 ///   ``maxTokenBytes``. `token_type` absent means `Bearer`; any spelling of `bearer` is
-///   normalised to `Bearer` (as MSAL caches it); other types are kept as sent.
+///   normalised to `Bearer` (as MSAL caches it); any other type (`pop`, `mac`...) is refused:
+///   every request here asks for a bearer token, and a token of another type used as one
+///   would fail at the resource or, worse, be accepted without its proof.
 /// - `expires_in`: seconds as a number or a numeric string (both occur). Absent: 3600 (the
 ///   spec lets the server omit it; MSAL assumes an hour too). Not a number, or negative: refused.
 ///   More than ``maxLifetime``: clamped to it.
@@ -40,6 +42,9 @@ public struct TokenResponse: Sendable {
         }
         self.accessToken = accessToken
         tokenType = Self.normalized(tokenType: try Self.string(json, "token_type"))
+        guard Self.isBearer(tokenType) else {
+            throw .malformed("the token response's token_type is \"\(tokenType.prefix(32))\", not Bearer")
+        }
         expiresIn = try Self.lifetime(json["expires_in"])
         extExpiresIn = Self.hint(json["ext_expires_in"])
         refreshIn = Self.hint(json["refresh_in"]).flatMap { $0 <= expiresIn ? $0 : nil }
@@ -59,6 +64,11 @@ public struct TokenResponse: Sendable {
     public static func normalized(tokenType: String?) -> String {
         guard let tokenType, tokenType.lowercased() != "bearer" else { return "Bearer" }
         return tokenType
+    }
+
+    /// Whether `tokenType` (absent meaning `Bearer`) is a bearer token, in any spelling.
+    public static func isBearer(_ tokenType: String?) -> Bool {
+        normalized(tokenType: tokenType) == "Bearer"
     }
 
     /// Seconds given as a number or a numeric string (both occur in the wild).
