@@ -111,7 +111,7 @@ let package = Package(
         .executableTarget(
             name: "FuzzDispatch",
             dependencies: [
-                "CFuzzer", "Sidecar", "JSONRPC", "AuthCore", "AuthSeams", "AuthTestSupport", "TokenCache", "POSIXSupport",
+                "CFuzzer", "Sidecar", "JSONRPC", "JSON", "AuthCore", "AuthSeams", "AuthTestSupport", "TokenCache", "POSIXSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]),
 

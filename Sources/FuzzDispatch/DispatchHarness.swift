@@ -1,3 +1,4 @@
+import JSON
 import JSONRPC
 import Logging
 import Sidecar
@@ -41,7 +42,9 @@ final class DispatchHarness {
         guard let service = try? SidecarService(options: options, logger: logger) else {
             fatalError("fuzz: the sidecar service did not start")
         }
-        let server = JSONRPCServer(service: service, logger: logger)
+        // Shape limits small enough for inputs of libFuzzer's -max_len (8 KiB) to pass them.
+        let limits = JSONShapeLimits(maxObjectMembers: 16, maxRootArrayElements: 16, maxItems: 256)
+        let server = JSONRPCServer(service: service, options: .init(shapeLimits: limits), logger: logger)
         return server.run(input: input, output: output)
     }
 

@@ -25,9 +25,12 @@ public final class JSONRPCServer: @unchecked Sendable {
         public var cancelGraceSeconds: Double = 2
         /// Requests running at once before the reader waits (backpressure).
         public var maxInFlight = 1024
-        public init(maxMessageSize: Int = 4 << 20, maxInFlight: Int = 1024) {
+        /// Message shapes refused before parsing with -32600 (batch, object and value counts).
+        public var shapeLimits = JSONShapeLimits.message
+        public init(maxMessageSize: Int = 4 << 20, maxInFlight: Int = 1024, shapeLimits: JSONShapeLimits = .message) {
             self.maxMessageSize = maxMessageSize
             self.maxInFlight = maxInFlight
+            self.shapeLimits = shapeLimits
         }
     }
 
@@ -114,6 +117,10 @@ public final class JSONRPCServer: @unchecked Sendable {
         case .error(let error):
             send(OutgoingMessage.error(error, id: .null))
         case .message(let bytes):
+            if let violation = options.shapeLimits.violation(in: bytes[...]) {
+                send(OutgoingMessage.error(.shapeLimit(violation), id: .null))
+                return
+            }
             let value: JSONValue
             do {
                 value = try JSONValue.parse(bytes)

@@ -35,6 +35,18 @@ extension RPCError {
     }
 
     /// -32600 for a message over the size limit.
+    /// A message within the size limit whose shape passes ``JSONShapeLimits/message``
+    /// (checked before parsing: the message is refused whole, id null).
+    public static func shapeLimit(_ violation: JSONShapeViolation) -> RPCError {
+        let (detail, name) =
+            switch violation {
+            case .rootArrayElements(let limit): ("a batch of more than \(limit) messages", "batchTooLarge")
+            case .objectMembers(let limit): ("an object with more than \(limit) members", "objectTooLarge")
+            case .items(let limit): ("a message of more than \(limit) JSON values", "messageTooComplex")
+            }
+        return .invalidRequest(detail, name: name, data: ["limit": .int(Int64(violation.limit))])
+    }
+
     public static func messageTooLarge(limit: Int) -> RPCError {
         .invalidRequest("message larger than \(limit) bytes", name: "messageTooLarge", data: ["limit": .int(Int64(limit))])
     }

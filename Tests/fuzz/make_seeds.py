@@ -78,6 +78,14 @@ FRAMING_CASES = [
     b'{"jsonrpc":"2.0","id":1,"method":"ping","params":[1]}\n' * 3,
     b'{"a":"\\ud800"}\n{"a":"\xff"}\n{"a":1e999}\n{"a":9223372036854775808}\n',
     b"[" * 600 + b"]" * 600 + b"\n",
+    # One seed per shape limit, just over and just under it (the fuzz harness's small
+    # limits, DispatchHarness: 16 batch members, 16 object members, 256 values).
+    b"[" + b",".join(b'{"jsonrpc":"2.0","id":%d,"method":"ping"}' % i for i in range(17)) + b"]\n",
+    b"[" + b",".join(b'{"jsonrpc":"2.0","id":%d,"method":"ping"}' % i for i in range(16)) + b"]\n",
+    b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{' + b",".join(b'"k%d":1' % i for i in range(17)) + b"}}\n",
+    b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":[' + b",".join([b"[]"] * 257) + b"]}}\n",
+    b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"a:b,c\\":[{"}}\n',
+
 ]
 
 DICTIONARY = [
