@@ -21,7 +21,8 @@ def bars(root):
 
 
 def texts(root, cls=None):
-    return [t.text for t in root.iter("{http://www.w3.org/2000/svg}text") if cls is None or t.get("class") == cls]
+    return [t.text for t in root.iter("{http://www.w3.org/2000/svg}text")
+            if cls is None or t.get("class") == cls]
 
 
 def test_well_formed_with_title_subtitle_legend_and_footnotes():
@@ -97,7 +98,8 @@ def test_zero_and_none_values():
 
 
 def test_all_zero_or_all_none_groups_do_not_divide_by_zero():
-    root = parse(render_svg("t", SERIES, [Group("a", [0, 0]), Group("b", [None, None]), Group("c", [-1.0, 2.0])]))
+    groups = [Group("a", [0, 0]), Group("b", [None, None]), Group("c", [-1.0, 2.0])]
+    root = parse(render_svg("t", SERIES, groups))
     widths = [float(b.get("width")) for b in bars(root)]
     assert widths == [0, 0, 0, BAR_MAX]                    # a negative value draws no length
 

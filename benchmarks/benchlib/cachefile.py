@@ -72,9 +72,10 @@ def add_synthetic_accounts(src: str, dst: str, n: int, url: str) -> int:
     """Write `dst`: the cache `src` plus `n` synthetic accounts, each with an Account, an
     AccessToken, a RefreshToken and an IdToken (both tokens JWT-shaped with decodable claims,
     compact: about 3 KB per account in all, 30 MB for 10,001; the fields other than the
-    secrets alone take ~2 KB per account) in MSAL's cross-SDK format, shaped like the real account's entries (same client,
-    environment, realm kind, scopes). The real account's entries come last in every section,
-    so a linear scan pays for all the others. Returns the file size."""
+    secrets alone take ~2 KB per account) in MSAL's cross-SDK format, shaped like the real
+    account's entries (same client, environment, realm kind, scopes). The real account's
+    entries come last in every section, so a linear scan pays for all the others. Returns the
+    file size."""
     doc = read_json(src)
     home = real_home(doc)
     rng = random.Random(20261122)
