@@ -9,14 +9,13 @@
 
     python3 benchmarks/agent_bench.py [--binary PATH] [--runs N]
 
-Set-up (mock, sign-in through the scripted browser, synthetic accounts) is token_bench.py's.
+Set-up (mock, sign-in through the scripted browser, synthetic accounts) is token_bench.py's
+(benchlib/mock.py, benchlib/cachefile.py).
 """
 from __future__ import annotations
 
 import argparse
-import datetime
 import os
-import platform
 import socket
 import statistics
 import subprocess
@@ -24,17 +23,12 @@ import sys
 import threading
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import token_bench as tb  # noqa: E402
-from bench import cpu_model  # noqa: E402
+from benchlib.cachefile import add_synthetic_accounts, expire_access_tokens
+from benchlib.harness import DEFAULT_BINARY, machine, spawn_to_exit, vmrss_kib
+from benchlib.mock import CHILDREN, MockSession
+from benchlib.report import markdown_table
 
 SILENT_LINE = b'{"jsonrpc":"2.0","id":1,"method":"acquireTokenSilent","params":{"scopes":["User.Read"]}}\n'
-
-
-def spawn_to_exit(argv, env, stdin_bytes=None) -> tuple[float, bytes, int]:
-    t0 = time.perf_counter()
-    run = subprocess.run(argv, input=stdin_bytes, capture_output=True, env=env, timeout=60)
-    return time.perf_counter() - t0, run.stdout, run.returncode
 
 
 def median_ms(samples) -> float:
@@ -43,7 +37,7 @@ def median_ms(samples) -> float:
 
 class AgentBench:
     def __init__(self, a):
-        self.bench = tb.Bench(argparse.Namespace(binary=a.binary, quick=True, rss_count=None, runs=None))
+        self.bench = MockSession(a.binary)
         self.runs = a.runs
         self.socket = os.path.join(self.bench.tmp, "agent", "agent.sock")
         self.rows: list[tuple[str, str, str]] = []
@@ -60,7 +54,7 @@ class AgentBench:
         log = open(os.path.join(b.tmp, "agent.log"), "ab")
         agent = subprocess.Popen([b.binary, "agent", "--socket", self.socket, "--config", b.config_file(cache)],
                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log, env=self.env(True))
-        tb.CHILDREN.append(agent)
+        CHILDREN.append(agent)
         deadline = time.monotonic() + 10
         while not os.path.exists(self.socket):
             if time.monotonic() > deadline or agent.poll() is not None:
@@ -87,7 +81,7 @@ class AgentBench:
 
     def refresh_storm(self) -> int:
         b = self.bench
-        tb.expire_access_tokens(b.cache)
+        expire_access_tokens(b.cache)
         before = b.admin.counts().get("token:refresh_token", 0)
         argv = [b.binary, "--config", b.config_file(b.cache)]
         threads = [threading.Thread(target=spawn_to_exit, args=(argv, self.env(True), SILENT_LINE)) for _ in range(8)]
@@ -106,7 +100,7 @@ class AgentBench:
             s.makefile("rb").readline()
             clients.append(s)
         time.sleep(0.5)
-        rss = tb.vmrss_kib(agent.pid)
+        rss = vmrss_kib(agent.pid)
         for s in clients:
             s.close()
         return rss
@@ -115,7 +109,7 @@ class AgentBench:
         b = self.bench
         b.start_mock()
         b.sign_in()
-        tb.add_synthetic_accounts(b.cache, b.big, 10_000, b.url)
+        add_synthetic_accounts(b.cache, b.big, 10_000, b.url)
         standalone = self.fresh_silent(b.big, agent=False)
         verb_alone = self.token_verb(b.big, agent=False)
         agent = self.start_agent(b.big)
@@ -142,23 +136,20 @@ class AgentBench:
         storm_agent.wait(timeout=20)
 
     def report(self) -> None:
-        print(f"agent benchmark — {cpu_model()}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}, "
-              f"{datetime.date.today().isoformat()}, {self.runs} runs per median")
-        for figure, left, right in self.rows:
-            print(f"| {figure} | {left} | {right} |")
+        print(f"agent benchmark — {machine()}, {self.runs} runs per median")
+        for line in markdown_table(None, self.rows):
+            print(line)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--binary", default=tb.DEFAULT_BINARY)
+    parser.add_argument("--binary", default=DEFAULT_BINARY)
     parser.add_argument("--runs", type=int, default=15)
     bench = AgentBench(parser.parse_args())
     try:
         bench.run()
     finally:
-        for child in tb.CHILDREN:
-            if child.poll() is None:
-                child.kill()
+        bench.bench.cleanup()
     bench.report()
     return 0
 

@@ -2,47 +2,40 @@
 """`auth-sidecar token` (the shell verb) from spawn to exit, with a cached token and no agent,
 side by side with MSAL for Python in a fresh process on the same cache file.
 
-Reuses token_bench.py's setup (the bundled mock, alice signed in through the scripted
-browser, the MSAL script). Prints a machine line and a Markdown table on stdout; progress on
-stderr.
+Reuses token_bench.py's set-up (benchlib/mock.py: the bundled mock, alice signed in through
+the scripted browser, the MSAL script). Prints a machine line and a Markdown table on stdout;
+progress on stderr.
 
 Usage: python3 benchmarks/verbs_bench.py [--binary PATH] [--runs N] [--keep]
 """
 from __future__ import annotations
 
 import argparse
-import datetime
 import os
-import platform
 import shutil
 import statistics
 import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import token_bench as tb  # noqa: E402
-from bench import cpu_model  # noqa: E402
+from benchlib.harness import DEFAULT_BINARY, machine, pct
+from benchlib.mock import MockSession, describe_reply
+from benchlib.report import add_counts, counts_delta, markdown_table, ms, net, ratio
 
 
-def verb_token(bench: tb.Bench, env: dict) -> tuple[float, subprocess.CompletedProcess]:
+def verb_token(bench: MockSession, env: dict) -> tuple[float, subprocess.CompletedProcess]:
     t0 = time.perf_counter()
     p = subprocess.run([bench.binary, "token", "--no-agent"], env=env, capture_output=True, text=True, timeout=60)
     return time.perf_counter() - t0, p
 
 
-def add_counts(total: dict, delta: dict) -> None:
-    for k, v in delta.items():
-        total[k] = total.get(k, 0) + v
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--binary", default=tb.DEFAULT_BINARY)
+    ap.add_argument("--binary", default=DEFAULT_BINARY)
     ap.add_argument("--runs", type=int, default=50)
     ap.add_argument("--keep", action="store_true")
     a = ap.parse_args()
-    bench = tb.Bench(argparse.Namespace(binary=a.binary, quick=True, rss_count=0, runs=0, keep=a.keep))
+    bench = MockSession(a.binary, keep=a.keep)
     try:
         bench.start_mock()
         bench.sign_in()
@@ -58,32 +51,31 @@ def main() -> int:
         for _ in range(a.runs):
             before = bench.counts()
             t, p = verb_token(bench, env)
-            add_counts(verb_requests, tb.counts_delta(before, bench.counts()))
+            add_counts(verb_requests, counts_delta(before, bench.counts()))
             verb.append(t)
             if p.returncode != 0 or not p.stdout.strip():
                 failures.append(p.stderr.strip())
             t, r = bench.sidecar_fresh(bench.cache)
             stdio.append(t)
             if not r.get("result", {}).get("fromCache"):
-                failures.append(tb.describe_reply(r))
+                failures.append(describe_reply(r))
             before = bench.counts()
             t, res, _ = bench.msal_fresh(bench.cache)
-            add_counts(msal_requests, tb.counts_delta(before, bench.counts()))
+            add_counts(msal_requests, counts_delta(before, bench.counts()))
             msal.append(t)
             if not res.get("ok"):
                 failures.append(res.get("error"))
         v, m = statistics.median(verb), statistics.median(msal)
-        print(f"auth-sidecar verbs — {cpu_model()}, {os.cpu_count()} CPUs, {platform.system()} "
-              f"{platform.release()}, {datetime.date.today()}, {a.runs} runs each, alternating")
+        print(f"auth-sidecar verbs — {machine()}, {a.runs} runs each, alternating")
         print()
-        print("| figure | auth-sidecar | MSAL for Python | ratio |")
-        print("|---|---|---|---|")
-        print(f"| `auth-sidecar token` (no agent) spawn → exit, cached token, median | {tb.ms(v)} "
-              f"| {tb.ms(m)} (fresh `python3` script → result) | {tb.ratio(m, v)} |")
-        print(f"| `token` p90 | {tb.ms(sorted(verb)[int(len(verb) * 0.9) - 1])} | {tb.ms(sorted(msal)[int(len(msal) * 0.9) - 1])} | |")
-        print(f"| the stdio mode for comparison: spawn → cached `acquireTokenSilent` reply, median "
-              f"| {tb.ms(statistics.median(stdio))} | | |")
-        print(f"| network requests per run | {tb.net(verb_requests, a.runs)} | {tb.net(msal_requests, a.runs)} | |")
+        for line in markdown_table(["figure", "auth-sidecar", "MSAL for Python", "ratio"], [
+                ("`auth-sidecar token` (no agent) spawn → exit, cached token, median", ms(v),
+                 f"{ms(m)} (fresh `python3` script → result)", ratio(m, v)),
+                ("`token` p90", ms(pct(verb, 90)), ms(pct(msal, 90)), ""),
+                ("the stdio mode for comparison: spawn → cached `acquireTokenSilent` reply, median",
+                 ms(statistics.median(stdio)), "", ""),
+                ("network requests per run", net(verb_requests, a.runs), net(msal_requests, a.runs), "")]):
+            print(line)
         if failures:
             print(f"\n{len(failures)} runs failed: {failures[0]}")
         return 1 if failures else 0

@@ -28,6 +28,9 @@ run() {
 # Each module's imports against ARCHITECTURE.md's module table and Package.swift, the tables'
 # paths, and the checker's own tests (it must catch a violation).
 run "architecture" bash -c "python3 scripts/check-architecture.py && python3 -m pytest -q Tests/architecture"
+# The benchmarks' shared code (benchmarks/benchlib: the chart, tables, percentiles, cache
+# files) and that each benchmark script starts; a few seconds, no binary needed.
+run "benchmark helpers" python3 -m pytest -q Tests/benchmarks
 # The committed .swift-format, applied once: new code keeps it (scripts/format.sh applies it).
 run "format" swift format lint --strict --recursive Sources Tests Package.swift
 run "swift unit tests" swift test "${STRICT_BUILD_FLAGS[@]}"

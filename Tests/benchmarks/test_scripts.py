@@ -1,0 +1,29 @@
+"""The entry scripts keep their command lines: each starts, and says so when there is no binary."""
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+BENCHMARKS = pathlib.Path(__file__).resolve().parents[2] / "benchmarks"
+SCRIPTS = ["bench.py", "token_bench.py", "verbs_bench.py", "agent_bench.py"]
+
+
+def run(*argv):
+    return subprocess.run([sys.executable, *argv], capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_help(script):
+    p = run(str(BENCHMARKS / script), "--help")
+    assert p.returncode == 0, p.stderr
+    assert "--binary" in p.stdout and "--runs" in p.stdout
+
+
+@pytest.mark.parametrize("script", ["bench.py", "token_bench.py"])
+def test_chart_option_and_missing_binary(script, tmp_path):
+    assert "--chart PATH" in run(str(BENCHMARKS / script), "--help").stdout
+    p = run(str(BENCHMARKS / script), "--binary", str(tmp_path / "none"), "--chart", str(tmp_path / "c.svg"))
+    assert p.returncode == 2
+    assert "no executable at" in p.stderr
+    assert not (tmp_path / "c.svg").exists()
