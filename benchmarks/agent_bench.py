@@ -52,7 +52,9 @@ class AgentBench:
     def start_agent(self, cache: str) -> subprocess.Popen:
         b = self.bench
         log = open(os.path.join(b.tmp, "agent.log"), "ab")
-        agent = subprocess.Popen([b.binary, "agent", "--socket", self.socket, "--config", b.config_file(cache)],
+        # 100 idle clients are measured: above the default cap of 64 connections.
+        agent = subprocess.Popen([b.binary, "agent", "--socket", self.socket, "--config", b.config_file(cache),
+                                  "--max-connections", "128"],
                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log, env=self.env(True))
         CHILDREN.append(agent)
         deadline = time.monotonic() + 10
@@ -97,7 +99,9 @@ class AgentBench:
             s = socket.socket(socket.AF_UNIX)
             s.connect(self.socket)
             s.sendall(SILENT_LINE)
-            s.makefile("rb").readline()
+            reply = s.makefile("rb").readline()
+            if b"tooManyConnections" in reply:
+                raise SystemExit("agent_bench: the agent refused a client (its connection cap)")
             clients.append(s)
         time.sleep(0.5)
         rss = vmrss_kib(agent.pid)

@@ -105,7 +105,7 @@ def _cls(name: str, base: type, code: int, error_name: str, doc: str, extra: tup
 
 ParseError = _cls("ParseError", JsonRpcError, -32700, "parseError", "-32700: the message was not valid JSON.")
 InvalidRequestError = _cls("InvalidRequestError", JsonRpcError, -32600, "invalidRequest",
-                           "-32600: not a valid request (also messageTooLarge, alreadyInitialized, shuttingDown, duplicateRequestId).")
+                           "-32600: not a valid request (also messageTooLarge, batchTooLarge, objectTooLarge, messageTooComplex, alreadyInitialized, shuttingDown, duplicateRequestId).")
 MethodNotFoundError = _cls("MethodNotFoundError", JsonRpcError, -32601, "methodNotFound", "-32601: unknown method.")
 InvalidParamsError = _cls("InvalidParamsError", JsonRpcError, -32602, "invalidParams",
                           "-32602: a params member is missing, wrong or unknown (``.member`` names it).")
