@@ -32,6 +32,12 @@ public enum AgentConnection {
         return nil
     }
 
+    /// The one stderr line of a process that found a socket not the user's own at `path`
+    /// (found, not named: it then runs standalone; clients say the same).
+    public static func ignoredSocketLine(_ path: String, _ reason: String) -> String {
+        "ignoring the agent socket \(path): \(reason); running without the agent"
+    }
+
     /// Looks at `path` and connects when it is safe.
     public static func probe(_ path: String) -> Probe {
         var info = stat()

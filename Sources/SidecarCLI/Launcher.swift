@@ -64,10 +64,19 @@ public enum Launcher {
     }
 
     /// A connection to the user's agent, unless this process must stay standalone
-    /// (`AUTH_SIDECAR_NO_AGENT`, or diagnostics, which only a standalone server offers).
+    /// (`AUTH_SIDECAR_NO_AGENT`, or diagnostics, which only a standalone server offers). A
+    /// socket that is not the user's own is never used: one line on stderr says so, and the
+    /// process serves standalone (the rule of every client and mode, README "The agent").
     static func agentToForwardTo(_ options: LaunchOptions) -> Int32? {
         guard !options.enableDiagnostics, !AgentConnection.disabledByEnvironment else { return nil }
-        return AgentConnection.connect(to: UserPaths.agentSocket())
+        let path = UserPaths.agentSocket()
+        switch AgentConnection.probe(path) {
+        case .connected(let fd): return fd
+        case .refused(let reason):
+            Console.say(AgentConnection.ignoredSocketLine(path, reason))
+            return nil
+        case .absent: return nil
+        }
     }
 
     /// Runs the agent until SIGTERM/SIGINT or its idle timeout.

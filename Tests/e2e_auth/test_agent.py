@@ -245,3 +245,34 @@ def test_notifications_go_to_the_connection_that_asked(agent, mock):
     other.sock.settimeout(20)
     silent = other.call(2, "acquireTokenSilent", {"scopes": SCOPES})
     assert silent["result"]["fromCache"] is True and silent["result"]["accessToken"] == reply["result"]["accessToken"]
+
+
+@pytest.mark.parametrize("plant", ["a file", "a socket in an open directory"])
+def test_a_stdio_process_says_it_ignores_a_socket_not_the_users_own(sidecar_bin, mock, tmp_path, plant):
+    """One rule for every client and mode (README "The agent"): a socket found (not named)
+    that is not the user's own is never connected to; one stderr line says so and the
+    process serves standalone, as the verbs and the Python and Node clients do."""
+    directory = tmp_path / "planted"
+    directory.mkdir(mode=0o700)
+    path = directory / "agent.sock"
+    listener = None
+    if plant == "a file":
+        path.write_text("not a socket")
+    else:
+        os.chmod(directory, 0o777)
+        listener = socket.socket(socket.AF_UNIX)
+        listener.bind(str(path))
+        listener.listen(4)
+        listener.setblocking(False)
+    try:
+        out = subprocess.run([sidecar_bin], input='{"jsonrpc":"2.0","id":1,"method":"ping"}\n', capture_output=True,
+                             text=True, env={**process_env(mock, tmp_path), "AUTH_SIDECAR_SOCK": str(path)}, timeout=10)
+        assert json.loads(out.stdout)["result"] == {}, out
+        said = [line for line in out.stderr.splitlines() if "ignoring the agent socket" in line]
+        assert len(said) == 1 and str(path) in said[0] and "running without the agent" in said[0], out.stderr
+        if listener is not None:
+            with pytest.raises(BlockingIOError):
+                listener.accept()  # nothing ever connected
+    finally:
+        if listener is not None:
+            listener.close()

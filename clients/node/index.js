@@ -412,8 +412,10 @@ export class SidecarClient extends EventEmitter {
     return this;
   }
 
-  /** The agent's socket when one is named, else a process; with the socket only from
-   * $AUTH_SIDECAR_SOCK and no agent there, a process, as without an agent. */
+  /** The agent's socket when one is named, else a process. The one rule for a socket that
+   * cannot be used (every client and mode alike, README "The agent"): named by the caller,
+   * the error is thrown; only found (from $AUTH_SIDECAR_SOCK), no agent there or one not the
+   * user's own means a process, as without an agent (the latter said once, a warning). */
   async _openTransport(hooks) {
     if (this._socketPath) {
       const agent = new AgentConnection(this._socketPath);
@@ -421,7 +423,11 @@ export class SidecarClient extends EventEmitter {
         await agent.open(hooks);
         return agent;
       } catch (err) {
-        if (this._socketExplicit || !(err instanceof AgentUnavailableError)) throw err;
+        const unusable = err instanceof AgentUnavailableError || err instanceof UntrustedSocketError;
+        if (this._socketExplicit || !unusable) throw err;
+        if (err instanceof UntrustedSocketError) {
+          process.emitWarning(`auth-sidecar: ignoring the agent socket: ${err.message}; running without the agent`);
+        }
       }
     }
     const pipes = new ProcessPipes(findBinary(this.binary ?? undefined), { args: this.args, env: this.env, cwd: this.cwd });

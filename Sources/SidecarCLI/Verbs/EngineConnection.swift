@@ -43,7 +43,7 @@ struct EngineConnection {
         case .connected(let fd)?:
             return EngineConnection(fd: fd, engine: .agent, agentState: .running)
         case .refused(let reason)?:
-            Console.say("ignoring the agent socket \(socketPath): \(reason)")
+            Console.say(AgentConnection.ignoredSocketLine(socketPath, reason))
             return EngineConnection(fd: try startInProcess(logger: logger), engine: .inProcess, agentState: .refused(reason))
         case .absent?:
             return EngineConnection(fd: try startInProcess(logger: logger), engine: .inProcess, agentState: .notRunning)

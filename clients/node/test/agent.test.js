@@ -119,8 +119,26 @@ describe('client through a running agent', { ...needsBinary, timeout: 120000 }, 
     try {
       await assert.rejects(SidecarClient.start({ socketPath, clientId: CLIENT_ID }),
         (err) => err instanceof sidecar.UntrustedSocketError && /other users may enter/.test(err.message) && err.message.includes(socketPath));
-      await withEnv({ AUTH_SIDECAR_SOCK: socketPath }, () => assert.rejects( // from the environment: refused too
-        SidecarClient.start({ clientId: CLIENT_ID }), sidecar.UntrustedSocketError));
+      // Found in the environment, not named: the one rule of every client and mode (README
+      // "The agent"): never connected to, said once (a warning), a process as without an agent.
+      const warnings = [];
+      const onWarning = (warning) => warnings.push(warning.message);
+      process.on('warning', onWarning);
+      try {
+        await withEnv({ AUTH_SIDECAR_SOCK: socketPath }, async () => {
+          const client = await SidecarClient.start({ binary: BINARY, env: baseEnv(), clientId: CLIENT_ID, cache: 'memory' });
+          try {
+            assert.ok(client.pid !== undefined && client.socketPath === null);
+            assert.deepEqual(await client.ping(), {});
+          } finally {
+            await client.close();
+          }
+        });
+        await new Promise((resolve) => setImmediate(resolve)); // warnings are emitted on the next tick
+      } finally {
+        process.off('warning', onWarning);
+      }
+      assert.ok(warnings.some((m) => m.includes('ignoring the agent socket') && m.includes(socketPath)), String(warnings));
       assert.equal(await connectionsBeforeOurs(server, socketPath), 1); // ours is the first
     } finally {
       server.close();

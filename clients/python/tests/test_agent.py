@@ -102,16 +102,20 @@ def test_device_code_reaches_the_connection_that_asked(mock_agent, config, mock)
         assert first.ping() == {} and seen_by == {"first": [], "second": []}
 
 
-def test_socket_in_a_directory_others_may_enter_is_refused(foreign_dir, monkeypatch):
+def test_socket_in_a_directory_others_may_enter_is_refused(foreign_dir, monkeypatch, sidecar_bin, base_env):
     path = os.path.join(foreign_dir, "agent.sock")
     server = listening_socket(path)
     try:
         with pytest.raises(a.UntrustedSocketError, match="other users may enter") as info:
             a.SidecarClient(socket=path, client_id=CLIENT_ID)
         assert isinstance(info.value, PermissionError) and path in str(info.value)
-        monkeypatch.setenv("AUTH_SIDECAR_SOCK", path)  # from the environment: refused too, no fallback
-        with pytest.raises(a.UntrustedSocketError):
-            a.SidecarClient(client_id=CLIENT_ID)
+        # Found in the environment, not named: the one rule of every client and mode (README
+        # "The agent"): never connected to, said once, a process as without an agent.
+        monkeypatch.setenv("AUTH_SIDECAR_SOCK", path)
+        with pytest.warns(RuntimeWarning, match="ignoring the agent socket.*other users may enter"):
+            process = a.SidecarClient(sidecar_bin, env=base_env, client_id=CLIENT_ID, cache="memory", timeout=QUICK)
+        with process:
+            assert process.socket is None and process.pid is not None and process.ping() == {}
         assert_never_connected(server)
     finally:
         server.close()

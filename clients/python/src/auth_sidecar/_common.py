@@ -7,6 +7,7 @@ import os
 import shutil
 import stat
 import threading
+import warnings
 from typing import Any, Callable, Dict, List, Literal, Optional, Tuple, Union
 
 from .errors import (AgentUnavailableError, SidecarExitedError, SidecarNotFoundError, UntrustedSocketError,
@@ -93,6 +94,18 @@ def check_agent_socket(path: str) -> str:
         raise UntrustedSocketError("refusing the agent socket %s: it belongs to uid %d, not to you"
                                    % (path, info.st_uid))
     return path
+
+def socket_fallback(err: Exception, explicit: bool) -> None:
+    """The one rule for an agent socket that cannot be used (every client and mode alike,
+    README "The agent"): named by the caller, the error is raised; only found (from
+    $AUTH_SIDECAR_SOCK), a process is started instead, as without an agent, and a socket
+    that is not the user's own is said once (a RuntimeWarning) and never connected to."""
+    if explicit:
+        raise err
+    if isinstance(err, UntrustedSocketError):
+        warnings.warn("auth-sidecar: ignoring the agent socket: %s; running without the agent" % err,
+                      RuntimeWarning, stacklevel=4)
+
 
 def agent_unavailable(path: str, err: OSError) -> AgentUnavailableError:
     return AgentUnavailableError("no auth-sidecar agent answers at %s: %s" % (path, err.strerror or err))

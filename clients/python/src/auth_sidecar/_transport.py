@@ -17,7 +17,7 @@ import threading
 from typing import Any, Dict, Optional, Union
 
 from . import _common as c
-from .errors import AgentUnavailableError, SidecarExitedError, SidecarNotFoundError
+from .errors import AgentUnavailableError, SidecarExitedError, SidecarNotFoundError, UntrustedSocketError
 
 __all__ = ["ProcessPipes", "AgentConnection", "AsyncProcessPipes", "AsyncAgentConnection", "open_transport",
            "open_async_transport"]
@@ -164,15 +164,14 @@ Transport = Union[ProcessPipes, AgentConnection]
 def open_transport(binary: Optional[str], sock: c.SocketOption, args, env: Optional[Dict[str, str]],
                    cwd: Optional[str], stderr: Any) -> Transport:
     """The agent's socket when one is named (``sock``, else $AUTH_SIDECAR_SOCK), else a
-    process. With the socket only from $AUTH_SIDECAR_SOCK and no agent there, a process,
-    as without an agent."""
+    process. With the socket only from $AUTH_SIDECAR_SOCK, no agent there or one not the
+    user's own means a process, as without an agent (c.socket_fallback)."""
     path, explicit = c.agent_socket(sock)
     if path is not None:
         try:
             return AgentConnection(path)
-        except AgentUnavailableError:
-            if explicit:
-                raise
+        except (AgentUnavailableError, UntrustedSocketError) as err:
+            c.socket_fallback(err, explicit)
     return ProcessPipes(c.find_binary(binary), args, env, cwd, stderr)
 
 
@@ -327,7 +326,6 @@ async def open_async_transport(binary: Optional[str], path: Optional[str], expli
     if path is not None:
         try:
             return await AsyncAgentConnection.open(path)
-        except AgentUnavailableError:
-            if explicit:
-                raise
+        except (AgentUnavailableError, UntrustedSocketError) as err:
+            c.socket_fallback(err, explicit)
     return await AsyncProcessPipes.start(c.find_binary(binary), args, env, cwd, stderr)
