@@ -129,6 +129,7 @@ def check_refused(p, reply: dict, server: HostileServer, limit: int, cut_by_leng
     assert str(limit) in error["message"], error
     assert rss < RSS_CEILING_KB, f"peak RSS {rss} kB"
     assert server.done.wait(QUICK), "the hostile answer is still being written"
+    print(f"the server wrote {max(server.sent)} bytes before the client hung up")
     if cut_by_length:
         assert max(server.sent) < CUT_SHORT, f"the server wrote {max(server.sent)} bytes before the client hung up"
     assert p.ok("ping", {}) == {}  # still serving
