@@ -129,7 +129,7 @@ let package = Package(
             dependencies: [
                 "SidecarCLI", "Sidecar", "JSONRPC", "JSON", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
-        .testTarget(name: "HTTPTests", dependencies: ["HTTP", "AuthSeams", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "HTTPTests", dependencies: ["HTTP", "AuthSeams", "CCurl", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "TokenCacheTests", dependencies: ["TokenCache", "JSON", "POSIXSupport"], exclude: ["Fixtures"]),
         .testTarget(
             name: "LoopbackTests",

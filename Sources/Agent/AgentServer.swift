@@ -132,6 +132,7 @@ public final class AgentServer: Sendable {
     private func serveSession(_ fd: Int32, peer: PeerCredentials) {
         var serviceOptions = SidecarService.Options()
         serviceOptions.applications = applications
+        serviceOptions.maxMessageSize = options.maxMessageSize
         let connectionLogger = Logger(label: "auth-sidecar.agent.\(peer.pid)")
         let service: SidecarService
         do throws(RPCError) {

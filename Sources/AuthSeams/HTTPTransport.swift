@@ -8,16 +8,24 @@ public struct HTTPRequest: Sendable, Equatable {
     /// The whole exchange must finish within this time; `nil`: the transport's default
     /// (``CurlTransport/defaultTimeout``, the `httpTimeoutSeconds` setting).
     public var timeout: Duration?
+    /// The largest response body accepted, in bytes (decoded, after any `Content-Encoding`);
+    /// the response's header block has the same limit. A larger answer ends the transfer at
+    /// once: ``HTTPError/responseTooLarge(limit:)``.
+    public var maxResponseBytes: Int
+
+    /// The identity service's answers (discovery documents, token responses): 1 MiB.
+    public static let defaultMaxResponseBytes = 1 << 20
 
     public init(
         method: String = "GET", url: String, headers: [(name: String, value: String)] = [],
-        body: [UInt8]? = nil, timeout: Duration? = nil
+        body: [UInt8]? = nil, timeout: Duration? = nil, maxResponseBytes: Int = defaultMaxResponseBytes
     ) {
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
         self.timeout = timeout
+        self.maxResponseBytes = maxResponseBytes
     }
 
     /// A POST of `application/x-www-form-urlencoded` fields (OAuth token requests).
@@ -34,6 +42,7 @@ public struct HTTPRequest: Sendable, Equatable {
 
     public static func == (lhs: HTTPRequest, rhs: HTTPRequest) -> Bool {
         lhs.method == rhs.method && lhs.url == rhs.url && lhs.body == rhs.body && lhs.timeout == rhs.timeout
+            && lhs.maxResponseBytes == rhs.maxResponseBytes
             && lhs.headers.map(\.name) == rhs.headers.map(\.name) && lhs.headers.map(\.value) == rhs.headers.map(\.value)
     }
 }
@@ -70,8 +79,12 @@ public enum HTTPError: Error, Sendable, Equatable {
     case tls(String)
     /// The URL is malformed, or not HTTPS for a non-loopback host.
     case insecureOrInvalidURL(String)
-    /// libcurl could not be loaded.
+    /// libcurl could not be loaded, or cannot restrict a transfer to HTTP(S) (then no
+    /// request is sent).
     case libraryUnavailable(String)
+    /// The response (body or header block) is larger than ``HTTPRequest/maxResponseBytes``;
+    /// the transfer was aborted at that point.
+    case responseTooLarge(limit: Int)
     case cancelled
 }
 

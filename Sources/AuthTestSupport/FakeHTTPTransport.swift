@@ -1,7 +1,8 @@
 import AuthSeams
 import Synchronization
 
-/// An ``HTTPTransport`` answering from a script, recording every request.
+/// An ``HTTPTransport`` answering from a script, recording every request. Like
+/// `CurlTransport`, it refuses a body over the request's `maxResponseBytes`.
 public final class FakeHTTPTransport: HTTPTransport {
     public typealias Responder = @Sendable (HTTPRequest) throws(HTTPError) -> HTTPResponse
     private let responder: Responder
@@ -20,7 +21,9 @@ public final class FakeHTTPTransport: HTTPTransport {
     public func send(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponse {
         recorded.withLock { $0.append(request) }
         if delay > .zero { try? await Task.sleep(for: delay) }
-        return try responder(request)
+        let response = try responder(request)
+        guard response.body.count <= request.maxResponseBytes else { throw .responseTooLarge(limit: request.maxResponseBytes) }
+        return response
     }
 
     /// The form fields of a POST.

@@ -11,6 +11,8 @@ import Logging
 ///   with a token acquired silently for those claims; if that cannot be done without the
 ///   user, `interactionRequired` carries the claims for `acquireToken`.
 /// - Never prompts: a missing or expired sign-in is `interactionRequired`.
+/// - An answer over ``maxResponseBytes`` (with `allPages`, the pages together) is not read
+///   further: `responseTooLarge` (-51004) with the limit.
 public struct GraphClient: Sendable {
     public let app: PublicClientApplication
     public let transport: any HTTPTransport
@@ -18,6 +20,9 @@ public struct GraphClient: Sendable {
     public let endpoint: String
     public var maxRetries = 3
     public var maxRetryWait: Duration = .seconds(10)
+    /// The largest answer relayed, in bytes: the sidecar sets its message limit
+    /// (`--max-message-size`, 4 MiB by default), since the answer goes back as one message.
+    public var maxResponseBytes = 4 << 20
     /// Waits between throttled tries (tests pass a clock that sleeps in virtual time).
     public var clock: any AuthClock = SystemClock()
     let logger: Logger
@@ -58,9 +63,11 @@ public struct GraphClient: Sendable {
         }
         var result = GraphResponse(status: response.status, headers: Self.headers(response), body: Self.body(response), pages: 1)
         guard request.allPages, response.status == 200 else { return result }
+        var received = response.body.count
         while result.pages < request.maxPages, let next = result.body["@odata.nextLink"]?.stringValue {
             url = try checkedNextLink(next)
-            let page = try await send(request, url: url, token: token.accessToken, correlationId: correlationId, followingPage: true)
+            let page = try await nextPage(request, url: url, token: token.accessToken, correlationId: correlationId, received: received)
+            received += page.body.count
             guard page.status == 200 else { break }
             result.pages += 1
             result.body = Self.merge(result.body, with: Self.body(page))
@@ -85,9 +92,24 @@ public struct GraphClient: Sendable {
         return link
     }
 
+    /// A following page, limited to what is left of ``maxResponseBytes`` after `received` bytes.
+    private func nextPage(
+        _ request: GraphRequest, url: String, token: String, correlationId: String, received: Int
+    ) async throws -> HTTPResponse {
+        do {
+            return try await send(
+                request, url: url, token: token, correlationId: correlationId, followingPage: true,
+                limit: maxResponseBytes - received)
+        } catch var error as AuthError where error.kind == .responseTooLarge {
+            error.limit = maxResponseBytes
+            error.message = "Microsoft Graph's pages together are larger than \(maxResponseBytes) bytes; the transfer was stopped"
+            throw error
+        }
+    }
+
     private func send(
         _ request: GraphRequest, url: String, token: String, correlationId: String,
-        followingPage: Bool = false
+        followingPage: Bool = false, limit: Int? = nil
     ) async throws -> HTTPResponse {
         var headers = request.headers.filter { $0.0.lowercased() != "authorization" }.map { (name: $0.0, value: $0.1) }
         headers.append(("Authorization", "Bearer \(token)"))
@@ -103,7 +125,9 @@ public struct GraphClient: Sendable {
                 if !headers.contains(where: { $0.name.lowercased() == "content-type" }) { headers.append(("Content-Type", "application/json")) }
             }
         }
-        let http = HTTPRequest(method: followingPage ? "GET" : request.method, url: url, headers: headers, body: body, timeout: request.timeout)
+        let http = HTTPRequest(
+            method: followingPage ? "GET" : request.method, url: url, headers: headers, body: body, timeout: request.timeout,
+            maxResponseBytes: limit ?? maxResponseBytes)
         var attempt = 0
         while true {
             let response = try await ServiceCall.send(http, over: transport, service: "Microsoft Graph")

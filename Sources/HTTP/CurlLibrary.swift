@@ -35,7 +35,7 @@ struct CurlLibrary: @unchecked Sendable {
     static func shared() throws(HTTPError) -> CurlLibrary {
         let result = loaded.withLock { state -> Result<CurlLibrary, HTTPError> in
             if let state { return state }
-            let fresh = load()
+            let fresh = load(names: candidates)
             state = fresh
             return fresh
         }
@@ -44,11 +44,21 @@ struct CurlLibrary: @unchecked Sendable {
 
     private static let loaded = Mutex<Result<CurlLibrary, HTTPError>?>(nil)
 
-    private static func load() -> Result<CurlLibrary, HTTPError> {
-        let names = ["libcurl.so.4", "libcurl.so"]
-        guard let handle = names.lazy.compactMap({ dlopen($0, RTLD_NOW | RTLD_LOCAL) }).first else {
-            let reason = dlerror().map { String(cString: $0) } ?? "not found"
-            return .failure(.libraryUnavailable("cannot load libcurl (install libcurl4): \(reason)"))
+    /// The libraries tried, in order: Debian's OpenSSL build (`libcurl4`), its GnuTLS build
+    /// (`libcurl3-gnutls`, often the only one installed: git and apt use it), the dev link.
+    static let candidates = ["libcurl.so.4", "libcurl-gnutls.so.4", "libcurl.so"]
+
+    /// Loads the first of `names` that opens, and initialises it (globally: once per library).
+    static func load(names: [String] = candidates) -> Result<CurlLibrary, HTTPError> {
+        var reasons: [String] = []
+        var opened: UnsafeMutableRawPointer?
+        for name in names {
+            opened = dlopen(name, RTLD_NOW | RTLD_LOCAL)
+            if opened != nil { break }
+            reasons.append(dlerror().map { String(cString: $0) } ?? "\(name): not found")
+        }
+        guard let handle = opened else {
+            return .failure(.libraryUnavailable("cannot load libcurl (install libcurl4): \(reasons.joined(separator: "; "))"))
         }
         func symbol<T>(_ name: String, as type: T.Type) -> T? {
             dlsym(handle, name).map { unsafeBitCast($0, to: type) }

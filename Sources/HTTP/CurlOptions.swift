@@ -6,13 +6,15 @@ struct CurlOptions {
     let library: CurlLibrary
     let handle: UnsafeMutableRawPointer
 
+    /// - Throws: ``HTTPError/libraryUnavailable(_:)`` when the transfer cannot be limited to
+    ///   HTTP(S) (``ProtocolRestriction``): the request must not be sent.
     func configure(
         request: HTTPRequest, caFile: String?, userAgent: String,
         headers: UnsafeMutablePointer<curl_slist>?, errorBuffer: UnsafeMutablePointer<CChar>,
         context: UnsafeMutableRawPointer
-    ) {
+    ) throws(HTTPError) {
+        _ = try restrictProtocols().get()
         set(CURLOPT_URL, request.url)
-        set(CURLOPT_PROTOCOLS_STR, "http,https")
         set(CURLOPT_NOSIGNAL, 1)
         set(CURLOPT_FOLLOWLOCATION, 0)
         set(CURLOPT_SSL_VERIFYPEER, 1)
@@ -23,6 +25,10 @@ struct CurlOptions {
         set(CURLOPT_TIMEOUT_MS, timeout)
         set(CURLOPT_CONNECTTIMEOUT_MS, min(15_000, timeout))
         if let caFile { set(CURLOPT_CAINFO, caFile) }
+        if request.maxResponseBytes > 0 {  // 0 would mean "no limit"; the write callback checks it anyway
+            // A Content-Length over the limit ends the transfer before the body (CURLE_FILESIZE_EXCEEDED).
+            _ = ccurl_setopt_off(library.setopt, handle, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(request.maxResponseBytes))
+        }
         _ = ccurl_setopt_ptr(library.setopt, handle, CURLOPT_ERRORBUFFER, errorBuffer)
         _ = ccurl_setopt_ptr(library.setopt, handle, CURLOPT_HTTPHEADER, headers)
         setMethodAndBody(request)
@@ -33,6 +39,17 @@ struct CurlOptions {
         set(CURLOPT_NOPROGRESS, 0)
         setFunction(CURLOPT_XFERINFOFUNCTION, unsafeBitCast(CurlCallbacks.progress, to: UnsafeMutableRawPointer.self))
         _ = ccurl_setopt_ptr(library.setopt, handle, CURLOPT_XFERINFODATA, context)
+    }
+
+    /// Limits the transfer to HTTP(S), checking that libcurl took the setting.
+    func restrictProtocols() -> Result<ProtocolRestriction, HTTPError> {
+        ProtocolRestriction.apply(
+            { setting in
+                switch setting {
+                case .text(let option, let value): ccurl_setopt_str(library.setopt, handle, option, value)
+                case .number(let option, let value): ccurl_setopt_long(library.setopt, handle, option, value)
+                }
+            }, describe: library.message(for:))
     }
 
     /// At least 1 ms (0 would mean "no limit" to libcurl), at most a day.

@@ -9,7 +9,10 @@ import Synchronization
 /// TLS is always verified; the CA bundle is the system's unless `caFile` (or
 /// `SSL_CERT_FILE`/`CURL_CA_BUNDLE`) names another. Proxies come from the standard
 /// variables (`https_proxy`, `no_proxy`, ...), which libcurl reads itself. Only HTTPS URLs,
-/// or HTTP to a loopback host, are sent. Each transfer runs on a Dispatch thread, so the
+/// or HTTP to a loopback host, are sent, and libcurl must confirm it limits the transfer to
+/// HTTP(S) (``ProtocolRestriction``). An answer over the request's `maxResponseBytes` (its
+/// Content-Length, or the bytes as they stream in, decoded) ends the transfer at once:
+/// ``HTTPError/responseTooLarge(limit:)``. Each transfer runs on a Dispatch thread, so the
 /// cooperative pool never blocks; cancelling the calling task aborts the transfer.
 public struct CurlTransport: HTTPTransport {
     public var caFile: String?
@@ -57,6 +60,9 @@ final class CurlTransfer: @unchecked Sendable {
     private let cancelled = Atomic<Bool>(false)
     fileprivate var body: [UInt8] = []
     fileprivate var headers: [(name: String, value: String)] = []
+    private var headerBytes = 0
+    /// The answer passed ``HTTPRequest/maxResponseBytes``: a callback stopped the transfer.
+    private(set) var tooLarge = false
 
     init(library: CurlLibrary, request: HTTPRequest, caFile: String?, userAgent: String) {
         self.library = library
@@ -81,10 +87,17 @@ final class CurlTransfer: @unchecked Sendable {
         defer { errorBuffer.deallocate() }
 
         let options = CurlOptions(library: library, handle: handle)
-        options.configure(
-            request: request, caFile: caFile, userAgent: userAgent, headers: headerList,
-            errorBuffer: errorBuffer, context: Unmanaged.passUnretained(self).toOpaque())
+        do {
+            try options.configure(
+                request: request, caFile: caFile, userAgent: userAgent, headers: headerList,
+                errorBuffer: errorBuffer, context: Unmanaged.passUnretained(self).toOpaque())
+        } catch {
+            return .failure(error)
+        }
         let code = library.easyPerform(handle)
+        if code != CURLE_OK, !isCancelled, tooLarge || code == CURLE_FILESIZE_EXCEEDED {
+            return .failure(.responseTooLarge(limit: request.maxResponseBytes))
+        }
         guard code == CURLE_OK else {
             let detail = errorBuffer.pointee != 0 ? String(cString: errorBuffer) : library.message(for: code)
             return .failure(CurlErrors.map(code, detail: detail, cancelled: isCancelled))
@@ -92,6 +105,31 @@ final class CurlTransfer: @unchecked Sendable {
         var status = 0
         _ = ccurl_getinfo_long(library.getinfo, handle, CURLINFO_RESPONSE_CODE, &status)
         return .success(HTTPResponse(status: status, headers: headers, body: body))
+    }
+
+    /// Keeps a piece of the body; `false` (stop the transfer) when it would pass the limit.
+    func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        let limit = request.maxResponseBytes
+        guard bytes.count <= limit - body.count else {
+            tooLarge = true
+            return false
+        }
+        if body.capacity < body.count + bytes.count {  // grow by doubling, never past the limit
+            body.reserveCapacity(min(limit, max(body.count * 2, body.count + bytes.count)))
+        }
+        body.append(contentsOf: bytes)
+        return true
+    }
+
+    /// Counts a header line against the limit; `false` (stop the transfer) past it.
+    func receiveHeaderBytes(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        headerBytes += bytes.count
+        guard headerBytes <= request.maxResponseBytes else {
+            tooLarge = true
+            return false
+        }
+        receiveHeader(String(decoding: bytes, as: UTF8.self))
+        return true
     }
 
     fileprivate func receiveHeader(_ line: String) {
@@ -122,16 +160,15 @@ enum CurlCallbacks {
         guard let data, let context else { return 0 }
         let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
         let total = size * count
-        transfer.body.append(contentsOf: UnsafeRawBufferPointer(start: data, count: total))
-        return total
+        // Any count but `total` makes libcurl abort the transfer (CURLE_WRITE_ERROR).
+        return transfer.receiveBody(UnsafeRawBufferPointer(start: data, count: total)) ? total : 0
     }
 
     static let header: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = { data, size, count, context in
         guard let data, let context else { return 0 }
         let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
         let total = size * count
-        transfer.receiveHeader(String(decoding: UnsafeRawBufferPointer(start: data, count: total), as: UTF8.self))
-        return total
+        return transfer.receiveHeaderBytes(UnsafeRawBufferPointer(start: data, count: total)) ? total : 0
     }
 
     /// Returning non-zero aborts the transfer: how cancellation reaches libcurl.

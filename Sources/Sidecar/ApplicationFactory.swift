@@ -10,9 +10,10 @@ import TokenCache
 enum ApplicationFactory {
     /// - Parameter replacement: when given, builds the dependencies instead of the live ones
     ///   (the configuration's cache, libcurl, the system browser, the loopback listener).
+    /// - Parameter maxGraphResponseBytes: the largest Graph answer relayed (the message limit).
     static func make(
         _ configuration: Configuration, logger: Logger,
-        replacement: SidecarService.DependencyFactory? = nil
+        replacement: SidecarService.DependencyFactory? = nil, maxGraphResponseBytes: Int
     ) throws(RPCError) -> AuthMethods {
         let authority: Authority
         do throws(AuthError) {
@@ -31,6 +32,7 @@ enum ApplicationFactory {
         let app = PublicClientApplication(configuration: client, dependencies: dependencies)
         var graph = GraphClient(app: app, transport: dependencies.transport, endpoint: configuration.graphEndpoint, logger: logger)
         graph.clock = dependencies.clock
+        graph.maxResponseBytes = maxGraphResponseBytes
         return AuthMethods(app: app, graph: graph, browserMode: configuration.browser)
     }
 

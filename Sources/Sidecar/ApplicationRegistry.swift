@@ -10,14 +10,16 @@ public final class ApplicationRegistry: Sendable {
 
     public init() {}
 
-    /// The application for `configuration`, built on first use.
+    /// The application for `configuration`, built on first use (one process, or one agent,
+    /// has one `maxGraphResponseBytes`: its message limit).
     func methods(
         for configuration: Configuration, logger: Logger,
-        replacement: SidecarService.DependencyFactory? = nil
+        replacement: SidecarService.DependencyFactory? = nil, maxGraphResponseBytes: Int
     ) throws(RPCError) -> AuthMethods {
         let key = String(decoding: configuration.json.serialized(), as: UTF8.self)
         if let existing = built.withLock({ $0[key] }) { return existing }
-        let made = try ApplicationFactory.make(configuration, logger: logger, replacement: replacement)
+        let made = try ApplicationFactory.make(
+            configuration, logger: logger, replacement: replacement, maxGraphResponseBytes: maxGraphResponseBytes)
         return built.withLock { built in
             if let raced = built[key] { return raced }
             built[key] = made

@@ -24,7 +24,7 @@ public enum AuthErrorMapping {
         case .networkError: -51001
         case .timeout: -51002
         case .tlsError: -51003
-        case .malformedResponse: -51004
+        case .malformedResponse, .responseTooLarge: -51004
         case .cacheUnavailable: -51005
         case .browserUnavailable: -51006
         case .interactiveInProgress: -51007
@@ -49,6 +49,7 @@ public enum AuthErrorMapping {
         if let value = error.declinedScopes { data["declinedScopes"] = JSONValue(value) }
         if let value = error.httpStatus { data["httpStatus"] = .int(Int64(value)) }
         if let value = error.retryAfter { data["retryAfter"] = .int(Int64(value)) }
+        if let value = error.limit { data["limit"] = .int(Int64(value)) }
         return RPCError(code: code(for: error.kind), message: error.message, name: error.kind.rawValue, data: data)
     }
 

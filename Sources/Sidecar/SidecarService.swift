@@ -20,6 +20,9 @@ public final class SidecarService: RPCService, Sendable {
         /// ones. The fuzz target (`Sources/FuzzDispatch`) uses it to keep inputs off the
         /// network and the file system.
         public var dependencies: DependencyFactory?
+        /// The server's message limit (`--max-message-size`): also the largest Graph answer
+        /// `callGraph` relays (its reply is one message).
+        public var maxMessageSize = 4 << 20
         public init() {}
     }
 
@@ -99,7 +102,9 @@ public final class SidecarService: RPCService, Sendable {
     private static func configure(_ configuration: Configuration, options: Options, logger: Logger) throws(RPCError) -> SessionState.Configured {
         .init(
             configuration: configuration,
-            methods: try options.applications.methods(for: configuration, logger: logger, replacement: options.dependencies))
+            methods: try options.applications.methods(
+                for: configuration, logger: logger, replacement: options.dependencies,
+                maxGraphResponseBytes: options.maxMessageSize))
     }
 
     /// Runs an auth method with the configured application.

@@ -51,6 +51,7 @@ public enum Launcher {
         let logger = makeLogger(level: options.logLevel)
         var serviceOptions = SidecarService.Options()
         serviceOptions.diagnostics = options.enableDiagnostics
+        serviceOptions.maxMessageSize = options.maxMessageSize
         serviceOptions.startup = try startupOverrides(options)
         let service = try SidecarService(options: serviceOptions, logger: logger)
         let server = JSONRPCServer(

@@ -128,6 +128,37 @@ import TokenCache
         #expect(response.body["@odata.nextLink"] == nil)
     }
 
+    @Test func anAnswerOverTheLimitIsResponseTooLarge() async throws {
+        var (graph, http) = try client { _, _ in Self.json(200, #"{"value":"\#(String(repeating: "x", count: 100))"}"#) }
+        graph.maxResponseBytes = 64
+        do {
+            _ = try await graph.call(GraphRequest(), correlationId: "c")
+            Issue.record("expected responseTooLarge")
+        } catch let error as AuthError {
+            #expect(error.kind == .responseTooLarge)
+            #expect(error.limit == 64)
+        }
+        #expect(http.requests(to: "/v1.0/me").map(\.maxResponseBytes) == [64])
+    }
+
+    @Test func allPagesTogetherStayWithinTheLimit() async throws {
+        let page = #"{"value":["\#(String(repeating: "x", count: 80))"],"@odata.nextLink":"https://graph.microsoft.com/v1.0/users?skiptoken=1"}"#
+        var (graph, http) = try client { _, _ in Self.json(200, page) }
+        graph.maxResponseBytes = page.utf8.count * 3 - 1  // two pages fit, not three
+        var request = GraphRequest()
+        request.path = "/users"
+        request.allPages = true
+        do {
+            _ = try await graph.call(request, correlationId: "c")
+            Issue.record("expected responseTooLarge")
+        } catch let error as AuthError {
+            #expect(error.kind == .responseTooLarge)
+            #expect(error.limit == graph.maxResponseBytes)  // the whole answer's limit, not the last page's share
+        }
+        let limits = http.requests.filter { $0.url.contains("/v1.0/users") }.map(\.maxResponseBytes)
+        #expect(limits == [graph.maxResponseBytes, graph.maxResponseBytes - page.utf8.count, graph.maxResponseBytes - 2 * page.utf8.count])
+    }
+
     @Test func refusesANextLinkToAnotherHost() async throws {
         let (graph, _) = try client { _, _ in Self.json(200, #"{"value":[1],"@odata.nextLink":"https://evil.example.com/steal"}"#) }
         var request = GraphRequest()

@@ -42,6 +42,34 @@ import Testing
         }
     }
 
+    @Test func aBodyOverTheLimitEndsTheTransfer() async throws {
+        let url = "\(mock.url)/common/v2.0/.well-known/openid-configuration"
+        let size = try await transport.send(HTTPRequest(url: url)).body.count
+        #expect(try await transport.send(HTTPRequest(url: url, maxResponseBytes: size)).body.count == size)
+        await #expect(throws: HTTPError.responseTooLarge(limit: size - 1)) {
+            _ = try await transport.send(HTTPRequest(url: url, maxResponseBytes: size - 1))
+        }
+    }
+
+    /// A body without Content-Length (chunked, or decompressed) is counted as it arrives.
+    @Test func aStreamedBodyIsCutAtTheLimit() throws {
+        let transfer = CurlTransfer(
+            library: try CurlLibrary.shared(), request: HTTPRequest(url: mock.url, maxResponseBytes: 10), caFile: nil, userAgent: "test")
+        let context = Unmanaged.passUnretained(transfer).toOpaque()
+        var piece = Array("123456".utf8CString)
+        #expect(CurlCallbacks.write(&piece, 1, 6, context) == 6)
+        #expect(!transfer.tooLarge)
+        #expect(CurlCallbacks.write(&piece, 1, 5, context) == 0)  // 11 bytes: abort
+        #expect(transfer.tooLarge)
+    }
+
+    @Test func aHeaderBlockOverTheLimitEndsTheTransfer() async throws {
+        let url = "\(mock.url)/common/v2.0/.well-known/openid-configuration"
+        await #expect(throws: HTTPError.responseTooLarge(limit: 16)) {
+            _ = try await transport.send(HTTPRequest(method: "HEAD", url: url, maxResponseBytes: 16))
+        }
+    }
+
     @Test func refusesPlainHTTPToANonLoopbackHost() async {
         await #expect(throws: HTTPError.insecureOrInvalidURL("refusing http://login.example.com: HTTPS is required except for loopback hosts")) {
             _ = try await transport.send(HTTPRequest(url: "http://login.example.com/common"))

@@ -17,6 +17,10 @@ public enum ServiceCall {
             case .network(let detail): throw AuthError(.networkError, "network failure reaching \(service): \(detail)")
             case .insecureOrInvalidURL(let detail): throw AuthError(.insecureAuthority, detail)
             case .libraryUnavailable(let detail): throw AuthError(.internal, detail)
+            case .responseTooLarge(let limit):
+                var tooLarge = AuthError(.responseTooLarge, "\(service) sent an answer larger than \(limit) bytes; the transfer was stopped")
+                tooLarge.limit = limit
+                throw tooLarge
             }
         }
     }

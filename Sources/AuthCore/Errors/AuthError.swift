@@ -57,6 +57,10 @@ public struct AuthError: Error, Sendable, Equatable {
         /// The service does not know the authority (an unknown tenant: AADSTS90002, or no
         /// discovery document there); a kind of ``invalidConfiguration`` with its own name (-51010).
         case invalidAuthority
+        /// The service's answer is larger than the request's limit (``AuthError/limit``): 1 MiB
+        /// from the identity service, the message limit from Graph; a kind of
+        /// ``malformedResponse`` with its own name (-51004).
+        case responseTooLarge
     }
 
     public var kind: Kind
@@ -71,6 +75,8 @@ public struct AuthError: Error, Sendable, Equatable {
     public var declinedScopes: [String]?
     public var httpStatus: Int?
     public var retryAfter: Int?
+    /// ``Kind/responseTooLarge``: the limit in bytes.
+    public var limit: Int?
 
     public init(_ kind: Kind, _ message: String) {
         self.kind = kind
