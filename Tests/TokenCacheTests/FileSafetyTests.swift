@@ -47,8 +47,29 @@ import Testing
         let error = #expect(throws: TokenCacheError.self) { _ = try TokenCache(store: FileTokenCacheStore(path: path)).accounts() }
         #expect(error?.code == .unreadable && error?.path == path)
         #expect(error?.reason.contains("chmod 600 \(path)") == true, "\(String(describing: error))")
-        chmod(path, 0o644)  // readable by others (as msal-extensions writes it) is accepted
+        chmod(path, 0o644)  // readable by others (as older msal-extensions wrote it): made private
         #expect(try TokenCache(store: FileTokenCacheStore(path: path)).accounts().count == 1)
+        #expect(mode(of: path) == 0o600)
+    }
+
+    @Test func aCacheDirectoryThatIsASymlinkIsRefused() throws {
+        let temp = TemporaryDirectory()
+        defer { temp.remove() }
+        let real = temp.path + "/real"
+        try TokenCache(store: FileTokenCacheStore(path: real + "/cache.json")).save(Fixture.record())
+        let before = readBytes(real + "/cache.json")
+        let link = temp.path + "/link"
+        #expect(symlink(real, link) == 0)
+        let cache = TokenCache(store: FileTokenCacheStore(path: link + "/cache.json"))
+        for attempt in 0..<2 {
+            let error = #expect(throws: TokenCacheError.self) {
+                if attempt == 0 { _ = try cache.accounts() } else { try cache.save(Fixture.record(secret: "new")) }
+            }
+            #expect(error?.code == .unreadable && error?.path == link)
+            #expect(error?.reason.contains("symbolic link") == true, "\(String(describing: error))")
+        }
+        #expect(readBytes(real + "/cache.json") == before)
+        #expect(temp.entries(of: real) == ["cache.json"], "no lock file made through the link")
     }
 
     @Test func aDirectoryOthersCanWriteIsRefusedWithTheFix() throws {
