@@ -202,4 +202,19 @@ final class LockedBox<Value: Sendable>: @unchecked Sendable {
         #expect(access(live, F_OK) == 0, "a live writer's temporary is left alone")
         #expect(access(other, F_OK) == 0, "another file's temporaries are not ours")
     }
+
+    @Test func aReadThatLoadsTheFileRemovesThemToo() throws {
+        let temp = TemporaryDirectory()
+        defer { temp.remove() }
+        let path = temp.path + "/cache.json"
+        try TokenCache(store: FileTokenCacheStore(path: path)).save(Fixture.record())
+        let dead = temp.path + "/.cache.json.tmp-999999999-1"
+        let live = temp.path + "/.cache.json.tmp-\(getpid())-2"
+        for file in [dead, live] { writeBytes(file, readBytes(path) ?? []) }
+        let before = readBytes(path)
+        #expect(try TokenCache(store: FileTokenCacheStore(path: path)).read { $0.accountList().count } == 1)
+        #expect(access(dead, F_OK) != 0, "a dead writer's temporary is removed by a reader")
+        #expect(access(live, F_OK) == 0, "a live writer's temporary is left alone")
+        #expect(readBytes(path) == before, "nothing written")
+    }
 }
