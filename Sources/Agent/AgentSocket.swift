@@ -26,6 +26,8 @@ struct AgentSocket {
             try Self.removeStale(path)
             listening = try Self.listen(at: path)
         } catch {
+            // Refused with the lock held: the lock file is ours to remove (see takeLock).
+            unlink(path + ".lock")
             close(lock)
             throw error
         }
@@ -65,14 +67,32 @@ struct AgentSocket {
 
     /// One agent per socket: an exclusive lock on `<socket>.lock`, held while the agent runs
     /// (the kernel releases it when the agent dies, however it dies).
+    ///
+    /// Only the holder of the lock removes the file (when it stops, or when its start is
+    /// refused after taking the lock), and it unlinks the file before it unlocks it; a start
+    /// that finds the lock held leaves the file alone (it is the running agent's). A lock won
+    /// on a file the path no longer names (unlinked by an agent stopping meanwhile) is dropped
+    /// and taken again on the new file, so two agents never both hold "the" lock.
     private static func takeLock(_ lockPath: String, socket: String) throws(AgentError) -> Int32 {
-        let fd = open(lockPath, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw AgentError("cannot open \(lockPath): \(POSIX.lastErrorString)") }
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+        for _ in 0..<16 {
+            let fd = open(lockPath, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            guard fd >= 0 else { throw AgentError("cannot open \(lockPath): \(POSIX.lastErrorString)") }
+            guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+                close(fd)
+                throw AgentError("an agent is already running at \(socket); stop it first (or choose another --socket)")
+            }
+            if names(lockPath, fd) { return fd }
             close(fd)
-            throw AgentError("an agent is already running at \(socket); stop it first (or choose another --socket)")
         }
-        return fd
+        throw AgentError("cannot take the lock \(lockPath): it keeps being replaced")
+    }
+
+    /// Whether `path` still names the file open at `fd`.
+    private static func names(_ path: String, _ fd: Int32) -> Bool {
+        var held = stat()
+        var named = stat()
+        guard fstat(fd, &held) == 0, lstat(path, &named) == 0 else { return false }
+        return held.st_dev == named.st_dev && held.st_ino == named.st_ino
     }
 
     /// With the lock held, whatever is at the path is a dead agent's socket, or was planted.

@@ -21,7 +21,7 @@ public struct AESGCMCacheEncryption: CacheEncryption {
     /// allowed). The file must not be readable by group or others.
     public init(keyFile: String) throws(TokenCacheError) {
         // Opened without following a symbolic link; owned by this user (``FileSafety``).
-        guard let (bytes, identity) = try POSIXFile.readFile(keyFile) else {
+        guard let (bytes, identity, _) = try POSIXFile.readFile(keyFile) else {
             throw .unreadable(keyFile, "the cache key file cannot be read")
         }
         guard identity.permissions & 0o077 == 0 else {

@@ -19,7 +19,7 @@ extension POSIXFile {
         let directory = directoryName(path)
         let base = path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path
         let prefix = directory.isEmpty ? "" : (directory == "/" ? "/" : directory + "/")
-        removeOrphanTemporaries(in: directory.isEmpty ? "." : directory, of: base)
+        removeOrphanTemporaries(ofFile: path)
         let temporary = "\(prefix).\(base).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
 
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
@@ -45,9 +45,12 @@ extension POSIXFile {
         return identity
     }
 
-    /// Removes `.{base}.tmp-{pid}-{n}` files of `directory` whose process is gone (only
-    /// regular files owned by this user; a live writer's file is left alone).
-    static func removeOrphanTemporaries(in directory: String, of base: String) {
+    /// Removes the `.{base}.tmp-{pid}-{n}` files beside `path` (`base` its last component)
+    /// whose process is gone (only regular files owned by this user; a live writer's file is
+    /// left alone). One `readdir` of the directory.
+    static func removeOrphanTemporaries(ofFile path: String) {
+        let directory = directoryName(path).isEmpty ? "." : directoryName(path)
+        let base = path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path
         guard let dir = opendir(directory) else { return }
         defer { closedir(dir) }
         let prefix = ".\(base).tmp-"

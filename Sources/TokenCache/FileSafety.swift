@@ -7,10 +7,11 @@ import POSIXSupport
 #endif
 
 /// The one home of the rules that keep another local user out of the cache: the cache file,
-/// its lock files and the key file are never reached through a symbolic link, and the cache
-/// file and its directory must belong to this user (or, for the directory, root) and must not
-/// be writable by group or others. Otherwise someone else could plant their own account in the
-/// cache, swap the file for a link to one of theirs, or block sign-in.
+/// its directory, its lock files and the key file are never reached through a symbolic link,
+/// and the cache file and its directory must belong to this user (or, for the directory, root)
+/// and must not be writable by group or others. Otherwise someone else could plant their own
+/// account in the cache, swap the file for a link to one of theirs, or block sign-in. A cache
+/// file others can read (0644, as older msal-extensions wrote it) is made 0600 when read.
 ///
 /// A refusal is ``TokenCacheError/Code/unreadable`` naming the path and the fix; no message
 /// ever quotes what a file contains.
@@ -21,6 +22,19 @@ enum FileSafety {
             path,
             "is a symbolic link, which is not followed (another user could point it at their own file); "
                 + "replace it with a regular file, e.g. rm \(path)")
+    }
+
+    /// The cache directory found to be a symbolic link: the fix is the real directory.
+    private static func symbolicLinkDirectory(_ directory: String) -> TokenCacheError {
+        let target = realpath(directory, nil).map { pointer in
+            defer { free(pointer) }
+            return String(cString: pointer)
+        }
+        return .unreadable(
+            directory,
+            "the cache directory is a symbolic link, which is not followed (another user could point it "
+                + "at a directory of theirs); give the cache path in the real directory"
+                + (target.map { " (\($0))" } ?? "") + ", or replace the link with a directory")
     }
 
     /// Checks a file opened (without following links) for the cache: a regular file, owned
@@ -38,19 +52,39 @@ enum FileSafety {
         }
     }
 
-    /// Checks the directory that holds the file at `path`: owned by this user or root, not
-    /// writable by group or others. A directory that does not exist yet passes (it is
-    /// created 0700 by the first write).
+    /// Takes the read and write bits of group and others off the cache file open at `fd`
+    /// (described by `info`, which passed ``check(_:path:)``): its tokens are the user's alone.
+    /// Only through the descriptor (opened with `O_NOFOLLOW`), never by path.
+    ///
+    /// - Returns: the permissions it had, when they were changed (`nil`: already private).
+    static func makePrivate(_ fd: Int32, _ info: inout stat, path: String) throws(TokenCacheError) -> UInt32? {
+        let permissions = UInt32(info.st_mode) & 0o7777
+        guard permissions & 0o077 != 0 else { return nil }
+        guard fchmod(fd, mode_t(permissions & 0o700)) == 0, fstat(fd, &info) == 0 else {
+            if errno == EROFS { return nil }  // a read-only mount: nobody can change it
+            throw .unreadable(
+                path,
+                "is readable by group or others and could not be made private: "
+                    + "\(POSIX.lastErrorString); fix: chmod 600 \(path)")
+        }
+        return permissions
+    }
+
+    /// Checks the directory that holds the file at `path`: not a symbolic link (the directory
+    /// itself; its parents may be), owned by this user or root, not writable by group or
+    /// others. A directory that does not exist yet passes (it is created 0700 by the first
+    /// write).
     ///
     /// - Returns: whether the directory exists (and passed).
     @discardableResult
     static func checkDirectory(ofFile path: String) throws(TokenCacheError) -> Bool {
         let directory = POSIXFile.directoryName(path).isEmpty ? "." : POSIXFile.directoryName(path)
         var info = stat()
-        guard stat(directory, &info) == 0 else {
+        guard lstat(directory, &info) == 0 else {
             if errno == ENOENT { return false }
             throw .unreadable(directory, "stat: \(POSIX.lastErrorString)")
         }
+        if (info.st_mode & S_IFMT) == S_IFLNK { throw symbolicLinkDirectory(directory) }
         guard (info.st_mode & S_IFMT) == S_IFDIR else { throw .unreadable(directory, "not a directory") }
         guard info.st_uid == geteuid() || info.st_uid == 0 else {
             throw .unreadable(

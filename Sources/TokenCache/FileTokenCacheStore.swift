@@ -18,8 +18,11 @@ import Synchronization
 ///   ``TokenCacheError/Code/unreadable`` and is **never overwritten**: the tokens in it may
 ///   belong to other apps, and the user (or the app) decides to delete or repair it.
 /// - A missing or empty file is an empty cache; the file is created by the first write.
-/// - A symbolic link at the path is refused, never followed, and so are a file or directory
-///   another user could write (``FileSafety``); errors never quote the file's contents.
+/// - A symbolic link at the path or as its directory is refused, never followed, and so are a
+///   file or directory another user could write (``FileSafety``); a file others can read is
+///   made 0600 (with a warning) when read. Errors never quote the file's contents.
+/// - Temporary files of writers killed mid-write (full copies of the cache) are removed
+///   whenever the file is (re)loaded or written.
 public final class FileTokenCacheStore: TokenCacheStore {
     /// The cache file.
     public let path: String
@@ -69,6 +72,7 @@ public final class FileTokenCacheStore: TokenCacheStore {
 
     public func transaction<T: Sendable>(_ body: (inout CacheDocument) throws -> T) throws -> T {
         try state.withLock { state in
+            try checkDirectory(&state)  // before the lock file is made in it
             state.locks += 1
             return try CacheFileLock.withLock(path: lockPath, timeout: lockTimeout) {
                 try refresh(&state, locked: true)
@@ -128,10 +132,11 @@ public final class FileTokenCacheStore: TokenCacheStore {
     /// Re-reads the file if its identity differs from the one last seen. Without the lock
     /// (`locked` false) a changed file is first read optimistically (see the type's notes).
     private func refresh(_ state: inout State, locked: Bool) throws(TokenCacheError) {
-        if !state.directoryChecked { state.directoryChecked = try FileSafety.checkDirectory(ofFile: path) }
+        try checkDirectory(&state)
         let current = try POSIXFile.identity(of: path)
         state.identityChecks += 1
         if state.loaded, current == state.identity { return }
+        if state.directoryChecked { POSIXFile.removeOrphanTemporaries(ofFile: path) }
         var (document, identity) = try load(current, state: &state, locked: locked)
         if state.loads > 0, identity != state.identity {
             state.generation &+= 1
@@ -142,6 +147,22 @@ public final class FileTokenCacheStore: TokenCacheStore {
         state.identity = identity
         state.loaded = true
         state.loads += 1
+    }
+
+    /// Checks the directory (``FileSafety/checkDirectory(ofFile:)``) until it exists and passed.
+    private func checkDirectory(_ state: inout State) throws(TokenCacheError) {
+        if !state.directoryChecked { state.directoryChecked = try FileSafety.checkDirectory(ofFile: path) }
+    }
+
+    /// The file read (made private if others could read it: ``FileSafety/makePrivate(_:_:path:)``).
+    private func readFile() throws(TokenCacheError) -> (bytes: [UInt8], identity: FileIdentity)? {
+        guard let (bytes, identity, madePrivate) = try POSIXFile.readFile(path, makePrivate: true) else { return nil }
+        if let madePrivate {
+            logger.warning(
+                "token cache was readable by other users; made it 0600",
+                metadata: ["path": "\(path)", "was": "0\(String(madePrivate, radix: 8))"])
+        }
+        return (bytes, identity)
     }
 
     private func load(_ current: FileIdentity?, state: inout State, locked: Bool) throws(TokenCacheError)
@@ -163,14 +184,14 @@ public final class FileTokenCacheStore: TokenCacheStore {
     /// The file read without the lock, if it read back whole: non-empty, the same identity
     /// after the read as when opened, and parseable. `nil` (or a throw): read it under the lock.
     private func loadStable() throws -> (CacheDocument, FileIdentity?)? {
-        guard let (stored, opened) = try POSIXFile.readFile(path) else { return (CacheDocument(), nil) }
+        guard let (stored, opened) = try readFile() else { return (CacheDocument(), nil) }
         guard !stored.isEmpty, try POSIXFile.identity(of: path) == opened else { return nil }
         return (try CacheDocument(parsing: try plaintext(of: stored)), opened)
     }
 
     /// The file as it is now (call under the lock).
     private func loadFile() throws(TokenCacheError) -> (CacheDocument, FileIdentity?) {
-        guard let (stored, identity) = try POSIXFile.readFile(path) else { return (CacheDocument(), nil) }
+        guard let (stored, identity) = try readFile() else { return (CacheDocument(), nil) }
         let bytes = try plaintext(of: stored)
         do {
             return (try CacheDocument(parsing: bytes), identity)

@@ -41,8 +41,12 @@ enum POSIXFile {
     }
 
     /// The contents and identity of `path`, `nil` when it does not exist. The file is opened
-    /// without following a symbolic link and must pass ``FileSafety/check(_:path:)``.
-    static func readFile(_ path: String) throws(TokenCacheError) -> (bytes: [UInt8], identity: FileIdentity)? {
+    /// without following a symbolic link and must pass ``FileSafety/check(_:path:)``; with
+    /// `makePrivate`, a file others can read is made private first
+    /// (``FileSafety/makePrivate(_:_:path:)``, its former permissions in `madePrivate`).
+    static func readFile(_ path: String, makePrivate: Bool = false) throws(TokenCacheError)
+        -> (bytes: [UInt8], identity: FileIdentity, madePrivate: UInt32?)?
+    {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard fd >= 0 else {
             if errno == ENOENT { return nil }
@@ -53,10 +57,11 @@ enum POSIXFile {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw .unreadable(path, "fstat: \(POSIX.lastErrorString)") }
         try FileSafety.check(info, path: path)
+        let madePrivate = makePrivate ? try FileSafety.makePrivate(fd, &info, path: path) : nil
         do {
             // One allocation for the whole file.
             let bytes = try POSIX.readAll(fd, reservingCapacity: Int(max(info.st_size, 0)) + 1)
-            return (bytes, FileIdentity(info))
+            return (bytes, FileIdentity(info), madePrivate)
         } catch {
             throw .unreadable(path, error.description)
         }

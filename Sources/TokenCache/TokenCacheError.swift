@@ -4,7 +4,7 @@
 /// callers; match on ``code``:
 ///
 /// ```swift
-/// do { try cache.accounts() } catch let error as TokenCacheError where error.code == .unreadable {
+/// do { try cache.read { $0.accountList() } } catch let error as TokenCacheError where error.code == .unreadable {
 ///     // report error.path and error.reason; the file was left as it is
 /// }
 /// ```

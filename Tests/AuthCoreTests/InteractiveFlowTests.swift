@@ -104,7 +104,7 @@ import TokenCache
         #expect(error.kind == kind, "\(error)")
         #expect(transport.requests(to: "/token").isEmpty)
         #expect(listener.started.last?.isClosed == true)
-        #expect(try cache.accounts().isEmpty)
+        #expect(try cache.read { $0.accountList() }.isEmpty)
     }
 
     @Test func aTokenEndpointErrorIsClassifiedLikeTheRedirectsAndNothingIsCached() async throws {
@@ -115,7 +115,7 @@ import TokenCache
         }
         let error = try #require(await failure(browser, transport: transport))
         #expect(error.kind == .workplaceJoinRequired && error.correlationId == "corr-1")
-        #expect(try cache.accounts().isEmpty)
+        #expect(try cache.read { $0.accountList() }.isEmpty)
     }
 
     @Test func aRedirectURIWithAPortAndPathIsKept() async throws {

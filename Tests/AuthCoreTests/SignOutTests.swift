@@ -63,7 +63,7 @@ final class RecordingBrowser: BrowserLauncher {
                 "post_logout_redirect_uri": "https://app.example/signed-out",
                 "logout_hint": "alice@contoso.com",
             ])
-        #expect(try cache.accounts().isEmpty, "the tokens are gone")
+        #expect(try cache.read { $0.accountList() }.isEmpty, "the tokens are gone")
     }
 
     // Each test has its own cache: the discovery answers are kept in it.
@@ -85,7 +85,7 @@ final class RecordingBrowser: BrowserLauncher {
         let browser = RecordingBrowser()
         #expect(try await app(noEndSession).signOut(nil, fromBrowser: true, browser: browser).browserSignOut == .notSupported)
         #expect(browser.urls.isEmpty)
-        #expect(try cache.accounts().isEmpty)
+        #expect(try cache.read { $0.accountList() }.isEmpty)
     }
 
     @Test func reportsFailedWhenTheBrowserCannotOpen() async throws {
@@ -96,7 +96,7 @@ final class RecordingBrowser: BrowserLauncher {
         #expect(out.browserSignOut == .failed)
         #expect(failing.urls.count == 1)
         #expect(failing.urls.first.map { !$0.contains("post_logout_redirect_uri") } == true, "not configured: not sent")
-        #expect(try cache.accounts().isEmpty)
+        #expect(try cache.read { $0.accountList() }.isEmpty)
     }
 
     @Test func reportsNothingWhenNoBrowserPartWasAskedFor() async throws {

@@ -99,7 +99,10 @@ import TokenCache
         #expect(fields["refresh_token"] == "rt-0")
         #expect(fields["scope"] == "user.read openid profile offline_access")  // the default scopes
         #expect(
-            try cache.refreshToken(homeAccountId: "oid-1.tid-1", environments: ["login.microsoftonline.com"], clientId: "client")?.secret == "rt-1")
+            try cache.read {
+                $0.refreshTokens(
+                    homeAccountId: "oid-1.tid-1", environments: ["login.microsoftonline.com"], clientId: "client", familyId: nil)
+            }.first?.secret == "rt-1")
     }
 
     @Test func refreshesProactivelyAfterRefreshOn() async throws {

@@ -32,7 +32,7 @@ import Testing
         #expect(stored.hasPrefix("auth-sidecar-aes256gcm-v1\n"))
         for secret in ["at-alice", "rt-alice", "idt-alice", "alice@contoso.com"] { #expect(!stored.contains(secret)) }
         let again = TokenCache(store: FileTokenCacheStore(path: path, encryption: key))  // another process
-        #expect(try again.accounts().map(\.username) == ["alice@contoso.com"])
+        #expect(try again.read { $0.accountList() }.map(\.username) == ["alice@contoso.com"])
     }
 
     @Test func refusesTheWrongKeyAndLeavesTheFileAlone() throws {
@@ -43,8 +43,8 @@ import Testing
         try TokenCache(store: FileTokenCacheStore(path: path, encryption: right)).save(Fixture.record())
         let before = fileBytes(path)
         let wrong = try AESGCMCacheEncryption(keyFile: keyFile("wrong", contents: Array(repeating: 1, count: 32)))
-        #expect(throws: TokenCacheError.self) { try TokenCache(store: FileTokenCacheStore(path: path, encryption: wrong)).accounts() }
-        #expect(throws: TokenCacheError.self) { try TokenCache(store: FileTokenCacheStore(path: path)).accounts() }
+        #expect(throws: TokenCacheError.self) { try TokenCache(store: FileTokenCacheStore(path: path, encryption: wrong)).read { $0.accountList() } }
+        #expect(throws: TokenCacheError.self) { try TokenCache(store: FileTokenCacheStore(path: path)).read { $0.accountList() } }
         #expect(fileBytes(path) == before)
     }
 
@@ -55,10 +55,10 @@ import Testing
         #expect(fileBytes(path).first == UInt8(ascii: "{"))
         let key = try AESGCMCacheEncryption(keyFile: keyFile("key", contents: Array("AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=".utf8)))
         let cache = TokenCache(store: FileTokenCacheStore(path: path, encryption: key))
-        #expect(try cache.accounts().count == 1)  // read as it was
+        #expect(try cache.read { $0.accountList() }.count == 1)  // read as it was
         try cache.save(Fixture.record(uid: "bbbbbbbb-0000-0000-0000-000000000002", username: "bob@contoso.com", secret: "bob"))
         #expect(AESGCMCacheEncryption.isSealed(fileBytes(path)))
-        #expect(try cache.accounts().count == 2)
+        #expect(try cache.read { $0.accountList() }.count == 2)
     }
 
     @Test func refusesAKeyFileOthersCanReadOrOfTheWrongSize() throws {

@@ -27,7 +27,7 @@ import Testing
         let cache = TokenCache(store: FileTokenCacheStore(path: path))
         for attempt in 0..<2 {
             let error = #expect(throws: TokenCacheError.self) {
-                if attempt == 0 { _ = try cache.accounts() } else { try cache.save(Fixture.record()) }
+                if attempt == 0 { _ = try cache.read { $0.accountList() } } else { try cache.save(Fixture.record()) }
             }
             #expect(error?.code == .unreadable && error?.path == path)
             #expect(error?.reason.contains("symbolic link") == true, "\(String(describing: error))")
@@ -44,11 +44,32 @@ import Testing
         let path = temp.path + "/cache.json"
         try TokenCache(store: FileTokenCacheStore(path: path)).save(Fixture.record())
         chmod(path, 0o666)
-        let error = #expect(throws: TokenCacheError.self) { _ = try TokenCache(store: FileTokenCacheStore(path: path)).accounts() }
+        let error = #expect(throws: TokenCacheError.self) { _ = try TokenCache(store: FileTokenCacheStore(path: path)).read { $0.accountList() } }
         #expect(error?.code == .unreadable && error?.path == path)
         #expect(error?.reason.contains("chmod 600 \(path)") == true, "\(String(describing: error))")
-        chmod(path, 0o644)  // readable by others (as msal-extensions writes it) is accepted
-        #expect(try TokenCache(store: FileTokenCacheStore(path: path)).accounts().count == 1)
+        chmod(path, 0o644)  // readable by others (as older msal-extensions wrote it): made private
+        #expect(try TokenCache(store: FileTokenCacheStore(path: path)).read { $0.accountList() }.count == 1)
+        #expect(mode(of: path) == 0o600)
+    }
+
+    @Test func aCacheDirectoryThatIsASymlinkIsRefused() throws {
+        let temp = TemporaryDirectory()
+        defer { temp.remove() }
+        let real = temp.path + "/real"
+        try TokenCache(store: FileTokenCacheStore(path: real + "/cache.json")).save(Fixture.record())
+        let before = readBytes(real + "/cache.json")
+        let link = temp.path + "/link"
+        #expect(symlink(real, link) == 0)
+        let cache = TokenCache(store: FileTokenCacheStore(path: link + "/cache.json"))
+        for attempt in 0..<2 {
+            let error = #expect(throws: TokenCacheError.self) {
+                if attempt == 0 { _ = try cache.read { $0.accountList() } } else { try cache.save(Fixture.record(secret: "new")) }
+            }
+            #expect(error?.code == .unreadable && error?.path == link)
+            #expect(error?.reason.contains("symbolic link") == true, "\(String(describing: error))")
+        }
+        #expect(readBytes(real + "/cache.json") == before)
+        #expect(temp.entries(of: real) == ["cache.json"], "no lock file made through the link")
     }
 
     @Test func aDirectoryOthersCanWriteIsRefusedWithTheFix() throws {
@@ -63,7 +84,7 @@ import Testing
             let cache = TokenCache(store: FileTokenCacheStore(path: path))
             for attempt in 0..<2 {
                 let error = #expect(throws: TokenCacheError.self) {
-                    if attempt == 0 { _ = try cache.accounts() } else { try cache.save(Fixture.record(secret: "new")) }
+                    if attempt == 0 { _ = try cache.read { $0.accountList() } } else { try cache.save(Fixture.record(secret: "new")) }
                 }
                 #expect(error?.path == directory)
                 #expect(error?.reason.contains("chmod 700 \(directory)") == true, "\(String(describing: error))")
@@ -71,7 +92,7 @@ import Testing
         }
         #expect(readBytes(path) == before, "nothing written")
         chmod(directory, 0o755)
-        #expect(try TokenCache(store: FileTokenCacheStore(path: path)).accounts().count == 1)
+        #expect(try TokenCache(store: FileTokenCacheStore(path: path)).read { $0.accountList() }.count == 1)
     }
 
     @Test func aParseErrorNeverQuotesTheFile() throws {
@@ -80,7 +101,7 @@ import Testing
         let path = temp.path + "/cache.json"
         for garbage in ["SECRET-ONE is not json", #"{"AccessToken": SECRET-TWO}"#, "[\"SECRET-THREE\"", "\"\\uSECR\""] {
             writeBytes(path, Array(garbage.utf8))
-            let error = #expect(throws: TokenCacheError.self) { _ = try TokenCache(store: FileTokenCacheStore(path: path)).accounts() }
+            let error = #expect(throws: TokenCacheError.self) { _ = try TokenCache(store: FileTokenCacheStore(path: path)).read { $0.accountList() } }
             let text = String(describing: error)
             #expect(text.contains("not JSON") || text.contains("top level"), "\(text)")
             #expect(!text.contains("SECR"), "\(text)")

@@ -17,7 +17,7 @@ import Testing
         defer { temp.remove() }
         let path = temp.path + "/a/b/cache.json"
         let cache = TokenCache(store: FileTokenCacheStore(path: path))
-        #expect(try cache.accounts().isEmpty)
+        #expect(try cache.read { $0.accountList() }.isEmpty)
         try cache.save(Fixture.record())
         #expect(mode(of: temp.path + "/a") == 0o700)
         #expect(mode(of: temp.path + "/a/b") == 0o700)
@@ -30,9 +30,11 @@ import Testing
         let reread = TokenCache(store: FileTokenCacheStore(path: path))
         #expect(try reread.currentAccountId(clientId: Fixture.client) == alice)
         #expect(
-            try reread.accessToken(
-                homeAccountId: alice, environments: [Fixture.env], realm: Fixture.tenant,
-                clientId: Fixture.client, scopes: ["User.Read"])?.secret == "at-alice")
+            try reread.read {
+                $0.accessToken(
+                    homeAccountId: alice, environments: [Fixture.env], realm: Fixture.tenant,
+                    clientId: Fixture.client, scopes: ScopeSet(["User.Read"]), keyId: nil)
+            }?.secret == "at-alice")
     }
 
     @Test func corruptFileIsReportedAndLeftUntouched() throws {
@@ -44,7 +46,7 @@ import Testing
         let cache = TokenCache(store: FileTokenCacheStore(path: path))
         for attempt in 0..<2 {
             let error = #expect(throws: TokenCacheError.self) {
-                if attempt == 0 { _ = try cache.accounts() } else { try cache.save(Fixture.record()) }
+                if attempt == 0 { _ = try cache.read { $0.accountList() } } else { try cache.save(Fixture.record()) }
             }
             #expect(error?.code == .unreadable && error?.path == path)
         }
@@ -53,7 +55,7 @@ import Testing
         // Once repaired (here: emptied) by someone, the cache works again.
         writeBytes(path, [])
         try cache.save(Fixture.record())
-        #expect(try cache.accounts().count == 1)
+        #expect(try cache.read { $0.accountList() }.count == 1)
     }
 
     @Test func reloadsOnlyWhenTheFileChangedAndReportsExternalChanges() throws {
@@ -65,16 +67,16 @@ import Testing
         let other = TokenCache(store: FileTokenCacheStore(path: path))  // "another process"
         try cache.save(Fixture.record())
         let before = try cache.changeToken()
-        _ = try cache.accounts()
+        _ = try cache.read { $0.accountList() }
         try cache.setCurrentAccountId(alice, clientId: Fixture.client)  // our own write
         #expect(try cache.changeToken() == before)
         let loads = mine.loadCount
-        for _ in 0..<5 { _ = try cache.accounts() }
+        for _ in 0..<5 { _ = try cache.read { $0.accountList() } }
         #expect(mine.loadCount == loads, "unchanged file: the parsed document is reused")
 
         try other.removeAccount(homeAccountId: alice, environments: [Fixture.env], clientId: Fixture.client)
         #expect(try cache.changeToken() != before)
-        #expect(try cache.accounts().isEmpty)
+        #expect(try cache.read { $0.accountList() }.isEmpty)
         #expect(try cache.currentAccountId(clientId: Fixture.client) == nil)
         #expect(mine.loadCount == loads + 1)
 
@@ -86,7 +88,7 @@ import Testing
         #expect(try cache.changeToken() != changed)
         // The file deleted: an empty cache.
         unlink(path)
-        #expect(try cache.accounts().isEmpty)
+        #expect(try cache.read { $0.accountList() }.isEmpty)
     }
 
     @Test func lockTimesOutWithAClearErrorWhileAnotherProcessHoldsIt() throws {
@@ -134,7 +136,7 @@ import Testing
             }
         }
         let cache = TokenCache(store: FileTokenCacheStore(path: path))
-        #expect(try cache.accounts().count == threads * saves)
+        #expect(try cache.read { $0.accountList() }.count == threads * saves)
         #expect(temp.entries() == ["cache.json"])
     }
 
@@ -164,7 +166,7 @@ import Testing
         }
         group.wait()
         #expect(status.get() == 0)
-        let accounts = try TokenCache(store: FileTokenCacheStore(path: path)).accounts()
+        let accounts = try TokenCache(store: FileTokenCacheStore(path: path)).read { $0.accountList() }
         #expect(accounts.count == processes * perProcess + threads * saves)
         #expect(temp.entries() == ["cache.json"])
     }
@@ -201,5 +203,20 @@ final class LockedBox<Value: Sendable>: @unchecked Sendable {
         #expect(access(dead, F_OK) != 0, "a dead writer's temporary is removed")
         #expect(access(live, F_OK) == 0, "a live writer's temporary is left alone")
         #expect(access(other, F_OK) == 0, "another file's temporaries are not ours")
+    }
+
+    @Test func aReadThatLoadsTheFileRemovesThemToo() throws {
+        let temp = TemporaryDirectory()
+        defer { temp.remove() }
+        let path = temp.path + "/cache.json"
+        try TokenCache(store: FileTokenCacheStore(path: path)).save(Fixture.record())
+        let dead = temp.path + "/.cache.json.tmp-999999999-1"
+        let live = temp.path + "/.cache.json.tmp-\(getpid())-2"
+        for file in [dead, live] { writeBytes(file, readBytes(path) ?? []) }
+        let before = readBytes(path)
+        #expect(try TokenCache(store: FileTokenCacheStore(path: path)).read { $0.accountList().count } == 1)
+        #expect(access(dead, F_OK) != 0, "a dead writer's temporary is removed by a reader")
+        #expect(access(live, F_OK) == 0, "a live writer's temporary is left alone")
+        #expect(readBytes(path) == before, "nothing written")
     }
 }

@@ -20,28 +20,31 @@ import Testing
         writeBytes(path, try #require(readBytes(Fixture.directory + "/msal_python_cache.json")))
         let cache = TokenCache(store: FileTokenCacheStore(path: path))
 
-        #expect(try cache.accounts().map(\.username) == ["alice@contoso.com", "bob@contoso.com"])
-        let account = try #require(try cache.account(homeAccountId: alice, environments: Fixture.aliases))
+        #expect(try cache.read { $0.accountList() }.map(\.username) == ["alice@contoso.com", "bob@contoso.com"])
+        let document = try cache.snapshot()
+        let account = try #require(document.account(homeAccountId: alice, environments: Fixture.aliases, realm: nil))
         #expect(account.localAccountId == "aaaaaaaa-0000-0000-0000-000000000001")
         #expect(account.authorityType == "MSSTS" && account.accountSource == "authorization_code")
         let token = try #require(
-            try cache.accessToken(
+            document.accessToken(
                 homeAccountId: alice, environments: Fixture.aliases, realm: Fixture.tenant,
-                clientId: Fixture.client, scopes: ["user.read"]))
+                clientId: Fixture.client, scopes: ScopeSet(["user.read"]), keyId: nil))
         #expect(token.secret == "at-alice" && token.expiresOn == 1_700_003_600 && token.refreshOn == 1_700_001_800)
         #expect(token.extendedExpiresOn == 1_700_007_200 && token.tokenType == "Bearer")
         #expect(
-            try cache.refreshToken(
+            document.refreshTokens(
                 homeAccountId: alice, environments: Fixture.aliases,
-                clientId: Fixture.client)?.secret == "rt-alice")
+                clientId: Fixture.client, familyId: nil
+            ).first?.secret == "rt-alice")
         #expect(
-            try cache.idToken(
+            document.idToken(
                 homeAccountId: alice, environments: Fixture.aliases, realm: Fixture.tenant,
                 clientId: Fixture.client)?.secret.hasPrefix("eyJ") == true)
         // Bob's family refresh token (written for the Azure CLI's client) serves another family client.
-        let frt = try cache.refreshToken(
+        let frt = document.refreshTokens(
             homeAccountId: bob, environments: Fixture.aliases,
-            clientId: "22222222-2222-2222-2222-222222222222", familyId: "1")
+            clientId: "22222222-2222-2222-2222-222222222222", familyId: "1"
+        ).first
         #expect(frt?.secret == "rt-bob")
         // A change keeps what MSAL and the other SDK wrote.
         try cache.setCurrentAccountId(alice, clientId: Fixture.client)

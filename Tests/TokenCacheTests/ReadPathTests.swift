@@ -32,10 +32,10 @@ import Testing
         defer { temp.remove() }
         let path = temp.path + "/cache.json"
         let store = FileTokenCacheStore(path: path)
-        #expect(try TokenCache(store: store).accounts().isEmpty)
+        #expect(try TokenCache(store: store).read { $0.accountList() }.isEmpty)
         try TokenCache(store: FileTokenCacheStore(path: path)).save(Fixture.record())  // "another process"
         let locks = store.lockCount
-        #expect(try TokenCache(store: store).accounts().map(\.username) == ["alice@contoso.com"])
+        #expect(try TokenCache(store: store).read { $0.accountList() }.map(\.username) == ["alice@contoso.com"])
         #expect(store.lockCount == locks)
     }
 
@@ -50,21 +50,21 @@ import Testing
         let whole = readBytes(path) ?? []
         let store = FileTokenCacheStore(path: path)
         let cache = TokenCache(store: store)
-        #expect(try cache.accounts().count == 1)
+        #expect(try cache.read { $0.accountList() }.count == 1)
         // Cut short: the optimistic read fails to parse, the locked read reports it, file untouched.
         writeBytes(path, Array(whole.prefix(whole.count / 2)))
         var locks = store.lockCount
-        #expect(throws: TokenCacheError.self) { _ = try cache.accounts() }
+        #expect(throws: TokenCacheError.self) { _ = try cache.read { $0.accountList() } }
         #expect(store.lockCount == locks + 1)
         #expect(readBytes(path) == Array(whole.prefix(whole.count / 2)))
         // Truncated to nothing: not taken as "signed out" without the lock.
         writeBytes(path, [])
         locks = store.lockCount
-        #expect(try cache.accounts().isEmpty)
+        #expect(try cache.read { $0.accountList() }.isEmpty)
         #expect(store.lockCount == locks + 1)
         // Written back whole: read again.
         writeBytes(path, whole)
-        #expect(try cache.accounts().count == 1)
+        #expect(try cache.read { $0.accountList() }.count == 1)
     }
 
     @Test func aTransactionThatThrowsLeavesTheKeptDocumentAsTheFileHasIt() throws {
@@ -82,7 +82,7 @@ import Testing
                 throw Stop()
             }
         }
-        #expect(try cache.accounts().count == 1, "the half-done change is gone")
+        #expect(try cache.read { $0.accountList() }.count == 1, "the half-done change is gone")
     }
 
     @Test func lookupsByAccountAndUsernameReadOnlyThatAccount() throws {
@@ -139,10 +139,10 @@ import Testing
         #expect(whole.count > 1_000_000)
         let reader = TokenCache(store: FileTokenCacheStore(path: path))
         #expect(try reader.read { $0.accounts(username: "user1234@contoso.com").count } == 1)
-        #expect(try reader.accounts().count == 1500)
+        #expect(try reader.read { $0.accountList() }.count == 1500)
         let cut = Array(whole.prefix(whole.count - 10))
         writeBytes(path, cut)
-        let error = #expect(throws: TokenCacheError.self) { _ = try TokenCache(store: FileTokenCacheStore(path: path)).accounts() }
+        let error = #expect(throws: TokenCacheError.self) { _ = try TokenCache(store: FileTokenCacheStore(path: path)).read { $0.accountList() } }
         #expect(error?.code == .unreadable)
         #expect(readBytes(path) == cut, "left untouched")
     }
@@ -161,6 +161,6 @@ import Testing
             }
         }
         #expect(AESGCMCacheEncryption.isSealed(readBytes(path) ?? []))
-        #expect(try TokenCache(store: FileTokenCacheStore(path: path, encryption: key)).accounts().count == 1500)
+        #expect(try TokenCache(store: FileTokenCacheStore(path: path, encryption: key)).read { $0.accountList() }.count == 1500)
     }
 }

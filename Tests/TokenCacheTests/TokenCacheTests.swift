@@ -13,9 +13,18 @@ import Testing
         _ home: String, _ scopes: [String], realm: String = Fixture.tenant,
         environments: [String] = Fixture.aliases
     ) throws -> CachedAccessToken? {
-        try cache.accessToken(
-            homeAccountId: home, environments: environments, realm: realm,
-            clientId: Fixture.client, scopes: scopes)
+        try cache.read {
+            $0.accessToken(
+                homeAccountId: home, environments: environments, realm: realm,
+                clientId: Fixture.client, scopes: ScopeSet(scopes), keyId: nil)
+        }
+    }
+
+    /// The refresh tokens `client` would redeem for `home`, best first.
+    func rts(_ home: String, client: String = Fixture.client, family: String? = nil) throws -> [CachedRefreshToken] {
+        try cache.read {
+            $0.refreshTokens(homeAccountId: home, environments: Fixture.aliases, clientId: client, familyId: family)
+        }
     }
 
     @Test func accessTokenMatchesASupersetOfTheScopesIgnoringCase() throws {
@@ -28,10 +37,12 @@ import Testing
         #expect(try at(alice, ["User.Read"], environments: ["login.chinacloudapi.cn"]) == nil)
         #expect(try at(bob, ["User.Read"]) == nil)
         #expect(
-            try cache.accessToken(
-                homeAccountId: alice.uppercased(), environments: ["LOGIN.windows.net", Fixture.env],
-                realm: Fixture.tenant.uppercased(), clientId: Fixture.client,
-                scopes: ["User.Read"]) != nil)
+            try cache.read {
+                $0.accessToken(
+                    homeAccountId: alice.uppercased(), environments: ["LOGIN.windows.net", Fixture.env],
+                    realm: Fixture.tenant.uppercased(), clientId: Fixture.client,
+                    scopes: ScopeSet(["User.Read"]), keyId: nil)
+            } != nil)
     }
 
     @Test func savingRemovesAccessTokensWithIntersectingScopesOnly() throws {
@@ -49,7 +60,7 @@ import Testing
     @Test func refreshTokenRotationKeepsOnlyTheNewest() throws {
         try cache.save(Fixture.record(scopes: ["User.Read"], secret: "first"))
         try cache.save(Fixture.record(scopes: ["Files.Read"], secret: "second", now: Fixture.now + 10))
-        let tokens = try cache.refreshTokens(homeAccountId: alice, environments: Fixture.aliases, clientId: Fixture.client)
+        let tokens = try rts(alice)
         #expect(tokens.map(\.secret) == ["rt-second"])
         #expect(tokens.first?.lastModificationTime == Fixture.now + 10)
     }
@@ -58,14 +69,14 @@ import Testing
         let family = "04b07795-8ddb-461a-bbee-02f9e1bf7b46"
         try cache.save(Fixture.record(client: family, secret: "family", familyId: "1"))
         let other = "22222222-2222-2222-2222-222222222222"
-        #expect(try cache.refreshToken(homeAccountId: alice, environments: Fixture.aliases, clientId: other) == nil)
-        let frt = try cache.refreshToken(homeAccountId: alice, environments: Fixture.aliases, clientId: other, familyId: "1")
+        #expect(try rts(alice, client: other).first == nil)
+        let frt = try rts(alice, client: other, family: "1").first
         #expect(frt?.secret == "rt-family" && frt?.familyId == "1")
         // The client's own token comes first once it has one.
         try cache.save(Fixture.record(client: other, secret: "own", familyId: "1"))
-        let both = try cache.refreshTokens(homeAccountId: alice, environments: Fixture.aliases, clientId: other, familyId: "1")
+        let both = try rts(alice, client: other, family: "1")
         #expect(both.map(\.secret) == ["rt-own", "rt-family"])
-        #expect(try cache.appMetadata(environments: Fixture.aliases, clientId: family)?.familyId == "1")
+        #expect(try cache.read { $0.appMetadata(environments: Fixture.aliases, clientId: family) }?.familyId == "1")
         // Unknown family status: a silent request tries the family token.
         let tried = try cache.read {
             $0.refreshTokensToTry(
@@ -79,11 +90,13 @@ import Testing
         try cache.save(Fixture.record())
         try cache.save(Fixture.record(uid: "bbbbbbbb-0000-0000-0000-000000000002", username: "Bob@Contoso.com", secret: "bob"))
         try cache.save(Fixture.record(secret: "guest", realm: "guest-tenant"))  // alice as a guest
-        #expect(try cache.accounts().count == 3)
-        #expect(try cache.accounts(username: "bob@contoso.COM").map(\.homeAccountId) == [bob])
-        #expect(try cache.account(homeAccountId: alice, environments: Fixture.aliases)?.realm == Fixture.tenant)
-        #expect(try cache.account(homeAccountId: alice, environments: Fixture.aliases, realm: "guest-tenant") != nil)
-        let idToken = try cache.idToken(homeAccountId: alice, environments: Fixture.aliases, realm: "guest-tenant", clientId: Fixture.client)
+        #expect(try cache.read { $0.accountList() }.count == 3)
+        #expect(try cache.read { $0.accounts(username: "bob@contoso.COM") }.map(\.homeAccountId) == [bob])
+        #expect(try cache.read { $0.account(homeAccountId: alice, environments: Fixture.aliases, realm: nil) }?.realm == Fixture.tenant)
+        #expect(try cache.read { $0.account(homeAccountId: alice, environments: Fixture.aliases, realm: "guest-tenant") } != nil)
+        let idToken = try cache.read {
+            $0.idToken(homeAccountId: alice, environments: Fixture.aliases, realm: "guest-tenant", clientId: Fixture.client)
+        }
         #expect(idToken?.secret == "idt-guest")
     }
 
@@ -96,10 +109,10 @@ import Testing
         let removed = try cache.removeAccount(homeAccountId: alice, environments: Fixture.aliases, clientId: Fixture.client)
         #expect(removed == 4)  // its AT, RT, ID token and account entity for this client
         #expect(try at(alice, ["User.Read"]) == nil)
-        #expect(try cache.refreshToken(homeAccountId: alice, environments: Fixture.aliases, clientId: Fixture.client) == nil)
-        #expect(try cache.refreshToken(homeAccountId: alice, environments: Fixture.aliases, clientId: otherClient)?.secret == "rt-other")
+        #expect(try rts(alice).first == nil)
+        #expect(try rts(alice, client: otherClient).first?.secret == "rt-other")
         #expect(try at(bob, ["User.Read"])?.secret == "at-bob")
-        #expect(try cache.accounts().map(\.homeAccountId) == [bob])
+        #expect(try cache.read { $0.accountList() }.map(\.homeAccountId) == [bob])
         #expect(try cache.currentAccountId(clientId: Fixture.client) == nil)
         #expect(try cache.removeAccount(homeAccountId: alice, environments: Fixture.aliases, clientId: Fixture.client) == 0)
     }
@@ -110,20 +123,20 @@ import Testing
         try cache.save(Fixture.record(client: family, secret: "a", familyId: "1"))
         try cache.save(Fixture.record(client: sibling, secret: "b", familyId: "1"))
         try cache.removeAccount(homeAccountId: alice, environments: Fixture.aliases, clientId: family)
-        #expect(try cache.refreshTokens(homeAccountId: alice, environments: Fixture.aliases, clientId: sibling, familyId: "1").isEmpty)
+        #expect(try rts(alice, client: sibling, family: "1").isEmpty)
     }
 
     @Test func silentRefreshDoesNotRecreateASignedOutAccount() throws {
         var record = Fixture.record()
         record.createsAccount = false
         try cache.save(record)
-        #expect(try cache.accounts().isEmpty)
+        #expect(try cache.read { $0.accountList() }.isEmpty)
         #expect(try at(alice, ["User.Read"]) != nil)
     }
 
     @Test func removeRefreshTokenAndCurrentAccount() throws {
         try cache.save(Fixture.record())
-        let rt = try #require(try cache.refreshToken(homeAccountId: alice, environments: Fixture.aliases, clientId: Fixture.client))
+        let rt = try #require(try rts(alice).first)
         #expect(try cache.removeRefreshToken(rt))
         #expect(try !cache.removeRefreshToken(rt))
         #expect(try cache.currentAccountId(clientId: Fixture.client) == nil)

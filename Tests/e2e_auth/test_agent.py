@@ -122,10 +122,13 @@ def test_socket_is_private_and_one_agent_per_socket(agent, sidecar_bin, mock, tm
     directory = os.path.dirname(a.path)
     assert stat.S_IMODE(os.lstat(directory).st_mode) == 0o700
     assert stat.S_ISSOCK(os.lstat(a.path).st_mode) and stat.S_IMODE(os.lstat(a.path).st_mode) == 0o600
-    second = subprocess.run([sidecar_bin, "agent", "--socket", a.path], capture_output=True, text=True,
-                            env=a.env, timeout=10)
-    assert second.returncode != 0 and "already running" in second.stderr and a.path in second.stderr, second
-    assert second.stdout == ""
+    lock = os.lstat(a.path + ".lock").st_ino
+    for _ in range(2):  # the refused second leaves the running agent's lock in place
+        second = subprocess.run([sidecar_bin, "agent", "--socket", a.path], capture_output=True, text=True,
+                                env=a.env, timeout=10)
+        assert second.returncode != 0 and "already running" in second.stderr and a.path in second.stderr, second
+        assert second.stdout == ""
+        assert os.lstat(a.path + ".lock").st_ino == lock
     assert a.process.poll() is None
 
 
@@ -161,6 +164,7 @@ def test_unsafe_socket_paths_are_refused(sidecar_bin, mock, tmp_path, plant):
     run = subprocess.run([sidecar_bin, "agent", "--socket", path], capture_output=True, text=True,
                          env=process_env(mock, tmp_path), timeout=10)
     assert run.returncode != 0 and str(directory) in run.stderr, run
+    assert sorted(os.listdir(directory)) == (["agent.sock"] if plant == "foreign-file" else []), "left behind"
     # A stdio process never forwards to such a path either: it serves standalone.
     out = subprocess.run([sidecar_bin], input='{"jsonrpc":"2.0","id":1,"method":"ping"}\n', capture_output=True,
                          text=True, env={**process_env(mock, tmp_path), "AUTH_SIDECAR_SOCK": path}, timeout=10)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import fcntl
 import os
 import stat
+import subprocess
 import time
 
 import pytest
@@ -51,6 +52,27 @@ def test_existing_directory_mode_left_alone(launch, mock, tmp_path):
     p.sign_in()
     assert mode(d / "cache.json") == 0o600
     assert mode(d) == 0o755
+
+
+def test_a_killed_writers_temporary_file_is_removed_by_a_reader(launch, mock, tmp_path):
+    """A writer killed between writing its temporary file and the rename leaves a full copy
+    of the cache: the next process that reads the cache removes it, without writing."""
+    path = tmp_path / "cache" / "cache.json"
+    launch(cache=str(path), stderr_name="writer.log").sign_in()
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    orphan = path.parent / f".cache.json.tmp-{dead.pid}-12345"
+    live = path.parent / f".cache.json.tmp-{os.getpid()}-67890"  # a writer still running
+    for f in (orphan, live):
+        f.write_bytes(path.read_bytes())
+        os.chmod(f, 0o600)
+    inode = os.stat(path).st_ino
+    p = launch(cache=str(path))
+    assert p.ok("getCurrentAccount")["account"]["username"] == ALICE
+    assert p.silent()["fromCache"] is True
+    assert os.stat(path).st_ino == inode, "the cache was rewritten: not a read-only run"
+    assert not orphan.exists(), "a dead writer's copy of the tokens was left"
+    assert live.exists(), "a live writer's temporary file was removed"
 
 
 class HeldLock:

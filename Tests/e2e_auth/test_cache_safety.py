@@ -1,9 +1,12 @@
 """Cache path safety (issue 10, item 2): no symbolic link at the cache path is followed, a
-directory others can write is refused with the fix, and no error quotes the file."""
+directory others can write is refused with the fix, and no error quotes the file. Issue 19:
+a cache directory that is itself a symbolic link is refused too, and a cache others can read
+is made 0600 with a warning."""
 from __future__ import annotations
 
 import hashlib
 import os
+import stat
 
 import sidecar as sc
 from auth_e2e import ALICE, read_cache
@@ -60,3 +63,41 @@ def test_a_cache_others_can_write_or_a_parse_error_never_quote_the_file(launch, 
     sc.check_response(r)
     assert r["error"]["code"] == -51005, r
     assert "PLANTED" not in r["error"]["message"] and "PLANTED" not in str(r["error"]["data"]), r
+
+
+def test_a_cache_others_can_read_is_made_private_with_a_warning(launch, mock, tmp_path):
+    path = tmp_path / "cache" / "cache.json"
+    launch(cache=str(path), stderr_name="writer.log").sign_in()
+    os.chmod(path, 0o644)  # as older msal-extensions wrote it
+    inode = os.stat(path).st_ino
+    p = launch(cache=str(path), stderr_name="reader.log")
+    assert [a["username"] for a in p.ok("getAccounts")["accounts"]] == [ALICE]
+    assert p.silent()["fromCache"] is True
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600, oct(os.stat(path).st_mode)
+    assert os.stat(path).st_ino == inode, "made private in place, not rewritten"
+    warnings = [line for line in p.stderr_text().splitlines() if str(path) in line and "0600" in line]
+    assert len(warnings) == 1 and "warning" in warnings[0], p.stderr_text()
+    assert "secret" not in warnings[0]
+
+
+def test_a_symlinked_cache_directory_is_refused(launch, mock, tmp_path):
+    real = tmp_path / "real"
+    real.mkdir(mode=0o700)
+    launch(cache=str(real / "cache.json"), stderr_name="real.log").sign_in()
+    before = digest(real / "cache.json")
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    p = launch(cache=str(link / "cache.json"))
+    for method, params in [("getAccounts", {}), ("getCurrentAccount", {}), ("acquireTokenSilent", {})]:
+        e = p.error(method, params, -51005, name="cacheUnavailable")
+        assert str(link) in e["message"] and "symbolic link" in e["message"], e
+        assert str(real) in e["message"], "the real directory is named as the fix"
+    p.error("acquireToken", {"scopes": ["User.Read"]}, -51005, name="cacheUnavailable", timeout=20)
+    assert digest(real / "cache.json") == before, "written through the link"
+    assert sorted(os.listdir(real)) == ["cache.json"], "a lock file made through the link"
+    # Only the directory itself: a link further up the path is the user's own business.
+    parent_link = tmp_path / "parent-link"
+    parent_link.symlink_to(tmp_path / "real-parent", target_is_directory=True)
+    (tmp_path / "real-parent").mkdir(mode=0o700)
+    q = launch(cache=str(parent_link / "cache" / "cache.json"))
+    assert q.sign_in()["account"]["username"] == ALICE
