@@ -21,7 +21,7 @@ def test_refused_token_responses_leave_the_cache_unchanged(launch, mock, tmp_pat
     p = launch(cache=path)
     p.sign_in()
     before = token_sections(path)
-    for body, what in [({"access_token": "x" * (20 * 1024 * 1024), "token_type": "Bearer", "expires_in": 3600}, "access_token"),
+    for body, what in [({"access_token": "x" * (70 * 1024), "token_type": "Bearer", "expires_in": 3600}, "access_token"),
                        ({"access_token": "at-new", "token_type": "Bearer", "expires_in": "soon"}, "expires_in"),
                        ({"access_token": "at-new", "token_type": "Bearer", "refresh_token": 42}, "refresh_token"),
                        ({"token_type": "Bearer", "expires_in": 3600, "refresh_token": "rt-new"}, "access_token"),
