@@ -50,7 +50,11 @@ class _Tunnel(socketserver.BaseRequestHandler):
         with self.server.lock:
             self.server.targets.append(target)
         host, port = self.server.routes.get(target, target).rsplit(":", 1)
-        upstream = socket.create_connection((host, int(port)), timeout=10)
+        try:
+            upstream = socket.create_connection((host, int(port)), timeout=10)
+        except OSError:  # nothing listens there (a stopped mock): the client sees a refusal
+            self.request.sendall(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n")
+            return
         self.request.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
         pair = {self.request: upstream, upstream: self.request}
         try:
@@ -74,16 +78,17 @@ def proxy_env(proxy_url: str, no_proxy: str = "") -> dict:
 
 
 class DefaultPort:
-    """`https://localhost` (port 443) served by a mock on its own port, through a CONNECT
-    proxy: an authority on the default port, whose cache environment is the bare host
-    (`localhost`) as MSAL for Python writes it, without binding port 443."""
+    """`https://localhost` (port 443) served by a server on another port of 127.0.0.1 (`target`,
+    e.g. a mock's `127.0.0.1:PORT`), through a CONNECT proxy: an authority on the default port,
+    whose cache environment is the bare host (`localhost`) as MSAL for Python writes it, without
+    binding port 443. `env` sends https through the proxy, except to `no_proxy`."""
 
     host = "localhost"
 
-    def __init__(self, mock):
-        self.proxy = ConnectProxy({"localhost:443": mock.host}).start()
+    def __init__(self, target: str, no_proxy: str = ""):
+        self.proxy = ConnectProxy({"localhost:443": target}).start()
         self.url = "https://" + self.host
-        self.env = proxy_env(self.proxy.url)
+        self.env = proxy_env(self.proxy.url, no_proxy)
 
     def stop(self) -> None:
         self.proxy.stop()

@@ -26,7 +26,7 @@ authcode = pytest.importorskip("msal.oauth2cli.authcode")
 
 @pytest.fixture
 def default_port(mock):
-    served = DefaultPort(mock)
+    served = DefaultPort(mock.host)
     yield served
     served.stop()
 

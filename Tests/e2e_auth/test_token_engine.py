@@ -53,7 +53,7 @@ def test_cache_written_by_msal_python_is_served_offline(sidecar_bin, own_mock, t
     msal = pytest.importorskip("msal")
     monkeypatch.setenv("REQUESTS_CA_BUNDLE", own_mock.ca_file)
     monkeypatch.setenv("SSL_CERT_FILE", own_mock.ca_file)
-    default_port = DefaultPort(own_mock)
+    default_port = DefaultPort(own_mock.host)
     for name, value in default_port.env.items():
         monkeypatch.setenv(name, value)
     requests = pytest.importorskip("requests")
