@@ -21,6 +21,8 @@ public struct Authority: Sendable, Equatable, CustomStringConvertible {
     public let host: String
     /// The port, when the URL names one.
     public let port: Int?
+    /// `localhost`, 127.0.0.0/8 or `::1`.
+    let isLoopback: Bool
     /// The tenant (the first path segment, or the CIAM default): the cache's `realm`.
     public let tenant: String
     /// The B2C user-flow policy, lower-cased.
@@ -44,6 +46,7 @@ public struct Authority: Sendable, Equatable, CustomStringConvertible {
         origin = parts.origin
         host = parts.host
         port = parts.port
+        isLoopback = parts.isLoopback
         if declared == .oidc {
             kind = .oidc
             tenant = segments.first ?? host

@@ -65,7 +65,7 @@ public actor AuthorityResolver {
         let shares = authority.sharesHostAliases
         let key = shares ? authority.host : authority.cacheEnvironment
         if let known = aliases[key] ?? keptAliases(of: key) { return shares ? known : [key] }
-        let askItself = !validates || URLParts(authority.origin)?.isLoopback == true
+        let askItself = !validates || authority.isLoopback
         let service = askItself ? authority.origin : "https://login.microsoftonline.com"
         let url =
             "\(service)/common/discovery/instance?"

@@ -32,7 +32,7 @@ struct OriginKey: Hashable, Sendable, CustomStringConvertible {
         scheme = authority.scheme
         host = authority.host
         port = authority.port ?? (authority.scheme == "http" ? 80 : 443)
-        isLoopback = URLParts(authority.origin)?.isLoopback ?? false
+        isLoopback = authority.isLoopback
     }
 
     /// A `knownAuthorities` entry: a URL, `host:port` or a host (https unless the URL says http).
