@@ -23,7 +23,7 @@ extension CacheDocument {
         var found: [String] = []
         for home in accounts.homeAccountIds {
             if found.count >= limit { break }
-            if entries(accounts, homeAccountId: home).contains(where: { environments.containsIgnoringCase($0.entity.environment) }) {
+            if entries(accounts, homeAccountId: home).contains(where: { environments.containsEnvironment($0.entity.environment) }) {
                 found.append(home)
             }
         }
@@ -35,7 +35,7 @@ extension CacheDocument {
     public func account(homeAccountId: String, environments: [String], realm: String?) -> CachedAccount? {
         let candidates = entries(accounts, homeAccountId: homeAccountId)
             .map(\.entity)
-            .filter { environments.containsIgnoringCase($0.environment) }
+            .filter { environments.containsEnvironment($0.environment) }
             .sorted { $0.cacheKey < $1.cacheKey }
         if let realm {
             return candidates.first { $0.realm.equalsIgnoringCase(realm) }
@@ -57,7 +57,7 @@ extension CacheDocument {
             .map(\.entity)
             .filter {
                 !$0.hasExtendedCacheKey && $0.keyId == keyId
-                    && environments.containsIgnoringCase($0.environment)
+                    && environments.containsEnvironment($0.environment)
                     && $0.realm.equalsIgnoringCase(realm) && $0.clientId.equalsIgnoringCase(clientId)
                     && $0.scopes.isSuperset(of: scopes)
             }
@@ -81,7 +81,7 @@ extension CacheDocument {
     ) -> [CachedRefreshToken] {
         let mine = entries(refreshTokens, homeAccountId: homeAccountId)
             .map(\.entity)
-            .filter { environments.containsIgnoringCase($0.environment) }
+            .filter { environments.containsEnvironment($0.environment) }
         func newestFirst(_ a: CachedRefreshToken, _ b: CachedRefreshToken) -> Bool {
             ((a.lastModificationTime ?? 0), b.cacheKey) > ((b.lastModificationTime ?? 0), a.cacheKey)
         }
@@ -97,7 +97,7 @@ extension CacheDocument {
         entries(idTokens, homeAccountId: homeAccountId)
             .map(\.entity)
             .filter {
-                environments.containsIgnoringCase($0.environment) && (realm.map($0.realm.equalsIgnoringCase) ?? true)
+                environments.containsEnvironment($0.environment) && (realm.map($0.realm.equalsIgnoringCase) ?? true)
                     && $0.clientId.equalsIgnoringCase(clientId)
             }
             .min { $0.cacheKey < $1.cacheKey }
@@ -110,7 +110,7 @@ extension CacheDocument {
             if let found = entity(appMetadata, forKey: key) { return found }
         }
         return all(appMetadata).map(\.entity).first {
-            $0.clientId.equalsIgnoringCase(clientId) && environments.containsIgnoringCase($0.environment)
+            $0.clientId.equalsIgnoringCase(clientId) && environments.containsEnvironment($0.environment)
         }
     }
 

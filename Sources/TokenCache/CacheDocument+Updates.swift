@@ -11,7 +11,7 @@ extension CacheDocument {
         let home = record.homeAccountId
         if let secret = record.accessToken {
             for (key, old) in entries(accessTokens, homeAccountId: home)
-            where old.environment.equalsIgnoringCase(record.environment)
+            where CacheEnvironment.same(old.environment, record.environment)
                 && old.realm.equalsIgnoringCase(record.realm)
                 && old.clientId.equalsIgnoringCase(record.clientId)
                 && old.keyId == record.keyId && !old.hasExtendedCacheKey
@@ -51,7 +51,7 @@ extension CacheDocument {
         }
         if let secret = record.refreshToken {  // rotation: the client's previous RTs go
             for (key, old) in entries(refreshTokens, homeAccountId: home)
-            where old.environment.equalsIgnoringCase(record.environment)
+            where CacheEnvironment.same(old.environment, record.environment)
                 && old.clientId.equalsIgnoringCase(record.clientId)
             {
                 change(\.refreshTokens) { $0.remove(key: key, in: $1) }
@@ -84,7 +84,7 @@ extension CacheDocument {
         let family = familyId ?? appMetadata(environments: environments, clientId: clientId)?.familyId
         var removed = 0
         func mine(_ environment: String, _ client: String) -> Bool {
-            environments.containsIgnoringCase(environment) && client.equalsIgnoringCase(clientId)
+            environments.containsEnvironment(environment) && client.equalsIgnoringCase(clientId)
         }
         for (key, token) in entries(accessTokens, homeAccountId: home) where mine(token.environment, token.clientId) {
             change(\.accessTokens) { $0.remove(key: key, in: $1) }
@@ -92,7 +92,7 @@ extension CacheDocument {
         }
         for (key, token) in entries(refreshTokens, homeAccountId: home)
         where mine(token.environment, token.clientId)
-            || (environments.containsIgnoringCase(token.environment)
+            || (environments.containsEnvironment(token.environment)
                 && family.map { !$0.isEmpty && token.familyId == $0 } == true)
         {
             change(\.refreshTokens) { $0.remove(key: key, in: $1) }
@@ -100,7 +100,7 @@ extension CacheDocument {
         }
         removed += removeIdTokens(homeAccountId: home, environments: environments, clientId: clientId, realm: nil)
         for (key, account) in entries(accounts, homeAccountId: home)
-        where environments.containsIgnoringCase(account.environment) {
+        where environments.containsEnvironment(account.environment) {
             change(\.accounts) { $0.remove(key: key, in: $1) }
             removed += 1
         }
@@ -149,7 +149,7 @@ extension CacheDocument {
     ) -> Int {
         var removed = 0
         for (key, token) in entries(idTokens, homeAccountId: homeAccountId)
-        where environments.containsIgnoringCase(token.environment) && token.clientId.equalsIgnoringCase(clientId)
+        where environments.containsEnvironment(token.environment) && token.clientId.equalsIgnoringCase(clientId)
             && realm.map(token.realm.equalsIgnoringCase) ?? true
         {
             change(\.idTokens) { $0.remove(key: key, in: $1) }

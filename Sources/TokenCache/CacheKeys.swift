@@ -9,7 +9,9 @@
 /// | account | `{home_account_id}-{environment}-{realm}` |
 /// | app metadata | `appmetadata-{environment}-{client_id}` (not lower-cased) |
 ///
-/// All but the app metadata key are lower-cased. `target` is the space-separated scopes as
+/// All but the app metadata key are lower-cased, except the path of an issuer's environment
+/// (``CacheEnvironment/keyForm(_:)``: `idp.example/realms/Team` stays as it is, so two issuers
+/// whose paths differ in case never share a key). `target` is the space-separated scopes as
 /// stored (see ``ScopeSet/target``). Lookups never depend on a key's format: entries written
 /// by another SDK under another key are found by their fields and removed by their own key.
 public enum CacheKeys {
@@ -27,29 +29,32 @@ public enum CacheKeys {
     public static func accessToken(
         homeAccountId: String, environment: String, clientId: String, realm: String, target: String
     ) -> String {
-        [homeAccountId, environment, "AccessToken", clientId, realm, target]
-            .joined(separator: "-").lowercased()
+        key(homeAccountId, environment, ["AccessToken", clientId, realm, target])
     }
 
     public static func refreshToken(
         homeAccountId: String, environment: String, clientId: String, target: String?
     ) -> String {
-        [homeAccountId, environment, "RefreshToken", clientId, "", target ?? ""]
-            .joined(separator: "-").lowercased()
+        key(homeAccountId, environment, ["RefreshToken", clientId, "", target ?? ""])
     }
 
     public static func idToken(
         homeAccountId: String, environment: String, clientId: String, realm: String
     ) -> String {
-        [homeAccountId, environment, "IdToken", clientId, realm, ""]
-            .joined(separator: "-").lowercased()
+        key(homeAccountId, environment, ["IdToken", clientId, realm, ""])
     }
 
     public static func account(homeAccountId: String, environment: String, realm: String) -> String {
-        [homeAccountId, environment, realm].joined(separator: "-").lowercased()
+        key(homeAccountId, environment, [realm])
     }
 
     public static func appMetadata(environment: String, clientId: String) -> String {
         "appmetadata-\(environment)-\(clientId)"
+    }
+
+    /// `{home_account_id}-{environment}-{rest...}`, lower-cased but for the environment's path.
+    private static func key(_ homeAccountId: String, _ environment: String, _ rest: [String]) -> String {
+        ([homeAccountId.lowercased(), CacheEnvironment.keyForm(environment)] + rest.map { $0.lowercased() })
+            .joined(separator: "-")
     }
 }

@@ -43,6 +43,23 @@ import Testing
         #expect(CacheKeys.account(homeAccountId: home, environment: "e", realm: "T") == "uid.utid-e-t")
         #expect(CacheKeys.appMetadata(environment: "e", clientId: "C") == "appmetadata-e-C")
         #expect(ScopeSet(["User.Read", "Mail.Read", "mail.read", "a"]).target == "Mail.Read User.Read a")
+        // An issuer's path keeps its case (paths are case-sensitive); its host does not.
+        #expect(
+            CacheKeys.accessToken(
+                homeAccountId: "S.Realms", environment: "IdP.Example:8443/realms/Team", clientId: "C", realm: "T",
+                target: "openid")
+                == "s.realms-idp.example:8443/realms/Team-accesstoken-c-t-openid")
+        #expect(CacheKeys.account(homeAccountId: home, environment: "idp.example/realms/Team", realm: "T") == "uid.utid-idp.example/realms/Team-t")
+    }
+
+    @Test func environmentsCompareTheHostIgnoringCaseAndThePathExactly() {
+        #expect(CacheEnvironment.same("Login.Microsoftonline.com", "login.microsoftonline.com"))
+        #expect(CacheEnvironment.same("IDP.example/realms/Team", "idp.example/realms/Team"))
+        #expect(!CacheEnvironment.same("idp.example/realms/Team", "idp.example/realms/team"))
+        #expect(!CacheEnvironment.same("127.0.0.1:8443", "127.0.0.1"))
+        #expect(!CacheEnvironment.same("127.0.0.1:8443", "127.0.0.1:9443"))
+        #expect(["a.example", "idp.example/realms/Team"].containsEnvironment("IDP.EXAMPLE/realms/Team"))
+        #expect(!["idp.example/realms/team"].containsEnvironment("idp.example/realms/Team"))
     }
 
     @Test func saveWritesTheSameEntriesAsMSALForPython() throws {

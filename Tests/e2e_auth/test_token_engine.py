@@ -14,6 +14,7 @@ import threading
 import pytest
 
 from auth_e2e import ALICE, AuthSidecar, Mock, SCOPES
+from connect_proxy import DefaultPort
 from mock_idp.testing import AdminClient, start_mock, stop_mock
 
 
@@ -47,15 +48,20 @@ def test_fresh_process_serves_the_cached_token_with_the_service_stopped(sidecar_
 
 
 def test_cache_written_by_msal_python_is_served_offline(sidecar_bin, own_mock, tmp_path, monkeypatch):
+    """At an authority on the default port (https://localhost, the mock behind a proxy),
+    where the cache environment is the bare host, as MSAL for Python writes it."""
     msal = pytest.importorskip("msal")
     monkeypatch.setenv("REQUESTS_CA_BUNDLE", own_mock.ca_file)
     monkeypatch.setenv("SSL_CERT_FILE", own_mock.ca_file)
+    default_port = DefaultPort(own_mock.host)
+    for name, value in default_port.env.items():
+        monkeypatch.setenv(name, value)
     requests = pytest.importorskip("requests")
     session = requests.Session()
     session.verify = own_mock.ca_file
     token_cache = msal.SerializableTokenCache()
     app = msal.PublicClientApplication(
-        "00001111-aaaa-2222-bbbb-3333cccc4444", authority=own_mock.url + "/organizations",
+        "00001111-aaaa-2222-bbbb-3333cccc4444", authority=default_port.url + "/organizations",
         instance_discovery=False, http_client=session, token_cache=token_cache)
     flow = app.initiate_device_flow(scopes=SCOPES)
     own_mock.admin.device("approve", flow["user_code"], username=ALICE)
@@ -66,9 +72,10 @@ def test_cache_written_by_msal_python_is_served_offline(sidecar_bin, own_mock, t
     path.write_text(token_cache.serialize())
     os.chmod(path, 0o600)
     stop_mock(own_mock.process)
+    default_port.stop()
 
     p = AuthSidecar.start(sidecar_bin, own_mock, tmp_path, [], stderr_path=str(tmp_path / "offline.log"))
-    p.initialize(cache=str(path))
+    p.initialize(cache=str(path), authority=default_port.url + "/organizations", knownAuthorities=[default_port.host])
     r = p.silent()
     assert r["fromCache"] is True and r["accessToken"] == result["access_token"], r
     assert p.finish()[1] == 0

@@ -93,3 +93,37 @@ def test_a_microsoft_bad_id_token_is_refused_and_nothing_cached(launch, mock, ta
                 name="malformedResponse")
     assert "ID token was refused" in e["message"], e
     assert home_ids(p) == []
+
+
+def test_issuer_paths_differing_only_in_case_are_two_issuers(launch, mock, tmp_path):
+    """Paths are case-sensitive (Keycloak realms `Team` and `team` are two): /issuers/A is
+    never served /issuers/a's token, never sends a's refresh token, and never uses a's kept
+    discovery (its token endpoint); once both signed in, each keeps its own entries."""
+    mock.admin.issuers(name="A")
+    cache = str(tmp_path / "shared" / "cache.json")
+    lower, upper = f"{mock.url}/issuers/a", f"{mock.url}/issuers/A"
+    a = launch(authority=lower, authorityType="oidc", knownAuthorities=[], cache=cache)
+    signed_in = a.sign_in(loginHint=ALICE, scopes=["openid"])
+    mock.admin.counts__reset()
+
+    upper_p = launch(authority=upper, authorityType="oidc", knownAuthorities=[], cache=cache)
+    assert upper_p.ok("getAccounts", {})["accounts"] == []
+    for force in (False, True):
+        upper_p.error("acquireTokenSilent", {"scopes": ["openid"], "forceRefresh": force}, -50002,
+                      name="interactionRequired")
+    assert issuer_counts(mock, "a") == {} and issuer_counts(mock, "A").get("token", 0) == 0, mock.admin.counts()
+
+    # A signs in at its own issuer (its own discovery, authorize and token endpoints).
+    upper_token = upper_p.sign_in(loginHint=ALICE, scopes=["openid"])["accessToken"]
+    assert upper_token != signed_in["accessToken"]
+    assert issuer_counts(mock, "A").get("openid-configuration", 0) >= 1, mock.admin.counts()
+    assert issuer_counts(mock, "A").get("token:authorization_code") == 1, mock.admin.counts()
+    assert issuer_counts(mock, "a") == {}, mock.admin.counts()
+    account = {"homeAccountId": signed_in["account"]["homeAccountId"]}
+    assert a.silent(scopes=["openid"], account=account)["accessToken"] == signed_in["accessToken"]
+    assert upper_p.silent(scopes=["openid"])["accessToken"] == upper_token
+    mock.admin.counts__reset()
+    upper_p.silent(scopes=["openid"], forceRefresh=True)
+    a.silent(scopes=["openid"], account=account, forceRefresh=True)
+    assert issuer_counts(mock, "A").get("token:refresh_token") == 1, mock.admin.counts()
+    assert issuer_counts(mock, "a").get("token:refresh_token") == 1, mock.admin.counts()

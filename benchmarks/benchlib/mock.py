@@ -18,7 +18,9 @@ from .harness import REPO, LineReader, log, reap
 MOCK_DIR = os.path.join(REPO, "Tests", "mock_idp")
 BROWSER = os.path.join(MOCK_DIR, "scripted_browser.py")
 sys.path.insert(0, MOCK_DIR)
+sys.path.insert(0, os.path.join(REPO, "Tests", "e2e_auth"))
 
+from connect_proxy import DefaultPort  # noqa: E402  (https://localhost routed to the mock)
 from mock_idp.testing import AdminClient, start_mock, stop_mock  # noqa: E402
 
 CLIENT_ID = "00001111-aaaa-2222-bbbb-3333cccc4444"
@@ -139,7 +141,7 @@ class MsalScript(Child):
 
     def __init__(self, session: "MockSession", cache: str, barrier: bool = False):
         cfg = {"cache": cache, "ca": session.ca_file, "client_id": CLIENT_ID,
-               "authority": session.url + "/organizations", "username": ALICE,
+               "authority": session.authority, "username": ALICE,
                "scopes": SCOPES, "barrier": barrier}
         self.proc = subprocess.Popen([sys.executable, session.msal_script, json.dumps(cfg)],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -164,7 +166,7 @@ def msal_app(session: "MockSession", cache_path: str):
         cache.deserialize(f.read())
     http = requests.Session()
     http.verify = session.ca_file
-    app = msal.PublicClientApplication(CLIENT_ID, authority=session.url + "/organizations",
+    app = msal.PublicClientApplication(CLIENT_ID, authority=session.authority,
                                        instance_discovery=False, http_client=http,
                                        token_cache=cache)
     accounts = app.get_accounts(username=ALICE)
@@ -197,6 +199,11 @@ class MockSession:
         self.url, self.ca_file, self.mock = start_mock(state)
         CHILDREN.append(self.mock)
         self.admin = AdminClient(self.url, self.ca_file)
+        # Both tools at https://localhost (port 443, the mock behind a CONNECT proxy): on the
+        # default port the cache environment is the bare host, as MSAL for Python writes it
+        # (on another port the sidecar's is host:port and MSAL's drops the port).
+        self.default_port = DefaultPort(self.url.split("//", 1)[1], no_proxy="127.0.0.1")
+        self.authority = self.default_port.url + "/organizations"
         home = os.path.join(self.tmp, "home")
         os.makedirs(home)
         env = {k: v for k, v in os.environ.items() if not k.startswith("SCRIPTED_BROWSER_")}
@@ -206,17 +213,13 @@ class MockSession:
             "SCRIPTED_BROWSER_COOKIES": os.path.join(self.tmp, "browser-cookies.txt"),
             "BROWSER": BROWSER, "HOME": home, "XDG_CACHE_HOME": os.path.join(home, ".cache"),
             "AUTH_SIDECAR_POLICY_FILE": os.path.join(self.tmp, "no-such-policy.json"),
-            "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost",
         })
-        for k in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
-            env.pop(k, None)
+        env.update(self.default_port.env)  # https to 127.0.0.1 direct, to localhost:443 proxied
         self.child_env = env
         # MSAL for Python in this process (figures 3, 4, 7): requests prefers these variables
         # over Session.verify.
-        for k in ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "SSL_CERT_FILE", "NO_PROXY", "no_proxy"):
+        for k in ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "SSL_CERT_FILE", *self.default_port.env):
             os.environ[k] = env[k]
-        for k in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
-            os.environ.pop(k, None)
 
     def stop_mock(self) -> None:
         stop_mock(self.mock)
@@ -225,8 +228,8 @@ class MockSession:
         if cache not in self._configs:
             path = os.path.join(self.tmp, f"config-{len(self._configs)}.json")
             with open(path, "w") as f:
-                json.dump({"clientId": CLIENT_ID, "authority": self.url + "/organizations",
-                           "knownAuthorities": ["127.0.0.1"], "scopes": SCOPES,
+                json.dump({"clientId": CLIENT_ID, "authority": self.authority,
+                           "knownAuthorities": [self.default_port.host], "scopes": SCOPES,
                            "cache": {"path": cache}}, f)
             self._configs[cache] = path
         return self._configs[cache]

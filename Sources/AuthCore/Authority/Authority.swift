@@ -13,12 +13,16 @@ public struct Authority: Sendable, Equatable, CustomStringConvertible {
     public enum Kind: String, Sendable, CaseIterable { case aad, b2c, ciam, oidc }
 
     public let kind: Kind
+    /// `https`, or `http` for a loopback host.
+    public let scheme: String
     /// `https://host[:port]`.
     public let origin: String
     /// The host name without port.
     public let host: String
     /// The port, when the URL names one.
     public let port: Int?
+    /// `localhost`, 127.0.0.0/8 or `::1`.
+    let isLoopback: Bool
     /// The tenant (the first path segment, or the CIAM default): the cache's `realm`.
     public let tenant: String
     /// The B2C user-flow policy, lower-cased.
@@ -38,9 +42,11 @@ public struct Authority: Sendable, Equatable, CustomStringConvertible {
             throw AuthError(.insecureAuthority, "the authority must use https (http is allowed only for loopback hosts)")
         }
         let segments = parts.path.prefix { $0 != "?" && $0 != "#" }.split(separator: "/").map(String.init)
+        scheme = parts.scheme
         origin = parts.origin
         host = parts.host
         port = parts.port
+        isLoopback = parts.isLoopback
         if declared == .oidc {
             kind = .oidc
             tenant = segments.first ?? host
@@ -80,13 +86,29 @@ public struct Authority: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The cache's `environment` for this authority's tokens (the issuer rule, see
-    /// ARCHITECTURE.md): for Microsoft authorities the host, as every MSAL keys it (tokens
-    /// move between SDKs; trust keeps other ports out); for a generic OpenID provider the
-    /// issuer itself, `host[:port]/path`, so two issuers on one host never share a token.
+    /// ARCHITECTURE.md). For Microsoft authorities the origin: on https's default port the
+    /// host, as every MSAL keys it (tokens move between SDKs), on any other port `host:port`,
+    /// so two ports never share a token. For a generic OpenID provider the issuer itself,
+    /// `host[:port]/path` (the path as written: paths are case-sensitive), so two issuers on
+    /// one host never share a token.
     public var cacheEnvironment: String {
-        guard kind == .oidc else { return host }
-        return String(url.drop { $0 != ":" }.dropFirst(3)).lowercased()
+        let environment = OriginKey(authority: self).environment
+        guard kind == .oidc else { return environment }
+        return environment + url.dropFirst(origin.count)
     }
+
+    /// Whether the authority's tokens are shared with its host's aliases (instance discovery,
+    /// the built-in cloud aliases): a Microsoft authority on https's default port and not on a
+    /// loopback host. Any other origin is its own, alone.
+    public var sharesHostAliases: Bool {
+        let origin = OriginKey(authority: self)
+        return kind != .oidc && origin.hasDefaultPort && !origin.isLoopback
+    }
+
+    /// The authority as a key of what is kept per authority (discovery): a generic issuer's
+    /// URL as it is (its path is case-sensitive), a Microsoft authority's lower-cased (tenants
+    /// and policies are not). Scheme and host are lower-case in both.
+    public var key: String { kind == .oidc ? url : url.lowercased() }
 
     /// The OpenID Connect discovery document.
     public var metadataURL: String {

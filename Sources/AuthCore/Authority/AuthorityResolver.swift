@@ -57,9 +57,15 @@ public actor AuthorityResolver {
         return ResolvedAuthority(authority: authority, metadata: metadata, environments: environments)
     }
 
+    /// The authority's environments after instance discovery (validating the host, finding its
+    /// aliases). An authority that shares no aliases (``Authority/sharesHostAliases``: a
+    /// loopback host or another port) is validated only: whatever the answer names, its
+    /// environment stays its own.
     private func discoveredAliases(_ authority: Authority, validates: Bool) async throws -> [String] {
-        if let known = aliases[authority.host] ?? keptAliases(of: authority.host) { return known }
-        let askItself = !validates || URLParts(authority.origin)?.isLoopback == true
+        let shares = authority.sharesHostAliases
+        let key = shares ? authority.host : authority.cacheEnvironment
+        if let known = aliases[key] ?? keptAliases(of: key) { return shares ? known : [key] }
+        let askItself = !validates || authority.isLoopback
         let service = askItself ? authority.origin : "https://login.microsoftonline.com"
         let url =
             "\(service)/common/discovery/instance?"
@@ -80,25 +86,28 @@ public actor AuthorityResolver {
             guard response.status == 200, let metadata = json?["metadata"]?.arrayValue else {
                 throw AuthError(.serverError, "instance discovery answered HTTP \(response.status)")
             }
-            found = Self.aliases(of: authority.host, in: metadata)
+            found = shares ? Self.aliases(of: authority.host, in: metadata) : [key]
         } catch let error as AuthError where !validates && error.kind != .authorityNotTrusted {
-            found = EnvironmentAliases.of(authority.host)  // a Microsoft host: fall back to the built-in aliases
+            found = shares ? EnvironmentAliases.of(authority.host) : [key]  // a Microsoft host: the built-in aliases
         }
-        for host in found { aliases[host] = found }
-        persisted.saveAliases(found, of: authority.host)
+        for name in found { aliases[name] = found }
+        persisted.saveAliases(found, of: key)
         return found
     }
 
-    /// The aliases of `host` known so far (discovered or kept, else built in).
-    public func aliases(of host: String) -> [String] {
-        knownAliases(of: host)
+    /// The environments sharing an account's tokens with `environment`: a host's aliases
+    /// (discovered or kept, else built in); an environment naming a port or an issuer's path,
+    /// or a loopback host, alone.
+    public func aliases(of environment: String) -> [String] {
+        Self.isAliasName(environment) ? knownAliases(of: environment) : [environment]
     }
 
-    /// The cache environments of `authority` known without a request: a generic OpenID
-    /// provider's issuer; else the host's aliases (discovered, or kept in `document` or the
-    /// cache, else built in).
+    /// The cache environments of `authority` known without a request: the host's aliases
+    /// (discovered, or kept in `document` or the cache, else built in) when it shares them
+    /// (``Authority/sharesHostAliases``), else its own environment alone (a generic OpenID
+    /// provider's issuer, a loopback host, another port).
     public func environments(of authority: Authority, in document: CacheDocument? = nil) -> [String] {
-        authority.kind == .oidc ? [authority.cacheEnvironment] : knownAliases(of: authority.host, in: document)
+        authority.sharesHostAliases ? knownAliases(of: authority.host, in: document) : [authority.cacheEnvironment]
     }
 
     private func knownAliases(of host: String, in document: CacheDocument? = nil) -> [String] {
@@ -110,19 +119,26 @@ public actor AuthorityResolver {
     private func keptAliases(of host: String, in document: CacheDocument? = nil) -> [String]? {
         let host = host.lowercased()
         guard document != nil || aliasesLookedUp.insert(host).inserted,
-            let kept = persisted.aliases(of: host, in: document)
+            let kept = persisted.aliases(of: host, in: document)?.filter({ $0 == host || Self.isAliasName($0) })
         else { return nil }
         for name in kept { aliases[name] = kept }
         return kept
     }
 
-    /// The aliases of the metadata entry naming `host` (ports dropped), `host` first.
+    /// The aliases of the metadata entry naming `host`, `host` first. Only host names on
+    /// the default port count (`:443` dropped): a name with another port, or a loopback
+    /// name, is another origin, never an alias.
     static func aliases(of host: String, in metadata: [JSONValue]) -> [String] {
         for entry in metadata {
-            let names = (entry["aliases"]?.arrayValue ?? []).compactMap { $0.stringValue }
-                .map { $0.split(separator: ":").first.map { String($0).lowercased() } ?? $0.lowercased() }
-            if names.contains(host) { return [host] + names.filter { $0 != host } }
+            let names = (entry["aliases"]?.arrayValue ?? []).compactMap { $0.stringValue?.lowercased() }
+                .map { $0.hasSuffix(":443") ? String($0.dropLast(4)) : $0 }
+            if names.contains(host) { return [host] + names.filter { $0 != host && isAliasName($0) } }
         }
         return [host]
+    }
+
+    /// A name that can be an alias: a host name alone (no port, no path), not loopback.
+    static func isAliasName(_ name: String) -> Bool {
+        !name.contains(":") && !name.contains("/") && URLParts("https://\(name)")?.isLoopback == false
     }
 }

@@ -20,17 +20,17 @@ public actor MetadataCache {
     /// The metadata known without a request: fetched earlier, or kept in `document` (`nil`:
     /// the cache is read, once per process and authority).
     public func known(_ authority: Authority, in document: CacheDocument? = nil) -> OpenIDMetadata? {
-        if let cached = known[authority.url] { return cached }
-        guard document != nil || lookedUp.insert(authority.url).inserted,
+        if let cached = known[authority.key] { return cached }
+        guard document != nil || lookedUp.insert(authority.key).inserted,
             let kept = persisted.metadata(for: authority, in: document)
         else { return nil }
-        known[authority.url] = kept
+        known[authority.key] = kept
         return kept
     }
 
     public func metadata(for authority: Authority) async throws -> OpenIDMetadata {
         if let cached = known(authority) { return cached }
-        if let running = pending[authority.url] { return try await running.value }
+        if let running = pending[authority.key] { return try await running.value }
         let transport = self.transport
         let persisted = self.persisted
         let task = Task { () async throws -> OpenIDMetadata in
@@ -41,10 +41,10 @@ public actor MetadataCache {
             persisted.saveMetadata(json, for: authority)
             return metadata
         }
-        pending[authority.url] = task
-        defer { pending[authority.url] = nil }
+        pending[authority.key] = task
+        defer { pending[authority.key] = nil }
         let metadata = try await task.value
-        known[authority.url] = metadata
+        known[authority.key] = metadata
         return metadata
     }
 }

@@ -1,27 +1,43 @@
 import AuthSeams
 
-/// An origin as trust compares it: the host and the port in use (443 when none is named).
+/// An origin: scheme, host and the port in use (443 for https, 80 for http, when none is
+/// named). Trust compares origins, and the cache names them (``environment``): a token
+/// obtained at one origin is never sent to, or returned for, another.
 struct OriginKey: Hashable, Sendable, CustomStringConvertible {
+    let scheme: String
     let host: String
     let port: Int
     let isLoopback: Bool
 
-    var hasDefaultPort: Bool { port == 443 }
-    var description: String { "\(host.contains(":") ? "[\(host)]" : host):\(port)" }
+    /// https on 443.
+    var hasDefaultPort: Bool { scheme == "https" && port == 443 }
+    var description: String { "\(bracketedHost):\(port)" }
 
-    init(authority: Authority) {
-        let parts = URLParts(authority.origin)
-        host = authority.host
-        port = authority.port ?? (parts?.scheme == "http" ? 80 : 443)
-        isLoopback = parts?.isLoopback ?? false
-    }
+    /// The cache's `environment` for this origin: the host for https on the default port
+    /// (MSAL's key, so caches move between MSAL SDKs), else `host:port` (MSAL.js's
+    /// `hostnameAndPort`), so two ports of one host never share a token. An http origin always
+    /// names its port.
+    var environment: String { hasDefaultPort ? host : "\(bracketedHost):\(port)" }
 
-    /// A `knownAuthorities` entry: a URL, `host:port` or a host.
-    init?(entry: String) {
-        let text = entry.contains("://") ? entry : "https://" + entry
-        guard let parts = URLParts(text) else { return nil }
+    private var bracketedHost: String { host.contains(":") ? "[\(host)]" : host }
+
+    init(_ parts: URLParts) {
+        scheme = parts.scheme
         host = parts.host
         port = parts.port ?? (parts.scheme == "http" ? 80 : 443)
         isLoopback = parts.isLoopback
+    }
+
+    init(authority: Authority) {
+        scheme = authority.scheme
+        host = authority.host
+        port = authority.port ?? (authority.scheme == "http" ? 80 : 443)
+        isLoopback = authority.isLoopback
+    }
+
+    /// A `knownAuthorities` entry: a URL, `host:port` or a host (https unless the URL says http).
+    init?(entry: String) {
+        guard let parts = URLParts(entry.contains("://") ? entry : "https://" + entry) else { return nil }
+        self.init(parts)
     }
 }

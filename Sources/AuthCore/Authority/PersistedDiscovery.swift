@@ -72,7 +72,8 @@ public struct PersistedDiscovery: Sendable {
 
     static func signingKeysKey(_ uri: String) -> String { "jwks \(uri)" }
 
-    static func metadataKey(_ authority: Authority) -> String { "metadata \(authority.url.lowercased())" }
+    /// The kept metadata's key: ``Authority/key`` (a generic issuer's path as it is).
+    static func metadataKey(_ authority: Authority) -> String { "metadata \(authority.key)" }
 
     static func aliasesKey(_ host: String) -> String { "aliases \(host.lowercased())" }
 

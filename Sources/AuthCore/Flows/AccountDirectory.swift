@@ -10,7 +10,7 @@ import TokenCache
 struct AccountDirectory: Sendable {
     let configuration: ClientConfiguration
     let cache: TokenCache
-    /// The configured authority's host and its aliases.
+    /// The configured authority's environments (its host and aliases, or its own origin or issuer).
     let environments: [String]
 
     /// The accounts of this cloud, one per home account (its home-tenant profile first).
@@ -19,7 +19,7 @@ struct AccountDirectory: Sendable {
             try cache.read { document in
                 let cached = username.map(document.accounts(username:)) ?? document.accountList()
                 var seen = Set<String>()
-                return cached.filter { environments.contains($0.environment.lowercased()) }
+                return cached.filter { environments.containsEnvironment($0.environment) }
                     .sorted { isHomeProfile($0) && !isHomeProfile($1) }
                     .filter { seen.insert($0.homeAccountId.lowercased()).inserted }
                     .map { account($0, in: document) }
@@ -38,7 +38,7 @@ struct AccountDirectory: Sendable {
         case .homeAccountId(let id)?:
             return preferred(document.accounts(homeAccountId: id)).map { account($0, in: document) }
         case .username(let name)?:
-            let matches = document.accounts(username: name).filter { environments.contains($0.environment.lowercased()) }
+            let matches = document.accounts(username: name).filter { environments.containsEnvironment($0.environment) }
             if Set(matches.map { $0.homeAccountId.lowercased() }).count > 1 {
                 throw AuthError(.ambiguousAccount, "several accounts have the username \(name); name one by homeAccountId")
             }
@@ -66,7 +66,7 @@ struct AccountDirectory: Sendable {
     /// Of one home account's entities, the one of this cloud to show: its home-tenant profile
     /// first.
     private func preferred(_ entities: [CachedAccount]) -> CachedAccount? {
-        let mine = entities.filter { environments.contains($0.environment.lowercased()) }
+        let mine = entities.filter { environments.containsEnvironment($0.environment) }
         return mine.first(where: isHomeProfile) ?? mine.first
     }
 

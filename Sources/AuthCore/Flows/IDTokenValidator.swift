@@ -13,7 +13,7 @@ struct IDTokenValidator: Sendable {
     let clientId: String
     let authority: Authority
     let metadata: OpenIDMetadata
-    /// The cache environments of the authority (its host's aliases are accepted issuers' hosts).
+    /// The cache environments of the authority (its host's aliases are accepted issuers' origins).
     let environments: [String]
     let now: Int64
     /// The nonce sent with the authorization request.
@@ -37,7 +37,8 @@ struct IDTokenValidator: Sendable {
     }
 
     /// `iss` must be the metadata's issuer (AAD's `{tenantid}` template filled with the
-    /// token's `tid`); a Microsoft authority's token may also name an alias of its host.
+    /// token's `tid`); a Microsoft authority's token may also name an alias of its host (its
+    /// origin's environment among the authority's: another port is never an alias).
     private func checkIssuer(_ token: IDToken) throws(AuthError) {
         guard let issuer = token.string("iss") else { throw Self.refused("it has no issuer (iss)") }
         guard let expected = metadata.issuer else {
@@ -48,7 +49,7 @@ struct IDTokenValidator: Sendable {
         let filled = expected.replacing("{tenantid}", with: tenant)
         if Self.trimmed(issuer) == Self.trimmed(filled) { return }
         if authority.kind != .oidc, !tenant.isEmpty, let parts = URLParts(issuer), parts.scheme == "https",
-            environments.contains(parts.host), Self.trimmed(parts.path) == "/\(tenant)/v2.0"
+            environments.contains(OriginKey(parts).environment), Self.trimmed(parts.path) == "/\(tenant)/v2.0"
         {
             return
         }

@@ -17,7 +17,7 @@ from .jwtsign import ECSigner
 from .tamper import sign_id_token
 from .tenancy import IssuerCtx
 
-NAME = re.compile(r"[a-z0-9-]{1,32}\Z")
+NAME = re.compile(r"[A-Za-z0-9-]{1,32}\Z")  # case-sensitive, as paths are: "A" and "a" are two
 
 # path below /issuers/{name}/ -> endpoint key (the same keys as the Microsoft-shaped endpoints)
 ENDPOINT_KEYS = {".well-known/openid-configuration": "openid-configuration", "jwks": "jwks",
@@ -33,7 +33,7 @@ def context(state, name):
 def add(app, name):
     """Create the issuer `name` (idempotent); return its description."""
     if not isinstance(name, str) or not NAME.match(name):
-        raise ValueError("issuer name must match [a-z0-9-]{1,32}")
+        raise ValueError("issuer name must match [A-Za-z0-9-]{1,32}")
     app.state.issuers.setdefault(name, {"name": name})
     return describe(app, name)
 

@@ -192,14 +192,19 @@ def test_issuers_control_and_reset(mock):
     assert discovery(mock, "c")["issuer"] == mock.url + "/issuers/c"
     tokens, _ = sign_in(mock, "issuers/c", scope=SCOPE)
     verify_jwt(tokens["id_token"], jwks(mock, "c"))
-    for bad in ("C", "a_b", "x" * 33, ""):
+    for bad in ("a_b", "x" * 33, "", "a/b"):
         with pytest.raises(RuntimeError):
             mock.admin.issuers(name=bad)
+    # Names are case-sensitive, as paths are: "C" is another issuer, with its own key.
+    assert [i["name"] for i in mock.admin.issuers(name="C")["issuers"]] == ["a", "b", "c", "C"]
+    assert discovery(mock, "C")["issuer"] == mock.url + "/issuers/C"
+    assert jwks(mock, "C")["keys"][0]["kid"] != jwks(mock, "c")["keys"][0]["kid"]
     assert get(mock, "/issuers/nope/.well-known/openid-configuration").status == 404
     assert get(mock, "/issuers/a/nope").status == 404
     state = mock.admin.call("state")
     assert {i["name"]: i["issuer"] for i in state["issuers"]}["c"] == mock.url + "/issuers/c"
     mock.admin.reset()
+    assert get(mock, "/issuers/C/jwks").status == 404
     assert get(mock, "/issuers/c/jwks").status == 404
     assert [i["name"] for i in mock.admin.call("issuers")["issuers"]] == ["a", "b"]   # GET
     assert [i["name"] for i in mock.admin.issuers()["issuers"]] == ["a", "b"]         # no name
