@@ -14,8 +14,11 @@ let package = Package(
     ],
     targets: [
         // C libraries, each behind a module map and a shim of typed wrappers.
+        // No pkgConfig: it would put the system's library directory (libjansson.so) on the link
+        // line ahead of the one where scripts/build.sh puts libjansson.a to link it statically;
+        // the headers and the library are on the default paths, the module map links "jansson".
         .systemLibrary(
-            name: "CJansson", pkgConfig: "jansson",
+            name: "CJansson",
             providers: [.apt(["libjansson-dev"])]),
         // No pkgConfig here: it would add -lcurl, and libcurl is loaded with dlopen on first
         // use (start-up cost, see ARCHITECTURE.md); its headers are on the default path.

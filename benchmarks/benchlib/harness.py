@@ -24,7 +24,7 @@ def missing_binary(binary: str) -> str | None:
     """The message to print (exit status 2) when `binary` is not an executable, else None."""
     if os.access(binary, os.X_OK):
         return None
-    return f"no executable at {binary} (build with `swift build -c release` or pass --binary)"
+    return f"no executable at {binary} (build it with `scripts/build.sh`, the lean release build, or pass --binary)"
 
 
 def binary_version(binary: str) -> str:
