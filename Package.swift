@@ -29,6 +29,8 @@ let package = Package(
         // The POSIX calls several modules need, once: errno text, the monotonic clock, a
         // detached thread, writing and reading a descriptor whole. Glibc only; no sockets.
         .target(name: "POSIXSupport"),
+        // The commit this binary was built from, as scripts/build.sh stamped it (`--version`).
+        .target(name: "CBuildStamp"),
         // JSON values; the only module that touches jansson.
         .target(name: "JSON", dependencies: ["CJansson"]),
         // JSON-RPC 2.0: framing, messages, dispatch, cancellation, output.
@@ -102,7 +104,7 @@ let package = Package(
         .target(
             name: "SidecarCLI",
             dependencies: [
-                "Sidecar", "JSONRPC", "JSON", "AuthSeams", "Loopback", "POSIXSupport", "Agent", "Adapters",
+                "Sidecar", "JSONRPC", "JSON", "AuthSeams", "Loopback", "POSIXSupport", "Agent", "Adapters", "CBuildStamp",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),

@@ -7,7 +7,8 @@
 # and runs where no Swift toolchain is installed. Still a position-independent executable
 # linked against glibc: a -static-executable starts faster but crashed in glibc's dlopen, and a
 # non-PIE one would give up address randomisation in a process that holds tokens
-# (ARCHITECTURE.md, "Start-up cost").
+# (ARCHITECTURE.md, "Start-up cost"). `--version` names the commit (.build/build-stamp.h) and
+# says `release-lean`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/opt/swift/usr/bin:$PATH"
@@ -26,7 +27,19 @@ for archive in libjansson.a libstdc++.a; do
     ln -sf "$found" "$static_libs/$archive"
 done
 
+# The commit, for --version (Sources/CBuildStamp): rewritten only when it changed, so an
+# unchanged tree rebuilds nothing.
+commit="$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)"
+if [ "$commit" != unknown ] && ! git diff --quiet HEAD -- 2>/dev/null; then commit="$commit+dirty"; fi
+stamp=.build/build-stamp.h
+line="#define AUTH_SIDECAR_COMMIT \"$commit\""
+if [ "$(cat "$stamp" 2>/dev/null)" != "$line" ]; then
+    # A stamp.c compiled before the header existed does not know it depends on it.
+    [ -f "$stamp" ] || touch Sources/CBuildStamp/stamp.c
+    echo "$line" >"$stamp"
+fi
+
 swift build -c release --product auth-sidecar "${STRICT_BUILD_FLAGS[@]}" \
-    --static-swift-stdlib \
+    --static-swift-stdlib -Xswiftc -DAUTH_SIDECAR_LEAN_BUILD \
     -Xswiftc -L"$static_libs" -Xlinker -s >&2
 echo "$PWD/.build/release/auth-sidecar"
