@@ -28,8 +28,10 @@ def missing_binary(binary: str) -> str | None:
 
 
 def binary_version(binary: str) -> str:
-    return subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=10,
-                          stdin=subprocess.DEVNULL).stdout.strip() or "?"
+    """What `--version` says after the name: `0.1.0 (commit 51e95b2c0ffe, release-lean build)`."""
+    said = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=10,
+                          stdin=subprocess.DEVNULL).stdout.strip()
+    return said.removeprefix("auth-sidecar ") or "?"
 
 
 def reap(proc: subprocess.Popen, timeout: float = 60.0) -> tuple[int, int]:
