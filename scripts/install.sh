@@ -35,7 +35,9 @@ install -m 755 "$binary" "$prefix/bin/auth-sidecar"
 pages="$(mktemp -d)"
 trap 'rm -rf "$pages"' EXIT
 "$generator" "$binary" --output-directory "$pages" >/dev/null
-install -m 644 "$pages/auth-sidecar.1" "$prefix/share/man/man1/auth-sidecar.1"
+# The generator leaves an empty line between the discussion's paragraphs (groff warns): .Pp.
+sed 's/^$/.Pp/' "$pages/auth-sidecar.1" >"$pages/auth-sidecar.1.fixed"
+install -m 644 "$pages/auth-sidecar.1.fixed" "$prefix/share/man/man1/auth-sidecar.1"
 "$binary" --generate-completion-script bash >"$prefix/share/bash-completion/completions/auth-sidecar"
 "$binary" --generate-completion-script zsh >"$prefix/share/zsh/site-functions/_auth-sidecar"
 "$binary" --generate-completion-script fish >"$prefix/share/fish/vendor_completions.d/auth-sidecar.fish"

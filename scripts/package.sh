@@ -60,7 +60,8 @@ install -d "$deb/DEBIAN" "$deb/usr/bin" "$deb/usr/share/man/man1" "$deb/usr/shar
     "$deb/usr/share/zsh/vendor-completions" "$deb/usr/share/fish/vendor_completions.d" "$deb/usr/lib/systemd/user" "$doc"
 install -m 755 "$stage/bin/auth-sidecar" "$deb/usr/bin/auth-sidecar"
 gzip -9n <"$stage/share/man/man1/auth-sidecar.1" >"$deb/usr/share/man/man1/auth-sidecar.1.gz"
-install -m 644 "$stage/share/bash-completion/completions/auth-sidecar" "$deb/usr/share/bash-completion/completions/"
+# bash-completion sources the file: no #! line (lintian's bash-completion-with-hashbang).
+sed '1{/^#!/d}' "$stage/share/bash-completion/completions/auth-sidecar" >"$deb/usr/share/bash-completion/completions/auth-sidecar"
 install -m 644 "$stage/share/zsh/site-functions/_auth-sidecar" "$deb/usr/share/zsh/vendor-completions/"
 install -m 644 "$stage/share/fish/vendor_completions.d/auth-sidecar.fish" "$deb/usr/share/fish/vendor_completions.d/"
 unit_for /usr/bin/auth-sidecar >"$deb/usr/lib/systemd/user/auth-sidecar-agent.service"
@@ -71,11 +72,28 @@ Upstream-Name: auth-sidecar
 Source: https://github.com/auth-sidecar/auth-sidecar
 
 Files: *
-Copyright: the auth-sidecar authors
+Copyright: 2026 the auth-sidecar authors
 License: MIT
+
+License: MIT
+ Permission is hereby granted, free of charge, to any person obtaining a copy of this
+ software and associated documentation files (the "Software"), to deal in the Software
+ without restriction, including without limitation the rights to use, copy, modify, merge,
+ publish, distribute, sublicense, and/or sell copies of the Software, and to permit persons
+ to whom the Software is furnished to do so, subject to the following conditions:
+ .
+ The above copyright notice and this permission notice shall be included in all copies or
+ substantial portions of the Software.
+ .
+ THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR IMPLIED,
+ INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY, FITNESS FOR A PARTICULAR
+ PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE AUTHORS OR COPYRIGHT HOLDERS BE LIABLE
+ FOR ANY CLAIM, DAMAGES OR OTHER LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR
+ OTHERWISE, ARISING FROM, OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER
+ DEALINGS IN THE SOFTWARE.
 COPYRIGHT
 printf 'auth-sidecar (%s) unstable; urgency=medium\n\n  * Release %s.\n\n -- auth-sidecar maintainers <auth-sidecar@users.noreply.github.com>  %s\n' \
-    "$version" "$version" "$(date -R -d @0)" | gzip -9n >"$doc/changelog.Debian.gz"
+    "$version" "$version" "$(date -R -d @0)" | gzip -9n >"$doc/changelog.gz"   # a native package
 chmod -R u=rwX,go=rX "$deb/usr"
 mkdir -p "$work/shlibs/debian"
 touch "$work/shlibs/debian/control"
@@ -92,11 +110,13 @@ Section: utils
 Priority: optional
 Homepage: https://github.com/auth-sidecar/auth-sidecar
 Description: Microsoft identity platform sign-in and tokens for any language
- auth-sidecar is one small process that speaks JSON-RPC 2.0 over stdin/stdout (or, as
- an agent, on a Unix socket): sign-in with the system browser or a device code, an
- MSAL-compatible token cache, silent renewal, sign-out and Microsoft Graph calls, plus
- shell verbs and credential helpers for git, kubectl and Azure SDKs.
+ auth-sidecar is one small process that speaks JSON-RPC 2.0 over stdin/stdout
+ (or, as an agent, on a Unix socket): sign-in with the system browser or a
+ device code, an MSAL-compatible token cache, silent renewal, sign-out and
+ Microsoft Graph calls, plus shell verbs and credential helpers for git,
+ kubectl and Azure SDKs.
 CONTROL
+(cd "$deb" && find usr -type f -print0 | sort -z | xargs -0 md5sum >DEBIAN/md5sums)
 dpkg-deb --root-owner-group -Zxz --build "$deb" "$output/auth-sidecar_${version}_amd64.deb" >/dev/null
 
 # The npm package: the Node client, its own binary in bin/ (the client's first choice) and a

@@ -121,6 +121,13 @@ def test_deb_installs_with_apt_man_page_version_unit_then_removes(dist, tried, t
     assert not os.path.exists("/usr/bin/auth-sidecar")
 
 
+@pytest.mark.skipif(shutil.which("lintian") is None, reason="lintian is not installed (optional)")
+def test_deb_is_lintian_clean(dist):
+    judged = subprocess.run(["lintian", "--no-cfg", dist["deb"]], capture_output=True, text=True, timeout=300)
+    tags = [line for line in judged.stdout.splitlines() if re.match(r"[EW]: ", line)]
+    assert judged.returncode == 0 and not tags, judged.stdout + judged.stderr
+
+
 def test_npm_package_in_a_scratch_project_runs_the_node_quick_start(dist, tried, tmp_path):
     project = tmp_path / "project"
     project.mkdir()
