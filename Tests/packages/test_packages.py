@@ -81,6 +81,10 @@ def test_wheel_in_a_fresh_venv_runs_the_python_quick_start(dist, tried, tmp_path
     assert done.returncode == 0, done.stderr
     binary, result = done.stdout.split("\n", 1)
     assert binary == f"{venv}/bin/auth-sidecar"
+    # $AUTH_SIDECAR_BIN still comes first, and the argument before it.
+    order = as_a_user(tried, tmp_path, 'AUTH_SIDECAR_BIN=/bin/true "$1" -c "$2"', no_toolchain.BARE_PATH,
+                      f"{venv}/bin/python", "import auth_sidecar._common as c; print(c.find_binary(), c.find_binary('/bin/ls'))")
+    assert order.stdout.split() == ["/bin/true", "/bin/ls"], order
     assert result.startswith("alice@contoso.com ") and "Alice Example" in result, done.stdout
 
 
@@ -151,6 +155,11 @@ def test_npm_package_in_a_scratch_project_runs_the_node_quick_start(dist, tried,
     assert done.returncode == 0, done.stderr
     binary, result = done.stdout.split("\n", 1)
     assert os.path.realpath(binary) == str(project / "node_modules" / "auth-sidecar" / "bin" / "auth-sidecar")
+    (project / "order.mjs").write_text("import { findBinary } from 'auth-sidecar';\n"
+                                       "console.log(findBinary(), findBinary('/bin/ls'));\n")
+    order = as_a_user(tried, tmp_path, 'cd "$1" && AUTH_SIDECAR_BIN=/bin/true node order.mjs', no_toolchain.BARE_PATH,
+                      str(project))
+    assert order.stdout.split() == ["/bin/true", "/bin/ls"], order
     assert result.startswith("alice@contoso.com ") and "Alice Example" in result, done.stdout
 
 
