@@ -21,10 +21,11 @@ def test_version_names_the_version_the_commit_and_the_lean_build(sidecar_bin):
                           stdin=subprocess.DEVNULL)
     assert done.returncode == 0 and done.stderr == "", done
     line = done.stdout.strip()
-    match = re.fullmatch(r"auth-sidecar (\S+) \(commit ([0-9a-f]{12})(\+dirty)?, release-lean build\)", line)
+    match = re.fullmatch(r"auth-sidecar (\S+) \(commit ([0-9a-f]{12}(?:\+dirty)?|unknown), release-lean build\)", line)
     assert match, line
     assert match.group(1) == library_version()
-    if os.path.isdir(os.path.join(REPO, ".git")) or os.path.isfile(os.path.join(REPO, ".git")):
-        known = subprocess.run(["git", "-C", REPO, "cat-file", "-e", match.group(2) + "^{commit}"],
+    if os.path.exists(os.path.join(REPO, ".git")):  # a clone: the commit is one of its own
+        assert match.group(2) != "unknown", line
+        known = subprocess.run(["git", "-C", REPO, "cat-file", "-e", match.group(2).removesuffix("+dirty") + "^{commit}"],
                                capture_output=True)
         assert known.returncode == 0, f"{match.group(2)} is no commit of this repository"
