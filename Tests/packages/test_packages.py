@@ -17,7 +17,7 @@ import zipfile
 
 import pytest
 
-from conftest import as_a_user, blocks, library_version, no_toolchain
+from as_user import as_a_user, blocks, library_version, no_toolchain
 
 VERSION_LINE = re.compile(r"auth-sidecar (\S+) \(commit [0-9a-f]{12}(\+dirty)?, release-lean build\)")
 ALLOWED_LIBRARIES = {"libc.so.6", "libm.so.6", "libgcc_s.so.1", "ld-linux-x86-64.so.2"}
