@@ -14,8 +14,11 @@ let package = Package(
     ],
     targets: [
         // C libraries, each behind a module map and a shim of typed wrappers.
+        // No pkgConfig: it would put the system's library directory (libjansson.so) on the link
+        // line ahead of the one where scripts/build.sh puts libjansson.a to link it statically;
+        // the headers and the library are on the default paths, the module map links "jansson".
         .systemLibrary(
-            name: "CJansson", pkgConfig: "jansson",
+            name: "CJansson",
             providers: [.apt(["libjansson-dev"])]),
         // No pkgConfig here: it would add -lcurl, and libcurl is loaded with dlopen on first
         // use (start-up cost, see ARCHITECTURE.md); its headers are on the default path.
@@ -26,6 +29,8 @@ let package = Package(
         // The POSIX calls several modules need, once: errno text, the monotonic clock, a
         // detached thread, writing and reading a descriptor whole. Glibc only; no sockets.
         .target(name: "POSIXSupport"),
+        // The commit this binary was built from, as scripts/build.sh stamped it (`--version`).
+        .target(name: "CBuildStamp"),
         // JSON values; the only module that touches jansson.
         .target(name: "JSON", dependencies: ["CJansson"]),
         // JSON-RPC 2.0: framing, messages, dispatch, cancellation, output.
@@ -99,7 +104,7 @@ let package = Package(
         .target(
             name: "SidecarCLI",
             dependencies: [
-                "Sidecar", "JSONRPC", "JSON", "AuthSeams", "Loopback", "POSIXSupport", "Agent", "Adapters",
+                "Sidecar", "JSONRPC", "JSON", "AuthSeams", "Loopback", "POSIXSupport", "Agent", "Adapters", "CBuildStamp",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),

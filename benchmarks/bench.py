@@ -31,7 +31,9 @@ DEFAULT_CHART = os.path.join(BENCHMARKS, "bench.svg")
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--binary", default=DEFAULT_BINARY, help="the auth-sidecar executable")
+    ap.add_argument("--binary", default=DEFAULT_BINARY,
+                    help="the auth-sidecar executable (default $AUTH_SIDECAR_BIN, else .build/release/auth-sidecar, which "
+                         "scripts/build.sh makes)")
     ap.add_argument("--runs", type=int, default=200, help="cold-start runs (default 200)")
     ap.add_argument("--count", type=int, default=200_000, help="pings in the throughput run (default 200000)")
     ap.add_argument("--lockstep", type=int, default=20_000, help="lock-step round trips (default 20000)")

@@ -102,7 +102,7 @@ def main() -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--binary", default=DEFAULT_BINARY,
                     help="the auth-sidecar executable (default $AUTH_SIDECAR_BIN, else "
-                         ".build/release/auth-sidecar)")
+                         ".build/release/auth-sidecar, which scripts/build.sh makes)")
     ap.add_argument("--quick", action="store_true", help="fewer runs and requests (< 1 minute)")
     ap.add_argument("--runs", type=int, default=0, help="figure 1 runs per tool (default 20, quick 5)")
     ap.add_argument("--accounts", type=int, default=10_000,

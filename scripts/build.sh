@@ -1,10 +1,45 @@
 #!/usr/bin/env bash
-# Builds the release binary (static Swift runtime: fastest start-up) and prints its path.
+# The one release build: makes .build/release/auth-sidecar and prints its path. Every package
+# (scripts/package.sh), install (scripts/install.sh), test suite and benchmark uses this binary.
+#
+# Lean: the Swift runtime, jansson and libstdc++ linked statically and the symbols stripped, so
+# it needs only libc, libm and libgcc_s (libcurl is opened with dlopen on the first HTTP call)
+# and runs where no Swift toolchain is installed. Still a position-independent executable
+# linked against glibc: a -static-executable starts faster but crashed in glibc's dlopen, and a
+# non-PIE one would give up address randomisation in a process that holds tokens
+# (ARCHITECTURE.md, "Start-up cost"). `--version` names the commit (.build/build-stamp.h) and
+# says `release-lean`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/opt/swift/usr/bin:$PATH"
 # The build checks the house: a warning, or an import of a module the target does not declare
 # in Package.swift, fails the build (STRICT_BUILD_FLAGS, shared with scripts/test.sh).
 STRICT_BUILD_FLAGS=(-Xswiftc -warnings-as-errors --explicit-target-dependency-import-check error)
-swift build -c release --static-swift-stdlib --product auth-sidecar "${STRICT_BUILD_FLAGS[@]}" >&2
+mkdir -p .build
+
+# jansson and libstdc++ statically: a directory holding only their archives, searched before
+# the system's (which hold the shared libraries too), so -ljansson and -lstdc++ take the .a.
+static_libs="$PWD/.build/static-libs"
+mkdir -p "$static_libs"
+for archive in libjansson.a libstdc++.a; do
+    found="$(clang -print-file-name="$archive")"
+    [ -f "$found" ] || { echo "build: $archive not found (apt-get install libjansson-dev libstdc++-12-dev)" >&2; exit 1; }
+    ln -sf "$found" "$static_libs/$archive"
+done
+
+# The commit, for --version (Sources/CBuildStamp): rewritten only when it changed, so an
+# unchanged tree rebuilds nothing.
+commit="$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)"
+if [ "$commit" != unknown ] && ! git diff --quiet HEAD -- 2>/dev/null; then commit="$commit+dirty"; fi
+stamp=.build/build-stamp.h
+line="#define AUTH_SIDECAR_COMMIT \"$commit\""
+if [ "$(cat "$stamp" 2>/dev/null)" != "$line" ]; then
+    # A stamp.c compiled before the header existed does not know it depends on it.
+    [ -f "$stamp" ] || touch Sources/CBuildStamp/stamp.c
+    echo "$line" >"$stamp"
+fi
+
+swift build -c release --product auth-sidecar "${STRICT_BUILD_FLAGS[@]}" \
+    --static-swift-stdlib -Xswiftc -DAUTH_SIDECAR_LEAN_BUILD \
+    -Xswiftc -L"$static_libs" -Xlinker -s >&2
 echo "$PWD/.build/release/auth-sidecar"

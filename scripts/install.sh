@@ -4,21 +4,26 @@
 # documents (share/doc/auth-sidecar/protocol, which --help names).
 #
 #   scripts/install.sh [--prefix DIR]      # default: ~/.local
+#   scripts/install.sh --binary PATH ...   # that binary (scripts/build.sh's) instead of building
 set -euo pipefail
 prefix="$HOME/.local"
+binary=""
 while (($#)); do
     case "$1" in
         --prefix) prefix="${2:?--prefix needs a directory}"; shift 2 ;;
         --prefix=*) prefix="${1#*=}"; shift ;;
-        -h|--help) sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --binary) binary="${2:?--binary needs a file}"; shift 2 ;;
+        --binary=*) binary="${1#*=}"; shift ;;
+        -h|--help) sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "install: unknown option '$1' (see --help)" >&2; exit 64 ;;
     esac
 done
 case "$prefix" in /*) ;; *) prefix="$PWD/$prefix" ;; esac
+case "$binary" in /*|"") ;; *) binary="$PWD/$binary" ;; esac
 cd "$(dirname "$0")/.."
 export PATH="/opt/swift/usr/bin:$PATH"
 
-binary="$(scripts/build.sh)"
+[ -n "$binary" ] || binary="$(scripts/build.sh)"
 echo "install: building the man page generator (once; about a minute)..." >&2
 swift build -c release --product generate-manual >/dev/null
 generator="$(swift build -c release --show-bin-path)/generate-manual"
@@ -30,7 +35,9 @@ install -m 755 "$binary" "$prefix/bin/auth-sidecar"
 pages="$(mktemp -d)"
 trap 'rm -rf "$pages"' EXIT
 "$generator" "$binary" --output-directory "$pages" >/dev/null
-install -m 644 "$pages/auth-sidecar.1" "$prefix/share/man/man1/auth-sidecar.1"
+# The generator leaves an empty line between the discussion's paragraphs (groff warns): .Pp.
+sed 's/^$/.Pp/' "$pages/auth-sidecar.1" >"$pages/auth-sidecar.1.fixed"
+install -m 644 "$pages/auth-sidecar.1.fixed" "$prefix/share/man/man1/auth-sidecar.1"
 "$binary" --generate-completion-script bash >"$prefix/share/bash-completion/completions/auth-sidecar"
 "$binary" --generate-completion-script zsh >"$prefix/share/zsh/site-functions/_auth-sidecar"
 "$binary" --generate-completion-script fish >"$prefix/share/fish/vendor_completions.d/auth-sidecar.fish"

@@ -37,6 +37,10 @@ fi
 command -v curl >/dev/null || missing+=(curl)  # the README's verbs block (Tests/e2e_auth/test_readme.py)
 command -v git >/dev/null || missing+=(git)
 command -v kubectl >/dev/null || missing+=(kubernetes-client)  # Debian's kubectl
+# scripts/package.sh and its suite (Tests/packages): the .deb's Depends, the wheel's glibc tag, man.
+command -v dpkg-shlibdeps >/dev/null || missing+=(dpkg-dev)
+command -v objdump >/dev/null || missing+=(binutils)
+command -v man >/dev/null || missing+=(man-db)
 venv_works() { [ -x .venv/bin/python ] && .venv/bin/python -m pip --version >/dev/null 2>&1; }
 # Debian splits venv's ensurepip into python3-venv.
 venv_works || python3 -c 'import ensurepip, venv' 2>/dev/null || missing+=(python3-venv)

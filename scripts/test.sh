@@ -48,6 +48,9 @@ run "auth end to end" python3 -m pytest -q Tests/e2e_auth
 for suite in Tests/e2e_authorities; do
     [ -d "$suite" ] && run "$(basename "$suite")" python3 -m pytest -q "$suite"
 done
+# scripts/package.sh on the binary above, then each package installed as a user would (a fresh
+# venv, apt, an npm project, the tarball's install.sh) with the toolchain hidden (Tests/packages).
+run "packages" python3 -m pytest -q Tests/packages
 for client in clients/python/run-tests clients/node/run-tests clients/run-editor-tests; do
     [ -x "$client" ] && run "$client" "$client"
 done

@@ -27,7 +27,7 @@ public struct AuthSidecarCommand: ParsableCommand {
             (scripts/install.sh; ~/.local/share/doc/auth-sidecar/protocol by default), \
             protocol/README.md in the source tree.
             """,
-        version: ServerInfo.version,
+        version: VersionText.line,
         // The shell verbs, in the order `--help` lists them, then the agent.
         subcommands: [
             TokenCommand.self, LoginCommand.self, LogoutCommand.self, AccountsCommand.self, StatusCommand.self,

@@ -37,7 +37,7 @@ def require_binary() -> str:
     path = binary_path()
     if not (os.path.isfile(path) and os.access(path, os.X_OK)):
         reason = (f"auth-sidecar binary not found at {path} "
-                  f"(set AUTH_SIDECAR_BIN or build it with `swift build -c release`)")
+                  f"(set AUTH_SIDECAR_BIN or build it with `scripts/build.sh`, the release build)")
         if os.environ.get("CI"):
             pytest.fail(reason, pytrace=False)
         pytest.skip(reason)

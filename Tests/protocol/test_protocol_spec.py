@@ -529,7 +529,7 @@ def sidecar_bin():
     if not (b.is_file() and os.access(b, os.X_OK)):
         if os.environ.get("CI"):
             pytest.fail(f"auth-sidecar binary not found at {b} (CI is set, so this is a failure)")
-        pytest.skip(f"auth-sidecar binary not found at {b}; build it (swift build -c release) "
+        pytest.skip(f"auth-sidecar binary not found at {b}; build it (scripts/build.sh) "
                     f"or set AUTH_SIDECAR_BIN")
     return b
 

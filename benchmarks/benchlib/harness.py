@@ -24,12 +24,14 @@ def missing_binary(binary: str) -> str | None:
     """The message to print (exit status 2) when `binary` is not an executable, else None."""
     if os.access(binary, os.X_OK):
         return None
-    return f"no executable at {binary} (build with `swift build -c release` or pass --binary)"
+    return f"no executable at {binary} (build it with `scripts/build.sh`, the lean release build, or pass --binary)"
 
 
 def binary_version(binary: str) -> str:
-    return subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=10,
-                          stdin=subprocess.DEVNULL).stdout.strip() or "?"
+    """What `--version` says after the name: `0.1.0 (commit 51e95b2c0ffe, release-lean build)`."""
+    said = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=10,
+                          stdin=subprocess.DEVNULL).stdout.strip()
+    return said.removeprefix("auth-sidecar ") or "?"
 
 
 def reap(proc: subprocess.Popen, timeout: float = 60.0) -> tuple[int, int]:

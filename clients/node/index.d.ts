@@ -324,6 +324,9 @@ export declare class UntrustedSocketError extends SidecarProcessError {}
 
 export declare const ERROR_CLASSES: Readonly<Record<number, typeof SidecarError>>;
 export declare function errorFromObject(error: unknown): SidecarError;
+/** The binary the npm package brings (bin/auth-sidecar in the package); absent in the source tree. */
+export declare const PACKAGED_BINARY: string;
+/** The binary: the argument, else $AUTH_SIDECAR_BIN, else PACKAGED_BINARY, else `auth-sidecar` on PATH. */
 export declare function findBinary(binary?: string): string;
 /** [path, explicit]: the socketPath option, else $AUTH_SIDECAR_SOCK; [null, false] for a process. */
 export declare function agentSocket(socketPath?: string | false | null): [string | null, boolean];

@@ -6,6 +6,7 @@ import { EventEmitter } from 'node:events';
 import { accessSync, constants as fsConstants, lstatSync, statSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 export const ENV_BINARY = 'AUTH_SIDECAR_BIN';
 export const ENV_SOCKET = 'AUTH_SIDECAR_SOCK';
@@ -127,12 +128,17 @@ export function errorFromObject(error) {
 
 // ---------------------------------------------------------------------------- helpers
 
-/** The binary: the argument, else $AUTH_SIDECAR_BIN, else `auth-sidecar` on PATH. */
+/** The binary the npm package brings (bin/auth-sidecar beside this file); absent in the source tree. */
+export const PACKAGED_BINARY = fileURLToPath(new URL(`./bin/${BINARY_NAME}`, import.meta.url));
+
+/** The binary: the argument, else $AUTH_SIDECAR_BIN, else the package's own (PACKAGED_BINARY),
+ * else `auth-sidecar` on PATH. */
 export function findBinary(binary) {
   let source;
   let candidate;
   if (binary != null) { source = 'the binary option'; candidate = String(binary); }
   else if (process.env[ENV_BINARY]) { source = `$${ENV_BINARY}`; candidate = process.env[ENV_BINARY]; }
+  else if (isExecutableFile(PACKAGED_BINARY)) return PACKAGED_BINARY;
   else {
     for (const dir of (process.env.PATH || '').split(path.delimiter)) {
       if (!dir) continue;
@@ -141,7 +147,7 @@ export function findBinary(binary) {
     }
     throw new SidecarNotFoundError(
       `auth-sidecar binary not found: pass { binary }, set $${ENV_BINARY}, or put '${BINARY_NAME}' on PATH ` +
-      '(scripts/install.sh installs it in ~/.local/bin)');
+      '(scripts/install.sh installs it in ~/.local/bin; the auth-sidecar npm package brings its own)');
   }
   let isFile = false;
   try { isFile = statSync(candidate).isFile(); } catch { isFile = false; }

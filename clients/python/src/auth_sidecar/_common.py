@@ -29,18 +29,39 @@ class _Unset:
 
 UNSET: Any = _Unset()
 
+def packaged_binary() -> Optional[str]:
+    """The binary installed with this package, when it came from the auth_sidecar wheel (which
+    puts it in the environment's scripts directory, e.g. <venv>/bin): found through the
+    installed distribution's file list, and only if that distribution is this very package."""
+    try:
+        from importlib import metadata
+        dist = metadata.distribution("auth_sidecar")
+        if os.path.realpath(str(dist.locate_file("auth_sidecar/_common.py"))) != os.path.realpath(__file__):
+            return None
+        files = dist.files or []
+    except Exception:  # no such distribution (PYTHONPATH, a source tree), or unreadable metadata
+        return None
+    for entry in files:
+        if entry.name == BINARY_NAME:
+            path = os.path.normpath(str(dist.locate_file(entry)))
+            if os.path.isfile(path) and os.access(path, os.X_OK):
+                return path
+    return None
+
 def find_binary(binary: Optional[str] = None) -> str:
-    """The binary: the argument, else $AUTH_SIDECAR_BIN, else `auth-sidecar` on PATH."""
+    """The binary: the argument, else $AUTH_SIDECAR_BIN, else the one installed with this
+    package (the wheel's), else `auth-sidecar` on PATH."""
     if binary is not None:
         source, candidate = "the binary argument", os.fspath(binary)
     elif os.environ.get(ENV_BINARY):
         source, candidate = "$" + ENV_BINARY, os.environ[ENV_BINARY]
     else:
-        found = shutil.which(BINARY_NAME)
+        found = packaged_binary() or shutil.which(BINARY_NAME)
         if not found:
             raise SidecarNotFoundError(
                 "auth-sidecar binary not found: pass binary=..., set $%s, or put %r on PATH "
-                "(scripts/install.sh installs it in ~/.local/bin)" % (ENV_BINARY, BINARY_NAME))
+                "(scripts/install.sh installs it in ~/.local/bin; the auth_sidecar wheel and the "
+                "auth-sidecar npm package bring their own)" % (ENV_BINARY, BINARY_NAME))
         return found
     if os.sep not in candidate and not os.path.exists(candidate):
         found = shutil.which(candidate)

@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""Writes the auth_sidecar wheel: the Python client (clients/python/src/auth_sidecar) and the
+binary in the wheel's .data/scripts, so `pip install` puts `auth-sidecar` on the environment's
+PATH (<venv>/bin) and the client finds it there (auth_sidecar._common.packaged_binary). The
+binary is linked statically except for glibc, so no launcher or vendored library is needed
+(auditwheel's launcher would cost ~9 ms a spawn).
+
+Usage: wheel.py BINARY VERSION PLATFORM_TAG OUTPUT_DIR   (prints the wheel's path)
+Standard library only; the file list and RECORD are in a fixed order, dates fixed.
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import sys
+import zipfile
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CLIENT = os.path.join(REPO, "clients", "python")
+NAME = "auth_sidecar"
+DATE = (2020, 1, 1, 0, 0, 0)
+
+
+def metadata(version: str) -> str:
+    with open(os.path.join(CLIENT, "README.md"), encoding="utf-8") as f:
+        readme = f.read()
+    return (f"Metadata-Version: 2.1\nName: {NAME}\nVersion: {version}\n"
+            "Summary: auth-sidecar and its Python client: MSAL-style sign-in to the Microsoft identity "
+            "platform over JSON-RPC on stdio\n"
+            "License: MIT\nRequires-Python: >=3.8\n"
+            "Classifier: Programming Language :: Python :: 3\nClassifier: Framework :: AsyncIO\n"
+            "Classifier: Typing :: Typed\nClassifier: Operating System :: POSIX :: Linux\n"
+            "Description-Content-Type: text/markdown\n\n" + readme)
+
+
+def main(binary: str, version: str, platform: str, output: str) -> str:
+    tag = f"py3-none-{platform}"
+    dist_info, data = f"{NAME}-{version}.dist-info", f"{NAME}-{version}.data"
+    entries: list[tuple[str, bytes, int]] = []
+    package = os.path.join(CLIENT, "src", NAME)
+    for name in sorted(os.listdir(package)):
+        if name.endswith(".py") or name == "py.typed":
+            with open(os.path.join(package, name), "rb") as f:
+                entries.append((f"{NAME}/{name}", f.read(), 0o644))
+    with open(binary, "rb") as f:
+        entries.append((f"{data}/scripts/auth-sidecar", f.read(), 0o755))
+    entries.append((f"{dist_info}/METADATA", metadata(version).encode(), 0o644))
+    wheel = f"Wheel-Version: 1.0\nGenerator: auth-sidecar scripts/package/wheel.py\nRoot-Is-Purelib: true\nTag: {tag}\n"
+    entries.append((f"{dist_info}/WHEEL", wheel.encode(), 0o644))
+    record = "".join(f"{path},sha256={base64.urlsafe_b64encode(hashlib.sha256(body).digest()).rstrip(b'=').decode()},"
+                     f"{len(body)}\n" for path, body, _ in entries) + f"{dist_info}/RECORD,,\n"
+    entries.append((f"{dist_info}/RECORD", record.encode(), 0o644))
+    path = os.path.join(output, f"{NAME}-{version}-{tag}.whl")
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
+        for name, body, mode in entries:
+            info = zipfile.ZipInfo(name, DATE)
+            info.external_attr = (0o100000 | mode) << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(info, body)
+    return path
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 5:
+        sys.exit(__doc__.split("\n\n")[1])
+    print(main(*sys.argv[1:]))
