@@ -31,7 +31,7 @@ public struct AuthSidecarCommand: ParsableCommand {
         // The shell verbs, in the order `--help` lists them, then the agent.
         subcommands: [
             TokenCommand.self, LoginCommand.self, LogoutCommand.self, AccountsCommand.self, StatusCommand.self,
-            GitCredentialCommand.self, KubectlCredentialCommand.self, ManagedIdentityCommand.self,
+            GitCredentialCommand.self, KubectlCredentialCommand.self, ManagedIdentityCommand.self, AzdAuthServerCommand.self,
             AgentCommand.self,
         ])
 
