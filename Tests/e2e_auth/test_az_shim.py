@@ -208,3 +208,23 @@ def test_no_refresh_token_is_ever_printed(verbs, mock, az):
     for args in (["account", "get-access-token"], ["account", "show"], ["account", "get-access-token", "-o", "tsv"]):
         p = run_az(verbs, az, *args)
         assert not any(rt in p.stdout + p.stderr for rt in refresh_tokens)
+
+
+def test_az_passthrough_runs_the_real_az_further_down_path(verbs, az, tmp_path):
+    real = tmp_path / "real-az" / "bin"
+    real.mkdir(parents=True)
+    (real / "az").write_text("#!/bin/sh\nprintf 'real az:'; for a in \"$@\"; do printf ' [%s]' \"$a\"; done; echo; exit 3\n")
+    (real / "az").chmod(0o755)
+    again = tmp_path / "another-link"
+    again.mkdir()
+    os.link(verbs.binary, again / "az")  # a hard link to this binary is this binary too: skipped
+    path = f"{az}:{again}:{real}:{os.environ['PATH']}"
+    refused = run_az(verbs, az, "group", "list", env={"PATH": path})
+    assert refused.returncode == 2 and "real Azure CLI" in refused.stderr and refused.stdout == ""
+    verbs.write_config(azPassthrough=True)
+    passed = run_az(verbs, az, "group", "list", "--query", "[0].name", "-o", "tsv", env={"PATH": path})
+    assert passed.returncode == 3 and passed.stdout == "real az: [group] [list] [--query] [[0].name] [-o] [tsv]\n", passed
+    # what the shim answers it still answers itself
+    assert run_az(verbs, az, "account", "show", env={"PATH": path}).returncode == 1  # nobody signed in: az's answer
+    alone = run_az(verbs, az, "login", env={"PATH": f"{az}:{again}"})
+    assert alone.returncode == 2 and "found no other az on PATH" in alone.stderr

@@ -15,7 +15,8 @@ import Sidecar
 /// an engine in this process. Messages go to stderr as az's (`ERROR: ...`), with az's exit
 /// statuses: 0, 1 for a failure (no one signed in included: "Please run 'az login'", which
 /// azure-identity turns into `CredentialUnavailableError`), 2 for a usage error or a command
-/// not answered here. Never a refresh token; the access token only on stdout.
+/// not answered here (or, with `azPassthrough`, that command run by the real Azure CLI further
+/// down `PATH`: ``AzPassthrough``). Never a refresh token; the access token only on stdout.
 enum AzShim {
     /// The az line, when this process was started as `az` (`programName`'s last component) or
     /// as `auth-sidecar az ...`; nil otherwise.
@@ -34,6 +35,14 @@ enum AzShim {
             Console.write(text, to: STDOUT_FILENO)
             return 0
         case .success(.other(let words)):
+            if AzPassthrough.isEnabled {
+                guard let real = AzPassthrough.realAz(path: ProcessEnvironment.value("PATH")) else {
+                    return fail(
+                        "'az \(words.joined(separator: " "))' is not answered by this az, auth-sidecar's shim, and azPassthrough "
+                            + "found no other az on PATH: install the real Azure CLI", status: AzCommandLine.usageStatus)
+                }
+                return AzPassthrough.exec(real, arguments)
+            }
             return fail(
                 "'az \(words.joined(separator: " "))' is not answered by this az, auth-sidecar's shim (it answers 'az account "
                     + "get-access-token' and 'az account show'): run the real Azure CLI for it",
