@@ -228,3 +228,28 @@ def test_az_passthrough_runs_the_real_az_further_down_path(verbs, az, tmp_path):
     assert run_az(verbs, az, "account", "show", env={"PATH": path}).returncode == 1  # nobody signed in: az's answer
     alone = run_az(verbs, az, "login", env={"PATH": f"{az}:{again}"})
     assert alone.returncode == 2 and "found no other az on PATH" in alone.stderr
+
+
+def test_output_is_byte_for_byte_the_recorded_real_az(verbs, mock, az):
+    """The real az 2.91.0's output (fixtures/az/recorded-2.91.0.json, against this mock), with
+    the token, its expiry and the cloud's name put in: the same bytes."""
+    recorded = fixture("recorded-2.91.0.json")
+    verbs.ok("login")
+    runs = {
+        "get-access-token": ["account", "get-access-token", "--output", "json", "--resource", "https://graph.microsoft.com"],
+        "get-access-token-tenant": ["account", "get-access-token", "--output", "json", "--resource", "https://graph.microsoft.com",
+                                    "--tenant", CONTOSO_TID],
+        "get-access-token-tsv": ["account", "get-access-token", "--resource", "https://graph.microsoft.com", "-o", "tsv"],
+        "account-show": ["account", "show", "-o=json"],
+    }
+    for name, args in runs.items():
+        p = run_az(verbs, az, *args)
+        assert p.returncode == recorded[name]["status"], (name, p.stderr)
+        expected = recorded[name]["stdout"].replace('"environmentName": "Mock"', '"environmentName": "AzureCloud"')
+        if name.startswith("get-access-token"):
+            token = re.search(r"eyJ[\w-]+\.[\w-]+\.[\w-]+", p.stdout).group(0)
+            expires_on = re.search(r"\b1\d{9}\b", p.stdout).group(0)
+            expires = datetime.datetime.fromtimestamp(int(expires_on)).strftime("%Y-%m-%d %H:%M:%S.%f")
+            expected = (expected.replace("ACCESS_TOKEN", token).replace("1795645558", expires_on)
+                        .replace("2026-11-25 22:25:58.000000", expires))
+        assert p.stdout == expected, name
