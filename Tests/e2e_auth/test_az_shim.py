@@ -253,3 +253,19 @@ def test_output_is_byte_for_byte_the_recorded_real_az(verbs, mock, az):
             expected = (expected.replace("ACCESS_TOKEN", token).replace("1795645558", expires_on)
                         .replace("2026-11-25 22:25:58.000000", expires))
         assert p.stdout == expected, name
+
+
+def test_a_revoked_sign_in_is_an_az_login_answer(verbs, mock, az, on_path):
+    """The refresh token revoked: az's shape of an interactive-authentication failure (the
+    service's AADSTS text, exit 1), which names the sign-in here; azure-identity raises
+    ClientAuthenticationError (AADSTS in the text), as it does for the real az."""
+    from azure.core.exceptions import ClientAuthenticationError
+    from azure.identity import AzureCliCredential
+    verbs.ok("login")
+    mock.admin.revoke(username=ALICE)
+    p = run_az(verbs, az, "account", "get-access-token", "--resource", "https://graph.microsoft.com")
+    assert p.returncode == 1 and p.stdout == "" and p.stderr.startswith("ERROR: "), p.stderr
+    assert "auth-sidecar login" in p.stderr and "AADSTS" in p.stderr and len(p.stderr.splitlines()) == 2, p.stderr
+    with pytest.raises(ClientAuthenticationError) as raised:
+        AzureCliCredential().get_token(GRAPH_DEFAULT)
+    assert "auth-sidecar login" in str(raised.value)
