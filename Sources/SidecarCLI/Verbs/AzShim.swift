@@ -79,15 +79,16 @@ enum AzShim {
         if request.subscription != nil, request.tenant != nil {
             throw Failure(message: "Please specify only one of subscription and tenant, not both")
         }
+        // The configured authority names the cloud (the resource types, Resource Manager) and
+        // the host a --tenant goes on; reading it costs nothing more: every request here waits
+        // for `initialize`'s reply first.
+        let configured = try configuredAuthority(session)
         var params = JSONObject()
-        let needsCloud = request.scopes.isEmpty && request.resource == nil
-        let cloud = needsCloud ? AzCloud.forAuthority(try configuredAuthority(session)) : AzCloud.forAuthority("")
-        params["scopes"] = JSONValue(AzResults.scopes(request, cloud: cloud))
+        params["scopes"] = JSONValue(AzResults.scopes(request, cloud: AzCloud.forAuthority(configured)))
         if let tenant = request.tenant {
             guard VerbRequests.isTenant(tenant) else {
                 throw Failure(message: "--tenant must be a tenant ID or domain (no '/', '?', '#' or spaces)", status: 2)
             }
-            let configured = try configuredAuthority(session)
             guard let authority = VerbRequests.authority(configured, tenant: tenant) else {
                 throw Failure(message: "auth-sidecar: the configured authority \(configured) has no host to put a tenant on")
             }
