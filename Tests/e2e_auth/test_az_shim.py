@@ -170,6 +170,14 @@ def test_azure_cli_credential_gets_the_users_token(verbs, mock, on_path):
     pinned = AzureCliCredential(tenant_id=CONTOSO_TID).get_token_info(GRAPH_DEFAULT)
     assert graph_me(mock, pinned.token).status == 200
 
+    async def from_asyncio():
+        from azure.identity.aio import AzureCliCredential as AsyncAzureCliCredential
+        async with AsyncAzureCliCredential() as credential:
+            return await credential.get_token(GRAPH_DEFAULT)
+
+    import asyncio
+    assert graph_me(mock, asyncio.run(from_asyncio()).token).status == 200  # the aio credential spawns az too
+
 
 def test_default_azure_credential_uses_the_cli_step(verbs, mock, on_path):
     from azure.identity import DefaultAzureCredential
