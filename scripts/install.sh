@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs auth-sidecar for the current user (or under --prefix): the binary, the man page
 # (generated from the same source as --help), bash, zsh and fish completions, and the protocol
-# documents (share/doc/auth-sidecar/protocol, which --help names).
+# documents (share/doc/auth-sidecar/protocol, which --help names), and the `az` link in a
+# directory of its own (share/auth-sidecar/az-shim/bin; scripts/install-az-shim.sh).
 #
 #   scripts/install.sh [--prefix DIR]      # default: ~/.local
 #   scripts/install.sh --binary PATH ...   # that binary (scripts/build.sh's) instead of building
@@ -14,7 +15,7 @@ while (($#)); do
         --prefix=*) prefix="${1#*=}"; shift ;;
         --binary) binary="${2:?--binary needs a file}"; shift 2 ;;
         --binary=*) binary="${1#*=}"; shift ;;
-        -h|--help) sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "install: unknown option '$1' (see --help)" >&2; exit 64 ;;
     esac
 done
@@ -44,8 +45,10 @@ install -m 644 "$pages/auth-sidecar.1.fixed" "$prefix/share/man/man1/auth-sideca
 rm -rf "$docs/protocol"
 cp -R protocol "$docs/protocol"
 chmod -R u=rwX,go=rX "$docs/protocol"
+scripts/install-az-shim.sh "$prefix"
 
-echo "installed $prefix/bin/auth-sidecar, man page auth-sidecar(1), bash/zsh/fish completions, $docs/protocol" >&2
+echo "installed $prefix/bin/auth-sidecar, man page auth-sidecar(1), bash/zsh/fish completions, $docs/protocol," \
+    "the az link in $prefix/share/auth-sidecar/az-shim/bin (first on PATH only where you want it)" >&2
 case ":$PATH:" in
     *":$prefix/bin:"*) ;;
     *) echo "add $prefix/bin to PATH (e.g. in ~/.profile: export PATH=\"$prefix/bin:\$PATH\")" >&2 ;;

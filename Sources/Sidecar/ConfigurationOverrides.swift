@@ -19,6 +19,9 @@ public struct ConfigurationOverrides: Sendable, Equatable {
     public var httpTimeoutSeconds: Int?
     public var interactiveTimeoutSeconds: Int?
     public var postLogoutRedirectUri: String?
+    /// Whether the `az` shim hands a command it does not answer to a real Azure CLI further
+    /// down `PATH` (read by the shim only; the engine ignores it).
+    public var azPassthrough: Bool?
 
     public init() {}
 
@@ -26,7 +29,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
     public static let keys: Set<String> = [
         "clientId", "authority", "redirectUri", "knownAuthorities", "scopes", "graphEndpoint",
         "cache", "sharedDeviceMode", "clientCapabilities", "browser", "authorityType", "instanceDiscovery",
-        "httpTimeoutSeconds", "interactiveTimeoutSeconds", "postLogoutRedirectUri",
+        "httpTimeoutSeconds", "interactiveTimeoutSeconds", "postLogoutRedirectUri", "azPassthrough",
     ]
 
     /// Reads the configuration keys from `params` (other members must be in `alsoAllowed`).
@@ -46,6 +49,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         httpTimeoutSeconds = try p.optional("httpTimeoutSeconds")
         interactiveTimeoutSeconds = try p.optional("interactiveTimeoutSeconds")
         postLogoutRedirectUri = try p.optional("postLogoutRedirectUri")
+        azPassthrough = try p.optional("azPassthrough")
         if let cacheParams = try p.nested("cache", allowed: ["path", "persistence", "encryption"]) {
             let persistence = try cacheParams.optional("persistence", oneOf: ["file", "memory"])
             let path: String? = try cacheParams.optional("path")
@@ -78,6 +82,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         result.httpTimeoutSeconds = httpTimeoutSeconds ?? base.httpTimeoutSeconds
         result.interactiveTimeoutSeconds = interactiveTimeoutSeconds ?? base.interactiveTimeoutSeconds
         result.postLogoutRedirectUri = postLogoutRedirectUri ?? base.postLogoutRedirectUri
+        result.azPassthrough = azPassthrough ?? base.azPassthrough
         return result
     }
 

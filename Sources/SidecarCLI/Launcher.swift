@@ -17,6 +17,9 @@ public enum Launcher {
     /// The process entry point: plain option lines and plain `token` lines through
     /// ``PlainCommandLine``, every other line through swift-argument-parser.
     public static func main(arguments: [String] = Array(CommandLine.arguments.dropFirst())) -> Never {
+        if let azArguments = AzShim.arguments(programName: CommandLine.arguments.first, arguments) {
+            Glibc.exit(AzShim.run(azArguments))  // started as az: az's own small command line
+        }
         if arguments.first == AgentCommand.configuration.commandName {
             // A subcommand parses its own options as a root command: the root's options of the
             // same names would otherwise take them.

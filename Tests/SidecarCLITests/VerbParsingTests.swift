@@ -11,7 +11,8 @@ import Testing
     @Test func theVerbsAreTheFiveOfTheIssueTheAdaptersThenTheAgent() {
         #expect(
             Self.verbNames == [
-                "token", "login", "logout", "accounts", "status", "git-credential", "kubectl-credential", "managed-identity", "agent",
+                "token", "login", "logout", "accounts", "status", "git-credential", "kubectl-credential", "managed-identity",
+                "azd-auth-server", "agent",
             ])
     }
 
@@ -23,6 +24,8 @@ import Testing
         let kubectl = try #require(try AuthSidecarCommand.parseAsRoot(["kubectl-credential"]) as? KubectlCredentialCommand)
         #expect(kubectl.scope == "6dae42f8-4368-4678-94ff-3960e28e3630/.default")
         let endpoint = try #require(try AuthSidecarCommand.parseAsRoot(["managed-identity", "--port", "8080"]) as? ManagedIdentityCommand)
+        let azd = try #require(try AuthSidecarCommand.parseAsRoot(["azd-auth-server", "--port", "8081"]) as? AzdAuthServerCommand)
+        #expect(azd.port == 8081)
         #expect(endpoint.port == 8080)
     }
 
@@ -67,7 +70,8 @@ import Testing
         ["frobnicate"], ["token", "--output", "xml"], ["status", "--output", "token"], ["token", "extra"],
         ["login", "--device-code", "--login-hint", "a@b.c"], ["token", "--tenant", "a/b"], ["token", "--tenant", ""],
         ["accounts", "--unknown"], ["git-credential"], ["git-credential", "steal"], ["token", "--resource", "r", "--scope", "s"],
-        ["token", "--resource", ""], ["managed-identity", "--port", "70000"], ["kubectl-credential", "extra"],
+        ["token", "--resource", ""], ["managed-identity", "--port", "70000"], ["azd-auth-server", "--port", "70000"],
+        ["kubectl-credential", "extra"],
     ]
 
     @Test(arguments: badLines)

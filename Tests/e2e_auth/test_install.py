@@ -35,6 +35,8 @@ def test_install_puts_binary_man_page_and_completions_under_the_prefix(tmp_path)
     docs = prefix / "share" / "doc" / "auth-sidecar" / "protocol"
     assert (docs / "README.md").read_text() == open(os.path.join(REPO, "protocol", "README.md")).read()
     assert (docs / "openrpc.json").stat().st_size > 0 and (docs / "schemas").is_dir()
+    az = prefix / "share" / "auth-sidecar" / "az-shim" / "bin" / "az"
+    assert az.is_symlink() and os.readlink(az) == str(binary)
     help_text = subprocess.run([str(binary), "--help"], capture_output=True, text=True, timeout=30).stdout
     assert "share/doc/auth-sidecar/protocol/README.md" in help_text and "man auth-sidecar" in help_text
 
@@ -43,3 +45,24 @@ def test_install_refuses_an_unknown_option():
     run = subprocess.run(["bash", os.path.join(REPO, "scripts", "install.sh"), "--prefxi", "/tmp/x"],
                          capture_output=True, text=True, timeout=30)
     assert run.returncode == 64 and "unknown option '--prefxi'" in run.stderr
+
+
+def test_az_shim_link_is_made_in_its_own_directory_and_never_over_another_az(sidecar_bin, tmp_path):
+    prefix = tmp_path / "prefix"
+    (prefix / "bin").mkdir(parents=True)
+    (prefix / "bin" / "auth-sidecar").symlink_to(sidecar_bin)
+    script = os.path.join(REPO, "scripts", "install-az-shim.sh")
+    for _ in range(2):  # a second run leaves the link as it is
+        run = subprocess.run(["bash", script, str(prefix)], capture_output=True, text=True, timeout=30)
+        assert run.returncode == 0 and run.stderr == "", run.stderr
+    shim = prefix / "share" / "auth-sidecar" / "az-shim" / "bin"
+    assert sorted(os.listdir(shim)) == ["az"] and os.readlink(shim / "az") == str(prefix / "bin" / "auth-sidecar")
+    assert not (prefix / "bin" / "az").exists()
+    refused = subprocess.run([str(shim / "az"), "group", "list"], capture_output=True, text=True, timeout=30)
+    assert refused.returncode == 2 and "real Azure CLI" in refused.stderr
+    # a real Azure CLI where the link would go is left alone
+    (shim / "az").unlink()
+    (shim / "az").write_text("#!/bin/sh\necho real az\n")
+    run = subprocess.run(["bash", script, str(prefix)], capture_output=True, text=True, timeout=30)
+    assert run.returncode == 0 and "left as it is" in run.stderr
+    assert (shim / "az").read_text() == "#!/bin/sh\necho real az\n"

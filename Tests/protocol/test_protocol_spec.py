@@ -85,6 +85,7 @@ CONTRACT_CONFIG_DEFAULTS = {
     "httpTimeoutSeconds": 30,
     "interactiveTimeoutSeconds": 600,
     "postLogoutRedirectUri": None,  # absent/null: not sent
+    "azPassthrough": False,
 }
 CONTRACT_CODES = {-32700, -32600, -32601, -32602, -32603, -32002, -32800,
                   -50000, -50001, -50002, -50003, -50004, -50005, -50006}

@@ -1,7 +1,6 @@
 import Adapters
 import ArgumentParser
 import JSON
-import Synchronization
 
 /// `auth-sidecar managed-identity`: the App Service managed-identity endpoint on 127.0.0.1
 /// (``ManagedIdentityServer``), so any Azure SDK's `ManagedIdentityCredential` gets the
@@ -41,29 +40,9 @@ struct ManagedIdentityCommand: ParsableCommand {
             session.print("export IDENTITY_ENDPOINT=\(server.endpoint)\nexport IDENTITY_HEADER=\(secret)")
             session.closeOutput()
             Console.say("managed-identity: serving \(server.endpoint) until SIGTERM or SIGINT")
-            if !slot.install(server) { server.stop() }
+            if !slot.install(server.stop) { server.stop() }
             server.run()
             engine.shutDown()
-        }
-    }
-}
-
-/// The server, for the signal thread to stop; a stop that comes before the server is kept.
-private final class ServerSlot: Sendable {
-    private let state = Mutex<(server: ManagedIdentityServer?, stopped: Bool)>((nil, false))
-
-    func stop() {
-        state.withLock { state in
-            state.stopped = true
-            state.server?.stop()
-        }
-    }
-
-    /// False when a stop came first.
-    func install(_ server: ManagedIdentityServer) -> Bool {
-        state.withLock { state in
-            state.server = server
-            return !state.stopped
         }
     }
 }

@@ -5,7 +5,7 @@ import Synchronization
 
 /// A verb's engine connection shared by threads: ``VerbSession`` (its `JSONRPCClient`) is
 /// single-threaded, so every request goes through one lock, one at a time. The
-/// managed-identity endpoint's connection threads ask for tokens here.
+/// managed-identity and azd endpoints' connection threads ask for tokens here.
 ///
 /// A lost connection (the agent restarted, or was killed) is reopened on the request that
 /// finds it lost, and that request is sent again once: to a running agent, else to an engine
@@ -23,24 +23,51 @@ final class SerializedEngine: @unchecked Sendable {
         lock.withLock { _ in session = nil }
     }
 
+    /// Why a token was not acquired.
+    struct TokenFailure: Error {
+        enum Kind {
+            /// The user must sign in (the message names `auth-sidecar login`).
+            case signInNeeded
+            /// Another engine error, or an answer without a token.
+            case failed
+            /// The engine is gone and cannot be reached again, or the endpoint is stopping.
+            case unavailable
+        }
+
+        let kind: Kind
+        let message: String
+    }
+
     /// The token for `scope`, acquired silently; else the reply in the SDKs' error shape:
     /// 400 when a sign-in is needed (the message names `auth-sidecar login`), 500 for other
     /// engine errors, 503 when the engine is gone and cannot be reached again.
     func token(for scope: String) -> Result<ManagedIdentityServer.Token, ReplyError> {
+        token(["scopes": [.string(scope)]]).mapError { failure in
+            switch failure.kind {
+            case .signInNeeded: ReplyError(.error(400, failure.message))
+            case .failed: ReplyError(.error(500, failure.message))
+            case .unavailable: ReplyError(.error(503, failure.message))
+            }
+        }
+    }
+
+    /// A token acquired silently with `params` (`acquireTokenSilent`'s), one request at a time.
+    func token(_ params: JSONValue) -> Result<ManagedIdentityServer.Token, TokenFailure> {
         lock.withLock { _ in
-            guard session != nil else { return .failure(ReplyError(.error(503, "the endpoint is shutting down"))) }
+            guard session != nil else { return .failure(TokenFailure(kind: .unavailable, message: "the endpoint is shutting down")) }
             let outcome: Result<JSONValue, RPCError>
-            do throws(VerbFailure) { outcome = try request("acquireTokenSilent", ["scopes": [.string(scope)]]) } catch {
-                return .failure(ReplyError(.error(503, error.message)))
+            do throws(VerbFailure) { outcome = try request("acquireTokenSilent", params) } catch {
+                return .failure(TokenFailure(kind: .unavailable, message: error.message))
             }
             switch outcome {
             case .success(let result):
                 guard let token = result["accessToken"]?.stringValue, let expiresOn = result["expiresOn"]?.intValue else {
-                    return .failure(ReplyError(.error(500, "the engine's answer has no accessToken or expiresOn")))
+                    return .failure(TokenFailure(kind: .failed, message: "the engine's answer has no accessToken or expiresOn"))
                 }
                 return .success(.init(token: token, expiresOn: expiresOn, tokenType: result["tokenType"]?.stringValue ?? "Bearer"))
             case .failure(let error):
-                return .failure(ReplyError(.error(VerbFailure.isSignInNeeded(error) ? 400 : 500, VerbFailure.from(error).message)))
+                return .failure(
+                    TokenFailure(kind: VerbFailure.isSignInNeeded(error) ? .signInNeeded : .failed, message: VerbFailure.from(error).message))
             }
         }
     }

@@ -1,0 +1,48 @@
+import Sidecar
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// `azPassthrough`: an `az` command the shim does not answer is run by a real Azure CLI, the
+/// next `az` on `PATH` that is not this binary (a link to it, a copy, a hard link: the same
+/// file is skipped), with the arguments unchanged.
+enum AzPassthrough {
+    /// Whether the configuration (the default file, or `$AUTH_SIDECAR_CONFIG`) enables it; an
+    /// unreadable configuration does not.
+    static var isEnabled: Bool {
+        (try? ConfigurationSources.load(LaunchOptions()).overrides.azPassthrough) == true
+    }
+
+    /// The first executable `az` in `path`'s directories that is not the file `selfPath`
+    /// names (compared by device and inode, links followed).
+    static func realAz(path: String?, selfPath: String = "/proc/self/exe") -> String? {
+        guard let path, let me = identity(selfPath) else { return nil }
+        for directory in path.split(separator: ":", omittingEmptySubsequences: true) where directory.hasPrefix("/") {
+            let candidate = String(directory) + "/az"
+            guard let found = identity(candidate), found.isRegular, found.device != me.device || found.inode != me.inode,
+                access(candidate, X_OK) == 0
+            else { continue }
+            return candidate
+        }
+        return nil
+    }
+
+    /// Replaces this process with `az` run with `arguments`; returns only when that fails.
+    static func exec(_ az: String, _ arguments: [String]) -> Int32 {
+        let argv = ([az] + arguments).map { strdup($0) } + [nil]
+        execv(az, argv)
+        let reason = String(cString: strerror(errno))
+        for pointer in argv { free(pointer) }
+        Console.write("ERROR: cannot run \(az): \(reason)\n", to: STDERR_FILENO)
+        return 1
+    }
+
+    private static func identity(_ path: String) -> (device: UInt64, inode: UInt64, isRegular: Bool)? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return (UInt64(info.st_dev), UInt64(info.st_ino), (info.st_mode & S_IFMT) == S_IFREG)
+    }
+}

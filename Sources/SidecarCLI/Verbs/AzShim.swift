@@ -1,0 +1,163 @@
+import Adapters
+import JSON
+import JSONRPC
+import Sidecar
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The `az` entry point: started as `az` (a link to this binary) or as `auth-sidecar az ...`,
+/// it answers `az account get-access-token` and `az account show` the way Azure CLI prints
+/// them (``AzCommandLine``, ``AzResults``, ``AzOutput``), from the agent when one runs, else
+/// an engine in this process. Messages go to stderr as az's (`ERROR: ...`), with az's exit
+/// statuses: 0, 1 for a failure (no one signed in included: "Please run 'az login'", which
+/// azure-identity turns into `CredentialUnavailableError`), 2 for a usage error or a command
+/// not answered here (or, with `azPassthrough`, that command run by the real Azure CLI further
+/// down `PATH`: ``AzPassthrough``). Never a refresh token; the access token only on stdout.
+enum AzShim {
+    /// The az line, when this process was started as `az` (`programName`'s last component) or
+    /// as `auth-sidecar az ...`; nil otherwise.
+    static func arguments(programName: String?, _ arguments: [String]) -> [String]? {
+        if let programName, programName.split(separator: "/").last == "az" { return arguments }
+        if arguments.first == "az" { return Array(arguments.dropFirst()) }
+        return nil
+    }
+
+    /// Answers the line; returns the exit status.
+    static func run(_ arguments: [String]) -> Int32 {
+        switch AzCommandLine.parse(arguments) {
+        case .failure(let failure):
+            return fail(failure.description, status: AzCommandLine.usageStatus)
+        case .success(.help(let text)):
+            Console.write(text, to: STDOUT_FILENO)
+            return 0
+        case .success(.other(let words)):
+            if AzPassthrough.isEnabled {
+                guard let real = AzPassthrough.realAz(path: ProcessEnvironment.value("PATH")) else {
+                    return fail(
+                        "'az \(words.joined(separator: " "))' is not answered by this az, auth-sidecar's shim, and azPassthrough "
+                            + "found no other az on PATH: install the real Azure CLI", status: AzCommandLine.usageStatus)
+                }
+                return AzPassthrough.exec(real, arguments)
+            }
+            return fail(
+                "'az \(words.joined(separator: " "))' is not answered by this az, auth-sidecar's shim (it answers 'az account "
+                    + "get-access-token' and 'az account show'): run the real Azure CLI for it",
+                status: AzCommandLine.usageStatus)
+        case .success(.getAccessToken(let request, let output)):
+            return answer { session throws(Failure) in try getAccessToken(request, output, session) }
+        case .success(.accountShow(let subscription, let output)):
+            return answer { session throws(Failure) in try accountShow(subscription, output, session) }
+        }
+    }
+
+    /// A failure: the lines after `ERROR: ` and az's exit status.
+    struct Failure: Error {
+        var message: String
+        var status: Int32 = 1
+    }
+
+    private static func answer(_ body: (VerbSession) throws(Failure) -> String) -> Int32 {
+        do throws(Failure) {
+            let session: VerbSession
+            do { session = try VerbSession.open(VerbLaunchOptions()) } catch { throw Failure(message: "auth-sidecar: \(error.message)") }
+            let text = try body(session)
+            if !text.isEmpty { session.print(text) }
+            session.client.close()
+            return 0
+        } catch {
+            return fail(error.message, status: error.status)
+        }
+    }
+
+    private static func getAccessToken(
+        _ request: AzCommandLine.GetAccessToken, _ output: AzOutputOptions, _ session: VerbSession
+    ) throws(Failure) -> String {
+        if request.subscription != nil, request.tenant != nil {
+            throw Failure(message: "Please specify only one of subscription and tenant, not both")
+        }
+        // The configured authority names the cloud (the resource types, Resource Manager) and
+        // the host a --tenant goes on; reading it costs nothing more: every request here waits
+        // for `initialize`'s reply first.
+        let configured = try configuredAuthority(session)
+        var params = JSONObject()
+        params["scopes"] = JSONValue(AzResults.scopes(request, cloud: AzCloud.forAuthority(configured)))
+        if let tenant = request.tenant {
+            guard VerbRequests.isTenant(tenant) else {
+                throw Failure(message: "--tenant must be a tenant ID or domain (no '/', '?', '#' or spaces)", status: 2)
+            }
+            guard let authority = VerbRequests.authority(configured, tenant: tenant) else {
+                throw Failure(message: "auth-sidecar: the configured authority \(configured) has no host to put a tenant on")
+            }
+            params["authority"] = .string(authority)
+        }
+        if let challenge = request.claimsChallenge {
+            guard let claims = AzResults.claims(fromChallenge: challenge) else {
+                throw Failure(message: "--claims-challenge must be base64 of a JSON object (as in WWW-Authenticate)", status: 2)
+            }
+            params["claims"] = .string(claims)
+        }
+        let result = try call(session, "acquireTokenSilent", .object(params))
+        guard let token = result["accessToken"]?.stringValue, let expiresOn = result["expiresOn"]?.intValue else {
+            throw Failure(message: "auth-sidecar: the engine's answer has no accessToken or expiresOn")
+        }
+        let accountTenant = result["account"]?["tenantId"]?.stringValue ?? result["tenantId"]?.stringValue ?? ""
+        if let subscription = request.subscription, !AzResults.names(subscription, tenantId: accountTenant) {
+            throw Failure(message: AzResults.subscriptionNotFound(subscription))
+        }
+        let az = AzResults.accessToken(
+            token: token, expiresOn: expiresOn, tokenType: result["tokenType"]?.stringValue ?? "Bearer",
+            requestedTenant: request.tenant, accountTenant: accountTenant)
+        return AzOutput.render(az, output)
+    }
+
+    private static func accountShow(_ subscription: String?, _ output: AzOutputOptions, _ session: VerbSession) throws(Failure) -> String {
+        let result = try call(session, "getCurrentAccount", [:])
+        guard let account = result["account"], let tenantId = account["tenantId"]?.stringValue else {
+            throw notLoggedIn
+        }
+        if let subscription, !AzResults.names(subscription, tenantId: tenantId) {
+            throw Failure(message: AzResults.subscriptionNotFound(subscription))
+        }
+        let environment = account["environment"]?.stringValue ?? ""
+        let shown = AzResults.account(
+            username: VerbOutput.username(account), tenantId: tenantId, cloud: AzCloud.forAuthority("https://" + environment))
+        return AzOutput.render(shown, output)
+    }
+
+    private static func configuredAuthority(_ session: VerbSession) throws(Failure) -> String {
+        do { return try session.configuration["authority"]?.stringValue ?? "" } catch { throw Failure(message: "auth-sidecar: \(error.message)") }
+    }
+
+    /// A request's result, or its error in az's words.
+    private static func call(_ session: VerbSession, _ method: String, _ params: JSONValue) throws(Failure) -> JSONValue {
+        let outcome: Result<JSONValue, RPCError>
+        do { outcome = try session.outcome(method, params) } catch { throw Failure(message: "auth-sidecar: \(error.message)") }
+        switch outcome {
+        case .success(let result): return result
+        case .failure(let error) where error.code == AuthErrorMapping.interactionRequiredCode && error.data["suberror"]?.stringValue == "no_account":
+            throw notLoggedIn
+        case .failure(let error) where error.code == AuthErrorMapping.accountNotFoundCode:
+            throw notLoggedIn
+        case .failure(let error) where error.code == AuthErrorMapping.interactionRequiredCode:
+            throw Failure(
+                message: VerbFailure.oneLine(error.message)
+                    + "\nInteractive authentication is needed: this az is auth-sidecar's, so run 'auth-sidecar login' (not 'az login').")
+        case .failure(let error):
+            throw Failure(message: VerbFailure.from(error).message)
+        }
+    }
+
+    /// az's text when no one is signed in, and the cure here.
+    private static let notLoggedIn = Failure(
+        message: AzResults.notLoggedIn + "\nThis az is auth-sidecar's: sign in with 'auth-sidecar login'.")
+
+    /// Writes `ERROR: message` to stderr as az does; returns `status`.
+    private static func fail(_ message: String, status: Int32) -> Int32 {
+        Console.write("ERROR: \(message)\n", to: STDERR_FILENO)
+        return status
+    }
+}

@@ -1,0 +1,65 @@
+import Adapters
+import ArgumentParser
+import JSON
+
+/// `auth-sidecar azd-auth-server`: azd's external-authentication endpoint on 127.0.0.1
+/// (``AzdAuthServer``), so `azd` uses the signed-in user's tokens. Prints the two `export`
+/// lines, closes stdout (so `eval "$(auth-sidecar azd-auth-server &)"` returns), and serves
+/// until SIGTERM/SIGINT, over one engine connection reopened when the agent restarts.
+struct AzdAuthServerCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "azd-auth-server",
+        abstract: "Serve azd's external-authentication endpoint on 127.0.0.1 with the signed-in user's tokens.",
+        discussion: """
+            Prints 'export AZD_AUTH_ENDPOINT=http://127.0.0.1:PORT' and 'export AZD_AUTH_KEY=KEY' (a new random key \
+            each start), then serves until SIGTERM or SIGINT. azd's POST /token?api-version=2023-07-12-preview \
+            {"scopes": [...], "tenantId"?} gets a token acquired silently (a tenant: the configured authority's host \
+            with it; "claims": acquired for those claims); without a sign-in the reply is NotSignedInError naming \
+            'auth-sidecar login'.
+            """)
+
+    @Option(help: ArgumentHelp("The port on 127.0.0.1 (default: any free port).", valueName: "port"))
+    var port: UInt16 = 0
+
+    @OptionGroup var common: VerbOptions
+
+    func run() throws {
+        let slot = ServerSlot()
+        TerminationSignals.onTerminate { slot.stop() }  // first: every thread started later blocks the signals
+        try VerbSession.run(common) { session throws(VerbFailure) in
+            let authority = try session.configuration["authority"]?.stringValue ?? ""
+            let engine = SerializedEngine(session)
+            let key = AzdAuthProtocol.newKey()
+            let server: AzdAuthServer
+            do throws(AdapterError) {
+                server = try AzdAuthServer(port: port, key: key, logger: session.logger) { request in
+                    Self.answer(request, authority: authority, engine: engine)
+                }
+            } catch {
+                throw VerbFailure(message: "azd-auth-server: \(error.description)")
+            }
+            session.print("export AZD_AUTH_ENDPOINT=\(server.endpoint)\nexport AZD_AUTH_KEY=\(key)")
+            session.closeOutput()
+            Console.say("azd-auth-server: serving \(server.endpoint) until SIGTERM or SIGINT")
+            if !slot.install(server.stop) { server.stop() }
+            server.run()
+            engine.shutDown()
+        }
+    }
+
+    /// The reply to a checked request: its scopes (and tenant, claims) asked of the engine.
+    static func answer(_ request: AzdAuthProtocol.TokenRequest, authority: String, engine: SerializedEngine) -> AzdAuthProtocol.Reply {
+        var params: JSONObject = ["scopes": JSONValue(request.scopes)]
+        if let tenant = request.tenantId {
+            guard VerbRequests.isTenant(tenant), let tenantAuthority = VerbRequests.authority(authority, tenant: tenant) else {
+                return .failure(signInNeeded: false, "tenantId must be a tenant ID or domain (no '/', '?', '#' or spaces)")
+            }
+            params["authority"] = .string(tenantAuthority)
+        }
+        if let claims = request.claims { params["claims"] = .string(claims) }
+        switch engine.token(.object(params)) {
+        case .success(let token): return .token(token.token, expiresOn: token.expiresOn)
+        case .failure(let failure): return .failure(signInNeeded: failure.kind == .signInNeeded, failure.message)
+        }
+    }
+}
