@@ -65,6 +65,8 @@ sed '1{/^#!/d}' "$stage/share/bash-completion/completions/auth-sidecar" >"$deb/u
 install -m 644 "$stage/share/zsh/site-functions/_auth-sidecar" "$deb/usr/share/zsh/vendor-completions/"
 install -m 644 "$stage/share/fish/vendor_completions.d/auth-sidecar.fish" "$deb/usr/share/fish/vendor_completions.d/"
 unit_for /usr/bin/auth-sidecar >"$deb/usr/lib/systemd/user/auth-sidecar-agent.service"
+# The az link in a directory of its own (README "For tools that call az"), never /usr/bin/az.
+cp -P -R "$stage/share/auth-sidecar" "$deb/usr/share/auth-sidecar"
 cp -R "$stage/share/doc/auth-sidecar/protocol" "$doc/protocol"
 cat >"$doc/copyright" <<COPYRIGHT
 Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/

@@ -109,6 +109,9 @@ def test_deb_installs_with_apt_man_page_version_unit_then_removes(dist, tried, t
         with open("/usr/lib/systemd/user/auth-sidecar-agent.service") as f:
             unit = f.read()
         assert "ExecStart=/usr/bin/auth-sidecar agent" in unit
+        # The az link (README "For tools that call az"), in a directory of its own.
+        assert os.path.realpath("/usr/share/auth-sidecar/az-shim/bin/az") == "/usr/bin/auth-sidecar"
+        assert not os.path.exists("/usr/bin/az") or os.path.realpath("/usr/bin/az") != "/usr/bin/auth-sidecar"
         for path in ("/usr/share/bash-completion/completions/auth-sidecar",
                      "/usr/share/zsh/vendor-completions/_auth-sidecar",
                      "/usr/share/fish/vendor_completions.d/auth-sidecar.fish",
@@ -181,6 +184,8 @@ def test_tarball_unpacked_installs_under_a_prefix_and_runs(dist, tried, tmp_path
     assert page.returncode == 0 and "AUTH-SIDECAR" in page.stdout, page
     unit = (prefix / "share" / "systemd" / "user" / "auth-sidecar-agent.service").read_text()
     assert f"ExecStart={prefix}/bin/auth-sidecar agent" in unit
+    az = prefix / "share" / "auth-sidecar" / "az-shim" / "bin" / "az"
+    assert os.path.realpath(az) == os.path.realpath(prefix / "bin" / "auth-sidecar")
     assert (prefix / "share" / "doc" / "auth-sidecar" / "protocol" / "openrpc.json").stat().st_size > 0
     # The README's quick start, with the installed binary on PATH.
     pipe = blocks("README.md", "## Quick start: pipe JSON through it", "sh")[1]
