@@ -6,10 +6,11 @@ account with the tenants the cache holds its tokens for, the current one marked 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 
 from auth_e2e import ALICE, BOB, CONTOSO_TID
-from test_verbs import SIGN_IN_NEEDED, Verbs, verbs  # noqa: F401 (fixture)
+from test_verbs import SIGN_IN_NEEDED, RunningAgent, Verbs, verbs  # noqa: F401 (fixture)
 from test_adapters import claims
 
 GUEST_TID = "22222222-0000-4000-8000-00000000aaaa"
@@ -93,3 +94,20 @@ def test_set_current_account_is_reported_as_a_change_by_the_next_get_current_acc
     finally:
         proc.stdin.close()
         proc.wait(timeout=20)
+
+
+def test_accounts_use_through_a_running_agent(verbs, mock):
+    two_accounts(verbs, mock)
+    path = os.path.join(verbs.env["XDG_RUNTIME_DIR"], "auth-sidecar", "agent.sock")
+    agent = RunningAgent(verbs.binary, path, {**verbs.env, "XDG_CONFIG_HOME": str(verbs.tmp / "agent-has-no-config")},
+                         verbs.tmp / "agent.log")
+    try:
+        assert claims(verbs.ok("token").strip())["preferred_username"] == BOB
+        assert verbs.ok("accounts", "use", ALICE) == f"Current account: {ALICE}\n"
+        assert agent.connections == 2
+        assert claims(verbs.ok("token").strip())["preferred_username"] == ALICE
+        assert f"{ALICE}  Alice Example  tenants {CONTOSO_TID}, {GUEST_TID}  (current)" in verbs.ok("accounts")
+    finally:
+        agent.close()
+    # the switch is in the cache file: a process without the agent sees it
+    assert current_account(verbs)["account"]["username"] == ALICE
