@@ -21,7 +21,11 @@ import Testing
         let git = try #require(try AuthSidecarCommand.parseAsRoot(["git-credential", "erase"]) as? GitCredentialCommand)
         #expect(git.action == "erase")
         let kubectl = try #require(try AuthSidecarCommand.parseAsRoot(["kubectl-credential"]) as? KubectlCredentialCommand)
-        #expect(kubectl.scope == "6dae42f8-4368-4678-94ff-3960e28e3630/.default")
+        #expect(kubectl.requestedScope == "6dae42f8-4368-4678-94ff-3960e28e3630/.default" && !kubectl.idToken)
+        let oidc = try #require(try AuthSidecarCommand.parseAsRoot(["kubectl-credential", "--id-token"]) as? KubectlCredentialCommand)
+        #expect(oidc.idToken && oidc.requestedScope == nil)
+        let use = try #require(try AuthSidecarCommand.parseAsRoot(["accounts", "use", "a@b"]) as? AccountsUseCommand)
+        #expect(use.account == "a@b")
         let endpoint = try #require(try AuthSidecarCommand.parseAsRoot(["managed-identity", "--port", "8080"]) as? ManagedIdentityCommand)
         #expect(endpoint.port == 8080)
     }

@@ -37,6 +37,9 @@ struct KubectlCredentialCommand: ParsableCommand {
 
     @OptionGroup var common: VerbOptions
 
+    /// The scope to ask for: `--scope`, else AKS's, else with `--id-token` none (the configured scopes).
+    var requestedScope: String? { scope ?? (idToken ? nil : ExecCredential.aksScope) }
+
     /// An ID token with less than this left is renewed first (as an access token would be).
     static let idTokenMarginSeconds: Int64 = 300
 
@@ -46,7 +49,7 @@ struct KubectlCredentialCommand: ParsableCommand {
             Console.say("kubectl-credential: \(error.description)")
             throw ExitCode(VerbFailure.failureStatus)
         }
-        let scopes: JSONValue? = (scope ?? (idToken ? nil : ExecCredential.aksScope)).map { [.string($0)] }
+        let scopes: JSONValue? = requestedScope.map { [.string($0)] }
         try VerbSession.run(common) { session throws(VerbFailure) in
             var params = JSONObject()
             params["scopes"] = scopes
