@@ -81,6 +81,24 @@ public final class PublicClientApplication: Sendable {
         try await directory().all(username: username)
     }
 
+    /// The accounts in the cache (optionally those with `username`), each with its tenants and
+    /// whether it is the current account.
+    public func accountListing(username: String? = nil) async throws -> [ListedAccount] {
+        try await directory().listing(username: username)
+    }
+
+    /// Makes the account `reference` names the current account (what ``currentAccount()``
+    /// returns), for every process sharing the cache; returns it and the account current before.
+    /// Unlike a sign-in, not noted as this process's own change: the next ``currentAccount()``
+    /// reports the switch, since several clients may share this engine (the agent).
+    public func setCurrentAccount(_ reference: AccountReference) async throws -> (account: Account, previous: Account?) {
+        let directory = await directory()
+        guard let account = try directory.resolve(reference) else { throw Self.accountNotFound(reference) }
+        let previous = try directory.current()
+        try directory.setCurrent(account)
+        return (account, previous)
+    }
+
     /// The current account, and the one known before if it changed since
     /// (another process signed in or out). A sign-out is reported once as the previous
     /// account, also to a process that never knew the account (a shell pipeline).

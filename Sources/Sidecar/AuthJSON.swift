@@ -18,6 +18,14 @@ enum AuthJSON {
         return .object(object)
     }
 
+    /// An account of a listing (`getAccounts`): the Account plus `tenants` and `isCurrent`.
+    static func listedAccount(_ listed: ListedAccount) -> JSONValue {
+        guard case .object(var object) = account(listed.account) else { return .null }
+        object["tenants"] = .array(listed.tenants.map(JSONValue.string))
+        object["isCurrent"] = .bool(listed.isCurrent)
+        return .object(object)
+    }
+
     static func tokenResult(_ result: TokenResult) -> JSONValue {
         var object: JSONObject = [
             "accessToken": .string(result.accessToken), "tokenType": .string(result.tokenType),

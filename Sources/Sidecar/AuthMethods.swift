@@ -81,7 +81,18 @@ struct AuthMethods: Sendable {
     func getAccounts(_ params: JSONValue?, _ context: RequestContext) async throws -> JSONValue {
         let username: String? = try Params(params, allowed: ["username"]).optional("username")
         return try await AuthErrorMapping.translating {
-            ["accounts": .array(try await app.accounts(username: username).map(AuthJSON.account))]
+            ["accounts": .array(try await app.accountListing(username: username).map(AuthJSON.listedAccount))]
+        }
+    }
+
+    func setCurrentAccount(_ params: JSONValue?, _ context: RequestContext) async throws -> JSONValue {
+        let p = try Params(params, allowed: ["account"])
+        guard let reference = try AuthJSON.accountReference(p) else {
+            throw RPCError.invalidParams("missing member 'account'", member: "account")
+        }
+        return try await AuthErrorMapping.translating {
+            let (account, previous) = try await app.setCurrentAccount(reference)
+            return ["account": AuthJSON.account(account), "previousAccount": AuthJSON.account(previous)]
         }
     }
 

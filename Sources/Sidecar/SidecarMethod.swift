@@ -8,6 +8,7 @@ public enum SidecarMethod: String, CaseIterable, Sendable {
     case getDeviceInformation
     case getCurrentAccount
     case getAccounts
+    case setCurrentAccount
     case acquireToken
     case acquireTokenSilent
     case signout
@@ -19,7 +20,7 @@ public enum SidecarMethod: String, CaseIterable, Sendable {
     public var isImplemented: Bool {
         switch self {
         case .initialize, .ping, .getDeviceInformation, .diagnosticsSleep, .diagnosticsEcho,
-            .getCurrentAccount, .getAccounts, .acquireToken, .acquireTokenSilent, .signout, .callGraph:
+            .getCurrentAccount, .getAccounts, .setCurrentAccount, .acquireToken, .acquireTokenSilent, .signout, .callGraph:
             true
         }
     }

@@ -78,6 +78,7 @@ public final class SidecarService: RPCService, Sendable {
         case .acquireTokenSilent: return auth { $0.acquireTokenSilent }
         case .getCurrentAccount: return auth { $0.getCurrentAccount }
         case .getAccounts: return auth { $0.getAccounts }
+        case .setCurrentAccount: return auth { $0.setCurrentAccount }
         case .signout: return auth { $0.signout }
         case .callGraph: return auth { $0.callGraph }
         case .diagnosticsEcho:

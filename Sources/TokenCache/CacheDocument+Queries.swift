@@ -103,6 +103,24 @@ extension CacheDocument {
             .min { $0.cacheKey < $1.cacheKey }
     }
 
+    /// The account's ID tokens in one of `environments`, of any client and realm, ordered by key.
+    public func idTokens(homeAccountId: String, environments: [String]) -> [CachedIdToken] {
+        entries(idTokens, homeAccountId: homeAccountId).map(\.entity)
+            .filter { environments.containsEnvironment($0.environment) }
+            .sorted { $0.cacheKey < $1.cacheKey }
+    }
+
+    /// The realms of the account's access tokens in one of `environments` (any client), each
+    /// once (ignoring case), in key order.
+    public func accessTokenRealms(homeAccountId: String, environments: [String]) -> [String] {
+        var seen = Set<String>()
+        return entries(accessTokens, homeAccountId: homeAccountId).map(\.entity)
+            .filter { environments.containsEnvironment($0.environment) }
+            .sorted { $0.cacheKey < $1.cacheKey }
+            .map(\.realm)
+            .filter { seen.insert($0.lowercased()).inserted }
+    }
+
     /// What the cache knows of the client (its family).
     public func appMetadata(environments: [String], clientId: String) -> AppMetadata? {
         for environment in environments {

@@ -79,6 +79,15 @@ import Testing
         #expect(json["status"]?["token"]?.stringValue == "t")
         #expect(json["status"]?["expirationTimestamp"]?.stringValue == "2023-11-14T22:13:20Z")
     }
+
+    @Test func readsAnIDTokensExpiry() {
+        // {"aud":"c","exp":1700000000} in base64url (no padding), between a header and a signature
+        #expect(JWTClaims.expiry("eyJhbGciOiJub25lIn0.eyJhdWQiOiJjIiwiZXhwIjoxNzAwMDAwMDAwfQ.c2ln") == 1_700_000_000)
+        #expect(JWTClaims.expiry("eyJhbGciOiJub25lIn0.eyJhdWQiOiJjIn0.c2ln") == nil)  // no exp
+        #expect(JWTClaims.expiry("not-a-jwt") == nil)
+        #expect(JWTClaims.expiry("a.!!!.b") == nil)
+        #expect(JWTClaims.payload("a.WzFd.b") == nil)  // [1]: not an object
+    }
 }
 
 @Suite struct ManagedIdentityProtocolTests {

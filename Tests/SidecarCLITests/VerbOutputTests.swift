@@ -91,6 +91,11 @@ import Testing
         #expect(summary["account"]?["username"] == "alice@contoso.com")
         #expect(VerbOutput.username(result["account"]) == "alice@contoso.com")
         #expect(VerbOutput.accountLines([["username": "a@b", "name": "A", "tenantId": "t"]]) == ["a@b  A  tenant t"])
+        let listed: [JSONValue] = [
+            ["username": "a@b", "tenantId": "t", "tenants": ["t", "u"], "isCurrent": true],
+            ["username": "c@d", "tenantId": "t", "tenants": ["t"], "isCurrent": false],
+        ]
+        #expect(VerbOutput.accountLines(listed) == ["a@b  tenants t, u  (current)", "c@d  tenant t"])
         #expect(VerbOutput.lifetime(secondsLeft: 3540) == "expires in 59 min")
         #expect(VerbOutput.lifetime(secondsLeft: 7500) == "expires in 2 h 5 min")
         #expect(VerbOutput.lifetime(secondsLeft: -180) == "expired 3 min ago")

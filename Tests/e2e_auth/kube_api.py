@@ -1,7 +1,7 @@
 """A loopback HTTPS stand-in for a Kubernetes API server, for kubectl's exec credential
 plugin test: a self-signed certificate for 127.0.0.1 (made with `cryptography`), a bearer
-token it accepts, `GET /version` and `GET /api/v1/namespaces/default/pods`; anything else,
-or any other token, is refused with a `Status` object. Every Authorization header it saw is
+token it accepts, `GET /version`, the legacy discovery documents (`/api`, `/apis`, `/api/v1`) and
+`GET /api/v1/namespaces/default/pods`; anything else, or any other token, is refused with a `Status` object. Every Authorization header it saw is
 kept in `seen`."""
 from __future__ import annotations
 
@@ -49,6 +49,13 @@ class KubeAPI:
         "/version": {"major": "1", "minor": "32", "gitVersion": "v1.32.0-stand-in", "platform": "linux/amd64"},
         "/api/v1/namespaces/default/pods": {"kind": "PodList", "apiVersion": "v1", "metadata": {"resourceVersion": "1"},
                                             "items": [{"metadata": {"name": "hello", "namespace": "default"}}]},
+        # the legacy discovery `kubectl get pods` reads first (one API call each)
+        "/api": {"kind": "APIVersions", "versions": ["v1"],
+                 "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1"}]},
+        "/apis": {"kind": "APIGroupList", "apiVersion": "v1", "groups": []},
+        "/api/v1": {"kind": "APIResourceList", "groupVersion": "v1", "resources": [
+            {"name": "pods", "singularName": "pod", "namespaced": True, "kind": "Pod", "shortNames": ["po"],
+             "verbs": ["get", "list"]}]},
     }
 
     def __init__(self, tmp_path):
@@ -90,15 +97,16 @@ class KubeAPI:
     def url(self) -> str:
         return "https://127.0.0.1:%d" % self.server.server_address[1]
 
-    def kubeconfig(self, path, command: str, api_version: str = "client.authentication.k8s.io/v1") -> str:
-        """A kubeconfig (JSON is YAML) whose user runs `command kubectl-credential`."""
+    def kubeconfig(self, path, command: str, api_version: str = "client.authentication.k8s.io/v1",
+                   provide_cluster_info: bool = False, args: tuple[str, ...] = ()) -> str:
+        """A kubeconfig (JSON is YAML) whose user runs `command kubectl-credential [args]`."""
         config = {
             "apiVersion": "v1", "kind": "Config", "current-context": "stand-in",
             "clusters": [{"name": "stand-in", "cluster": {
                 "server": self.url, "certificate-authority-data": base64.b64encode(self.cert_pem).decode()}}],
             "users": [{"name": "entra", "user": {"exec": {
-                "apiVersion": api_version, "command": command, "args": ["kubectl-credential"],
-                "interactiveMode": "Never", "provideClusterInfo": False}}}],
+                "apiVersion": api_version, "command": command, "args": ["kubectl-credential", *args],
+                "interactiveMode": "Never", "provideClusterInfo": provide_cluster_info}}}],
             "contexts": [{"name": "stand-in", "context": {"cluster": "stand-in", "user": "entra"}}],
         }
         with open(path, "w") as f:

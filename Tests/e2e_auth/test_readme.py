@@ -97,8 +97,10 @@ def test_from_a_shell_verbs(tried):
     assert outputs[0].stdout.strip() == "Signed in as alice@contoso.com", outputs[0]
     assert '"displayName": "Alice Example"' in outputs[2].stdout.replace('":"', '": "'), outputs[2].stdout
     assert '"accessToken"' in outputs[3].stdout
-    assert "alice@contoso.com" in outputs[4].stdout and "alice@contoso.com" in outputs[5].stdout
-    assert outputs[6].stdout.strip() == "Signed out alice@contoso.com", outputs[6]
+    assert "alice@contoso.com  Alice Example" in outputs[4].stdout and "(current)" in outputs[4].stdout
+    assert outputs[5].stdout == "Current account: alice@contoso.com\n", outputs[5]
+    assert "alice@contoso.com" in outputs[6].stdout
+    assert outputs[7].stdout.strip() == "Signed out alice@contoso.com", outputs[7]
     assert_home_untouched(tried)
 
 

@@ -64,6 +64,8 @@ CONTRACT_METHODS = {
     "acquireTokenSilent": ("implemented", "request", "clientToServer"),
     "signout": ("implemented", "request", "clientToServer"),
     "callGraph": ("implemented", "request", "clientToServer"),
+    # The project's own, beyond protocol-contract.md (documented in protocol/README.md):
+    "setCurrentAccount": ("implemented", "request", "clientToServer"),
     "deviceCode": ("implemented", "notification", "serverToClient"),
     "openUrl": ("implemented", "request", "serverToClient"),
 }

@@ -15,14 +15,28 @@ struct AccountDirectory: Sendable {
 
     /// The accounts of this cloud, one per home account (its home-tenant profile first).
     func all(username: String? = nil) throws -> [Account] {
+        try CacheAccess.run { try cache.read { list(username: username, in: $0) } }
+    }
+
+    private func list(username: String?, in document: CacheDocument) -> [Account] {
+        let cached = username.map(document.accounts(username:)) ?? document.accountList()
+        var seen = Set<String>()
+        return cached.filter { environments.containsEnvironment($0.environment) }
+            .sorted { isHomeProfile($0) && !isHomeProfile($1) }
+            .filter { seen.insert($0.homeAccountId.lowercased()).inserted }
+            .map { account($0, in: document) }
+    }
+
+    /// ``all(username:)`` with each account's tenants and whether it is the current account.
+    func listing(username: String? = nil) throws -> [ListedAccount] {
         try CacheAccess.run {
             try cache.read { document in
-                let cached = username.map(document.accounts(username:)) ?? document.accountList()
-                var seen = Set<String>()
-                return cached.filter { environments.containsEnvironment($0.environment) }
-                    .sorted { isHomeProfile($0) && !isHomeProfile($1) }
-                    .filter { seen.insert($0.homeAccountId.lowercased()).inserted }
-                    .map { account($0, in: document) }
+                let current = current(in: document)?.homeAccountId.lowercased()
+                return list(username: username, in: document).map { account in
+                    ListedAccount(
+                        account: account, tenants: AccountTenants.of(account, environments: environments, in: document),
+                        isCurrent: account.homeAccountId.lowercased() == current)
+                }
             }
         }
     }

@@ -3,24 +3,45 @@ import ArgumentParser
 import JSON
 import Sidecar
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// `auth-sidecar kubectl-credential`: a kubectl exec credential plugin. Prints an
 /// `ExecCredential` in the apiVersion `KUBERNETES_EXEC_INFO` names, with a token acquired
-/// silently. When a sign-in is needed and kubectl says the plugin may interact, it runs the
-/// device code sign-in (messages on stderr); otherwise it fails with exit status 2 and a
-/// message naming `auth-sidecar login`. Stdout carries only the credential.
+/// silently (an access token, or with `--id-token` the ID token) and its expiry, so kubectl
+/// keeps it for its whole run. When a sign-in is needed and kubectl says the plugin may
+/// interact, it runs the device code sign-in (messages on stderr); otherwise it fails with exit
+/// status 2 and a message naming `auth-sidecar login`. Stdout carries only the credential.
 struct KubectlCredentialCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "kubectl-credential",
         abstract: "A kubectl exec credential plugin: an ExecCredential with an Entra token (AKS by default).",
         discussion: """
             In a kubeconfig user: exec: {apiVersion: client.authentication.k8s.io/v1, command: auth-sidecar, \
-            args: [kubectl-credential], interactiveMode: IfAvailable}. Exit status as the other verbs.
+            args: [kubectl-credential], interactiveMode: IfAvailable}. For a cluster whose kube-apiserver \
+            trusts the issuer itself (--oidc-issuer-url, --oidc-client-id = this client id): \
+            args: [kubectl-credential, --id-token]. Exit status as the other verbs.
             """)
 
-    @Option(help: ArgumentHelp("The scope (default: AKS's \(ExecCredential.aksScope)).", valueName: "scope"))
-    var scope: String = ExecCredential.aksScope
+    @Option(
+        help: ArgumentHelp(
+            "The scope (default: AKS's \(ExecCredential.aksScope); with --id-token, the configured scopes).",
+            valueName: "scope"))
+    var scope: String?
+
+    @Flag(
+        name: .customLong("id-token"),
+        help: "Put the ID token (audience: this client id) in the credential instead of an access token.")
+    var idToken = false
 
     @OptionGroup var common: VerbOptions
+
+    /// The scope to ask for: `--scope`, else AKS's, else with `--id-token` none (the configured scopes).
+    var requestedScope: String? { scope ?? (idToken ? nil : ExecCredential.aksScope) }
+
+    /// An ID token with less than this left is renewed first (as an access token would be).
+    static let idTokenMarginSeconds: Int64 = 300
 
     func run() throws {
         let info: ExecCredential.ExecInfo
@@ -28,20 +49,44 @@ struct KubectlCredentialCommand: ParsableCommand {
             Console.say("kubectl-credential: \(error.description)")
             throw ExitCode(VerbFailure.failureStatus)
         }
+        let scopes: JSONValue? = requestedScope.map { [.string($0)] }
         try VerbSession.run(common) { session throws(VerbFailure) in
-            let params: JSONValue = ["scopes": [.string(scope)]]
-            let result: JSONValue
-            switch try session.outcome("acquireTokenSilent", params) {
+            var params = JSONObject()
+            params["scopes"] = scopes
+            var result: JSONValue
+            switch try session.outcome("acquireTokenSilent", .object(params)) {
             case .success(let value): result = value
             case .failure(let error) where info.interactive && VerbFailure.isSignInNeeded(error):
                 Console.say("a sign-in is needed for kubectl; starting a device code sign-in")
-                result = try session.call("acquireToken", ["scopes": [.string(scope)], "flow": "deviceCode"])
+                var signIn = params
+                signIn["flow"] = "deviceCode"
+                result = try session.call("acquireToken", .object(signIn))
             case .failure(let error): throw .from(error)
             }
-            guard let token = result["accessToken"]?.stringValue, let expiresOn = result["expiresOn"]?.intValue else {
-                throw VerbFailure(message: "kubectl-credential: the engine's answer has no accessToken or expiresOn")
+            if idToken, Self.idTokenExpiry(result).map({ $0 < Int64(time(nil)) + Self.idTokenMarginSeconds }) ?? true {
+                params["forceRefresh"] = true
+                result = try session.call("acquireTokenSilent", .object(params))
+            }
+            let credential = idToken ? Self.idTokenCredential(result) : Self.accessTokenCredential(result)
+            guard let (token, expiresOn) = credential else {
+                throw VerbFailure(
+                    message: "kubectl-credential: the engine's answer has no \(idToken ? "idToken" : "accessToken or expiresOn")")
             }
             session.print(ExecCredential.json(token: token, expiresOn: expiresOn, apiVersion: info.apiVersion).jsonText)
         }
+    }
+
+    private static func idTokenExpiry(_ result: JSONValue) -> Int64? {
+        result["idToken"]?.stringValue.flatMap(JWTClaims.expiry)
+    }
+
+    private static func idTokenCredential(_ result: JSONValue) -> (String, Int64)? {
+        guard let token = result["idToken"]?.stringValue, let expiry = JWTClaims.expiry(token) else { return nil }
+        return (token, expiry)
+    }
+
+    private static func accessTokenCredential(_ result: JSONValue) -> (String, Int64)? {
+        guard let token = result["accessToken"]?.stringValue, let expiresOn = result["expiresOn"]?.intValue else { return nil }
+        return (token, expiresOn)
     }
 }

@@ -18,12 +18,16 @@ enum VerbOutput {
         return .object(summary)
     }
 
-    /// `accounts`: one line per account, `USERNAME  NAME  tenant TENANT`.
+    /// `accounts`: one line per account, `USERNAME  NAME  tenant TENANT` (`tenants T1, T2` when
+    /// the cache holds tokens of several), then `(current)` on the current account.
     static func accountLines(_ accounts: [JSONValue]) -> [String] {
         accounts.map { account in
             var columns = [username(account)]
             if let name = account["name"]?.stringValue, !name.isEmpty { columns.append(name) }
-            if let tenant = account["tenantId"]?.stringValue, !tenant.isEmpty { columns.append("tenant \(tenant)") }
+            let listed = account["tenants"]?.arrayValue?.compactMap(\.stringValue) ?? []
+            let tenants = listed.isEmpty ? [account["tenantId"]?.stringValue].compactMap { $0 }.filter { !$0.isEmpty } : listed
+            if !tenants.isEmpty { columns.append((tenants.count > 1 ? "tenants " : "tenant ") + tenants.joined(separator: ", ")) }
+            if account["isCurrent"]?.boolValue == true { columns.append("(current)") }
             return columns.joined(separator: "  ")
         }
     }
