@@ -11,7 +11,7 @@ import pytest
 
 import sidecar as sc
 
-METHODS = ["initialize", "ping", "getDeviceInformation", "getCurrentAccount", "getAccounts", "acquireToken",
+METHODS = ["initialize", "ping", "getDeviceInformation", "getCurrentAccount", "getAccounts", "setCurrentAccount", "acquireToken",
            "acquireTokenSilent", "signout", "callGraph", "shutdownx"]
 KEYS = ["scopes", "account", "authority", "claims", "promptType", "flow", "loginHint", "username", "homeAccountId",
         "path", "method", "apiVersion", "query", "headers", "body", "allPages", "maxPages", "timeoutSeconds",

@@ -92,7 +92,7 @@ DICTIONARY = [
     "jsonrpc", "2.0", "id", "method", "params", "result", "error", "code", "message", "data",
     "Content-Length: ", "Content-Type: ", "\\x0D\\x0A\\x0D\\x0A", "\\x00", "null", "true", "false",
     "$/cancelRequest", "exit", "shutdown", "initialize", "ping", "getDeviceInformation",
-    "getCurrentAccount", "getAccounts", "acquireToken", "acquireTokenSilent", "signout",
+    "getCurrentAccount", "getAccounts", "setCurrentAccount", "acquireToken", "acquireTokenSilent", "signout",
     "callGraph", "openUrl", "clientId", "authority", "redirectUri", "knownAuthorities", "scopes",
     "graphEndpoint", "cache", "persistence", "memory", "path", "sharedDeviceMode",
     "clientCapabilities", "browser", "client", "system", "authorityType", "instanceDiscovery",

@@ -225,6 +225,8 @@ export declare class SidecarClient extends EventEmitter {
   getDeviceInformation(options?: CallOptions): Promise<DeviceInformation>;
   getCurrentAccount(options?: CallOptions): Promise<CurrentAccount>;
   getAccounts(params?: { username?: string }, options?: CallOptions): Promise<Account[]>;
+  /** Make a cached account the current one (MSAL.js's setActiveAccount); returns it and the one current before. */
+  setCurrentAccount(account: AccountLike, options?: CallOptions): Promise<CurrentAccount>;
   acquireToken(params?: AcquireTokenParams, options?: AcquireTokenOptions): Promise<TokenResult>;
   acquireTokenSilent(params?: AcquireTokenSilentParams, options?: CallOptions): Promise<TokenResult>;
   signout(params?: SignoutParams, options?: CallOptions): Promise<SignoutResult>;

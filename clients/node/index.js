@@ -492,6 +492,11 @@ export class SidecarClient extends EventEmitter {
   async getAccounts(params = {}, options) {
     return (await this._call('getAccounts', clean({ username: params.username }), options)).accounts;
   }
+  /** Make a cached account the current one (MSAL.js's setActiveAccount): {account, previousAccount}. */
+  setCurrentAccount(account, options) {
+    if (account == null) throw new TypeError('setCurrentAccount needs an account (an Account, an AccountRef or a username)');
+    return this._call('setCurrentAccount', { account: accountRef(account) }, options);
+  }
   acquireToken(params = {}, options = {}) {
     return this._call('acquireToken', clean({
       ...params, scopes: scopeList(params.scopes), account: accountRef(params.account),

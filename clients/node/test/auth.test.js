@@ -68,6 +68,24 @@ describe('client against the mock identity platform', { ...needsBinary, timeout:
     }
   }));
 
+  test('setCurrentAccount switches what silent calls use', guarded(async () => {
+    const client = await launch(tmpDir());
+    try {
+      const alice = (await client.acquireToken({ scopes: SCOPES, loginHint: ALICE }, { timeout: SIGN_IN })).account;
+      await client.acquireToken({ scopes: SCOPES, loginHint: BOB }, { timeout: SIGN_IN });
+      assert.equal((await client.getCurrentAccount()).account.username, BOB);
+      const switched = await client.setCurrentAccount(ALICE);
+      assert.equal(switched.account.username, ALICE);
+      assert.equal(switched.previousAccount.username, BOB);
+      assert.equal((await client.acquireTokenSilent({ scopes: SCOPES })).account.username, ALICE);
+      assert.equal((await client.setCurrentAccount(alice)).account.homeAccountId, alice.homeAccountId);
+      await assert.rejects(client.setCurrentAccount('nobody@contoso.com'), sidecar.AccountNotFoundError);
+      assert.throws(() => client.setCurrentAccount(null), TypeError);
+    } finally {
+      await client.close();
+    }
+  }));
+
   test('the cache survives a restart', guarded(async () => {
     const dir = tmpDir();
     let client = await launch(dir);

@@ -66,6 +66,21 @@ def test_cache_survives_restart(sidecar_bin, auth_env, auth_config):
         assert again.from_cache and again.access_token == first.access_token
 
 
+def test_set_current_account_switches_what_silent_calls_use(sidecar_bin, auth_env, auth_config):
+    with a.SidecarClient(sidecar_bin, env=auth_env(), timeout=QUICK, **auth_config) as sidecar:
+        alice = sidecar.acquire_token(SCOPES, login_hint=ALICE, timeout=SIGN_IN).account
+        sidecar.acquire_token(SCOPES, login_hint=BOB, timeout=SIGN_IN)
+        assert sidecar.get_current_account().account.username == BOB
+        switched = sidecar.set_current_account(ALICE)
+        assert switched.account.username == ALICE and switched.previous_account.username == BOB
+        assert sidecar.acquire_token_silent(SCOPES).account.username == ALICE
+        assert sidecar.set_current_account(alice).account.home_account_id == alice.home_account_id  # an Account
+        with pytest.raises(a.AccountNotFoundError):
+            sidecar.set_current_account("nobody@contoso.com")
+        with pytest.raises(TypeError):
+            sidecar.set_current_account(None)
+
+
 def test_revoked_refresh_token_needs_interaction(sidecar_bin, auth_env, auth_config, mock):
     with a.SidecarClient(sidecar_bin, env=auth_env(), timeout=QUICK, **auth_config) as sidecar:
         sidecar.acquire_token(SCOPES, timeout=SIGN_IN)

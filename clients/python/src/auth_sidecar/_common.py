@@ -184,6 +184,11 @@ def acquire_token_silent_params(scopes=None, account=None, authority=None, force
     return drop_unset(scopes=scope_list(scopes), account=account_ref(account), authority=authority,
                       force_refresh=force_refresh, claims=claims, correlation_id=correlation_id)
 
+def set_current_account_params(account) -> Dict[str, Any]:
+    if account is None:
+        raise TypeError("set_current_account needs an account (an Account, an AccountRef or a username)")
+    return {"account": account_ref(account)}
+
 def signout_params(account=None, signout_from_browser=None) -> Dict[str, Any]:
     return drop_unset(account=account_ref(account), signout_from_browser=signout_from_browser)
 
@@ -205,6 +210,7 @@ DECODERS: Dict[str, Decoder] = {
     "initialize": ServerInfo.from_json,
     "getDeviceInformation": DeviceInformation.from_json,
     "getCurrentAccount": CurrentAccount.from_json,
+    "setCurrentAccount": CurrentAccount.from_json,
     "getAccounts": decode_accounts,
     "acquireToken": TokenResult.from_json,
     "acquireTokenSilent": TokenResult.from_json,

@@ -158,6 +158,11 @@ class AsyncSidecarClient:
                            timeout: Optional[float] = None) -> List[Account]:
         return await self._call("getAccounts", c.drop_unset(username=username), timeout, c.DECODERS["getAccounts"])
 
+    async def set_current_account(self, account: AccountLike, *, timeout: Optional[float] = None) -> CurrentAccount:
+        """See :meth:`SidecarClient.set_current_account`."""
+        return await self._call("setCurrentAccount", c.set_current_account_params(account), timeout,
+                                c.DECODERS["setCurrentAccount"])
+
     async def acquire_token(self, scopes=None, *, prompt_type: Optional[str] = None,
                             login_hint: Optional[str] = None, domain_hint: Optional[str] = None,
                             account: Optional[AccountLike] = None, authority: Optional[str] = None,

@@ -211,6 +211,13 @@ class SidecarClient:
     def get_accounts(self, username: Optional[str] = None, *, timeout: Optional[float] = None) -> List[Account]:
         return self._call("getAccounts", c.drop_unset(username=username), timeout, None, c.DECODERS["getAccounts"])
 
+    def set_current_account(self, account: AccountLike, *, timeout: Optional[float] = None) -> CurrentAccount:
+        """Make a cached account the current one for every process sharing the cache (MSAL.js's
+        ``setActiveAccount``); returns it (``account``) and the one current before
+        (``previous_account``)."""
+        return self._call("setCurrentAccount", c.set_current_account_params(account), timeout, None,
+                          c.DECODERS["setCurrentAccount"])
+
     def acquire_token(self, scopes=None, *, prompt_type: Optional[str] = None, login_hint: Optional[str] = None,
                       domain_hint: Optional[str] = None, account: Optional[AccountLike] = None,
                       authority: Optional[str] = None, claims: Optional[str] = None,
