@@ -70,7 +70,7 @@ let package = Package(
         // Microsoft Graph calls with automatic token handling.
         .target(name: "Graph", dependencies: ["AuthCore", "AuthSeams", "JSON", .product(name: "Logging", package: "swift-log")]),
         // Test doubles for the auth seams (used by test targets only).
-        .target(name: "AuthTestSupport", dependencies: ["AuthCore", "AuthSeams", "TokenCache"]),
+        .target(name: "AuthTestSupport", dependencies: ["AuthCore", "AuthSeams", "TokenCache", "POSIXSupport"]),
         // The in-process JSON-RPC harness (the real server and method table over a socketpair,
         // with AuthTestSupport's fakes) and the fake JSON-RPC peer (used by test targets only).
         .target(

@@ -1,5 +1,5 @@
 import AuthSeams
-import Synchronization
+import POSIXSupport
 
 /// A ``RedirectListener`` in memory: no socket, no port. It parses the redirect URI with the
 /// real rule (`RedirectURI`), "binds" a fixed port when the URI names none, and hands each
@@ -7,7 +7,7 @@ import Synchronization
 public final class ScriptedRedirectListener: RedirectListener {
     /// The port reported when the configured URI names none (any free port).
     public let port: UInt16
-    private let pendings = Mutex<[ScriptedPendingRedirect]>([])
+    private let pendings = PthreadMutex<[ScriptedPendingRedirect]>([])
 
     public init(port: UInt16 = 50_123) { self.port = port }
 
@@ -41,7 +41,9 @@ public final class ScriptedPendingRedirect: PendingRedirect {
         var closed = false
         var timedOut = false
     }
-    private let state = Mutex(State())
+    /// A pthread lock (not `Synchronization.Mutex`): the browser's task and the flow's wait
+    /// meet here, and ThreadSanitizer sees only pthread locks synchronise.
+    private let state = PthreadMutex(State())
 
     init(redirectURI: String) { self.redirectURI = redirectURI }
 
