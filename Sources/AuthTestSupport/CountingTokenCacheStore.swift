@@ -1,11 +1,11 @@
-import Synchronization
+import POSIXSupport
 import TokenCache
 
 /// A store that counts its transactions (each one is a lock round trip on a file store) and
 /// its reads (each one a `stat` of an unchanged file).
 public final class CountingTokenCacheStore: TokenCacheStore {
     private let inner = MemoryTokenCacheStore()
-    private let count = Mutex((transactions: 0, reads: 0))
+    private let count = PthreadMutex((transactions: 0, reads: 0))
 
     public init() {}
 

@@ -1,12 +1,12 @@
 import AuthSeams
-import Synchronization
+import POSIXSupport
 
 /// An ``HTTPTransport`` answering from a script, recording every request. Like
 /// `CurlTransport`, it refuses a body over the request's `maxResponseBytes`.
 public final class FakeHTTPTransport: HTTPTransport {
     public typealias Responder = @Sendable (HTTPRequest) throws(HTTPError) -> HTTPResponse
     private let responder: Responder
-    private let recorded = Mutex<[HTTPRequest]>([])
+    private let recorded = PthreadMutex<[HTTPRequest]>([])
     private let delay: Duration
 
     public init(delay: Duration = .zero, _ responder: @escaping Responder) {

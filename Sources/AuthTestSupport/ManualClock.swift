@@ -1,14 +1,14 @@
 import AuthCore
 import AuthSeams
-import Synchronization
+import POSIXSupport
 
 /// A clock the test moves.
 /// Its `sleep` returns at once, moving the time by the duration (rounded up to seconds)
 /// and recording it.
 public final class ManualClock: AuthClock {
-    private let current: Mutex<Int64>
-    private let slept = Mutex<[Duration]>([])
-    public init(_ start: Int64 = 1_700_000_000) { current = Mutex(start) }
+    private let current: PthreadMutex<Int64>
+    private let slept = PthreadMutex<[Duration]>([])
+    public init(_ start: Int64 = 1_700_000_000) { current = PthreadMutex(start) }
     public func now() -> Int64 { current.withLock { $0 } }
     public func advance(_ seconds: Int64) { current.withLock { $0 += seconds } }
 

@@ -1,5 +1,5 @@
 import AuthSeams
-import Synchronization
+import POSIXSupport
 
 /// A ``BrowserLauncher`` that plays the user: it reads `redirect_uri` and `state` from the
 /// authorize URL it is asked to open and delivers the scripted redirect to a
@@ -28,7 +28,7 @@ public final class ScriptedBrowser: BrowserLauncher {
 
     private let listener: ScriptedRedirectListener?
     private let actions: [Action]
-    private let opened = Mutex<[String]>([])
+    private let opened = PthreadMutex<[String]>([])
 
     /// - Parameters:
     ///   - listener: where redirects are delivered (`nil`: only record URLs).
