@@ -36,6 +36,7 @@ if [[ $build_only == yes ]]; then
 fi
 command -v curl >/dev/null || missing+=(curl)  # the README's verbs block (Tests/e2e_auth/test_readme.py)
 command -v git >/dev/null || missing+=(git)
+command -v keyctl >/dev/null || missing+=(keyutils)  # the kernel keyring tests (test_keystore.py)
 command -v kubectl >/dev/null || missing+=(kubernetes-client)  # Debian's kubectl
 venv_works() { [ -x .venv/bin/python ] && .venv/bin/python -m pip --version >/dev/null 2>&1; }
 # Debian splits venv's ensurepip into python3-venv.

@@ -18,10 +18,13 @@ enum ConfigurationValidator {
                 "redirectUri must be an http loopback URL the listener can serve, such as http://localhost "
                     + "or http://127.0.0.1:PORT/path (\(error))", member: "redirectUri")
         }
-        if case .file(let path, let keyFile) = config.cache {
+        if case .file(let path, let keyFile, let keyCommand) = config.cache {
             guard path.hasPrefix("/") else { throw .invalidParams("cache.path must be an absolute path", member: "cache.path") }
             if let keyFile, !keyFile.hasPrefix("/") {
                 throw .invalidParams("cache.encryption.keyFile must be an absolute path", member: "cache.encryption.keyFile")
+            }
+            if let keyCommand, keyCommand.first?.isEmpty ?? true {
+                throw .invalidParams("cache.encryption.keyCommand must name a program", member: "cache.encryption.keyCommand")
             }
         }
         try requireRange(config.httpTimeoutSeconds, Configuration.httpTimeoutRange, member: "httpTimeoutSeconds")

@@ -30,7 +30,7 @@ public struct AuthSidecarCommand: ParsableCommand {
         version: ServerInfo.version,
         // The shell verbs, in the order `--help` lists them, then the agent.
         subcommands: [
-            TokenCommand.self, LoginCommand.self, LogoutCommand.self, AccountsCommand.self, StatusCommand.self,
+            TokenCommand.self, LoginCommand.self, LogoutCommand.self, AccountsCommand.self, StatusCommand.self, CacheCommand.self,
             GitCredentialCommand.self, KubectlCredentialCommand.self, ManagedIdentityCommand.self,
             AgentCommand.self,
         ])

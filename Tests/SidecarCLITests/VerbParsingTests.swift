@@ -11,7 +11,7 @@ import Testing
     @Test func theVerbsAreTheFiveOfTheIssueTheAdaptersThenTheAgent() {
         #expect(
             Self.verbNames == [
-                "token", "login", "logout", "accounts", "status", "git-credential", "kubectl-credential", "managed-identity", "agent",
+                "token", "login", "logout", "accounts", "status", "cache", "git-credential", "kubectl-credential", "managed-identity", "agent",
             ])
     }
 

@@ -43,7 +43,7 @@ class Verbs:
     def write_config(self, **extra) -> None:
         config = {"clientId": CLIENT_ID, "authority": self.mock.url + "/organizations",
                   "knownAuthorities": ["127.0.0.1"], "graphEndpoint": self.mock.url + "/",
-                  "cache": {"path": self.cache}}
+                  "cache": {"path": self.cache}, "cacheProtection": "plaintext"}
         config.update(extra)
         os.makedirs(os.path.dirname(self.config_file), exist_ok=True)
         with open(self.config_file, "w") as f:

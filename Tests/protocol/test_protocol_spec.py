@@ -610,7 +610,8 @@ class Sidecar:
         env.update(env_extra or {})
         args = list(args)
         if config is not None:
-            config = dict(config, cache={"path": os.path.join(self.tmp.name, "token-cache.json")})
+            config = dict(config, cache={"path": os.path.join(self.tmp.name, "token-cache.json")},
+                          cacheProtection=config.get("cacheProtection", "plaintext"))
             path = os.path.join(self.tmp.name, "config.json")
             with open(path, "w", encoding="utf-8") as f:
                 json.dump(config, f)
