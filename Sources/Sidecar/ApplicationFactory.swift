@@ -53,6 +53,10 @@ enum ApplicationFactory {
                 let sources = CacheKeyStore.sources(for: protection, cachePath: path, keyFile: keyFile, keyCommand: keyCommand)
                 resolution = try CacheKeyStore.resolve(protection, sources: sources, cachePath: path)
             } catch {
+                // A configured key file that cannot be used is a configuration error, as it always was.
+                if error.skipped.first?.layer == .keyFile, keyFile != nil, let reason = error.skipped.first?.reason {
+                    throw .invalidParams("cache.encryption.keyFile: \(reason)", member: "cache.encryption.keyFile")
+                }
                 throw RPCError(
                     code: AuthErrorMapping.code(for: .cacheUnavailable), message: error.message, name: "cacheUnavailable",
                     data: [

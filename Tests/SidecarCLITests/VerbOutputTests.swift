@@ -112,7 +112,7 @@ import Testing
                 .init(account: ["username": "bob"], current: false, token: .signInNeeded("expired")),
             ])
         let text = report.text(now: 1000)
-        #expect(text.contains("/c.json (encrypted on disk; key in the key file /k)"))
+        #expect(text.contains("/c.json (encrypted), key in the key file /k"))
         #expect(text.contains("key store:  cacheProtection auto; secretService skipped: not built in this version"))
         #expect(text.contains("file /cfg.json, --client-id"))
         #expect(text.contains("/run/s (not running)"))

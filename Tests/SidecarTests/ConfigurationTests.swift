@@ -85,6 +85,7 @@ import Testing
         (["cache": ["path": "/c.json", "encryption": ["keyCommand": []]]], "cache.encryption.keyCommand"),
         (["cache": ["path": "/c.json", "encryption": ["keyCommand": [""]]]], "cache.encryption.keyCommand"),
         (["cacheProtection": "tpm"], "cacheProtection"),
+        (["cacheProtection": "plaintext", "cache": ["path": "/c.json", "encryption": ["keyFile": "/k"]]], "cacheProtection"),
         (["cacheProtection": true], "cacheProtection"),
         (["cache": ["persistence": "memory", "encryption": ["keyFile": "/k"]]], "cache.encryption"),
         (["browser": "lynx"], "browser"),

@@ -175,7 +175,7 @@ def test_keyring_keeps_the_key_and_the_file_holds_no_token(launch, mock, tmp_pat
     status = status_json(sidecar_bin, mock, tmp_path, cache)
     assert status["cacheProtection"]["layer"] == "keyring" and status["cacheProtection"]["encrypted"] is True
     shown = text(verb(sidecar_bin, mock, tmp_path, cache, "status"))
-    assert "encrypted on disk; key in the kernel keyring" in shown and "secretService skipped: not built in this version" in shown
+    assert "(encrypted), key in the kernel keyring" in shown and "secretService skipped: not built in this version" in shown
 
 
 def test_after_a_reboot_the_unreadable_cache_is_set_aside(launch, mock, tmp_path, keyring, sidecar_bin):
@@ -226,7 +226,7 @@ def test_plaintext_works_when_chosen_and_status_says_so(launch, sidecar_bin, moc
     assert status["cacheProtection"]["layer"] == "plaintext" and status["cacheProtection"]["encrypted"] is False
     assert [a["account"]["username"] for a in status["accounts"]] == [ALICE]
     shown = text(verb(sidecar_bin, mock, tmp_path, cache, "status", protection="plaintext", preexec_fn=refuse_keyctl))
-    assert 'NOT encrypted on disk; plaintext chosen (cacheProtection "plaintext")' in shown
+    assert '(not encrypted), plaintext chosen: cacheProtection "plaintext"' in shown
 
 
 # --- migration --------------------------------------------------------------------------------
@@ -319,6 +319,9 @@ def test_kill_9_during_migration_loses_nothing(sidecar_bin, mock, tmp_path, plai
             outcomes["plain"] += 1
             assert now == data
     print(f"kill -9 rounds: {outcomes}")
+    done = subprocess.run([sidecar_bin, "status", "--no-agent"], env=env, capture_output=True, timeout=30,
+                          stdin=subprocess.DEVNULL)  # left alone, the migration completes
+    assert done.returncode == 0 and open(cache, "rb").read().startswith(HEADER), done.stderr
 
 
 # --- key command ------------------------------------------------------------------------------

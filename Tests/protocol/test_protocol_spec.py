@@ -77,6 +77,7 @@ CONTRACT_CONFIG_DEFAULTS = {
     "scopes": ["user.read"],
     "graphEndpoint": "https://graph.microsoft.com/",
     "cache": None,  # default is a file under $XDG_CACHE_HOME: no literal default
+    "cacheProtection": "auto",
     "sharedDeviceMode": False,
     "clientCapabilities": [],
     "browser": "system",

@@ -48,7 +48,7 @@ struct StatusReport {
 
     func text(now: Int64) -> String {
         let cacheText: String =
-            if let path = configuration["cache"]?["path"]?.stringValue { "\(path) (\(protectionText))" } else { "in memory only" }
+            if let path = configuration["cache"]?["path"]?.stringValue { "\(path) \(protectionText)" } else { "in memory only" }
         var lines = [
             "client id:  \(configuration["clientId"]?.stringValue ?? "-")",
             "authority:  \(configuration["authority"]?.stringValue ?? "-")",
@@ -78,12 +78,12 @@ struct StatusReport {
         let layer = cacheProtection?["layer"]?.stringValue
         let onDisk: String =
             switch cacheProtection?["encrypted"] {
-            case .bool(true)?: "encrypted on disk"
-            case .bool(false)?: "NOT encrypted on disk"
-            default: "no file yet"
+            case .bool(true)?: "(encrypted)"
+            case .bool(false)?: "(not encrypted)"
+            default: "(no file yet)"
             }
-        guard let layer, layer != "plaintext" else { return "\(onDisk); plaintext chosen (cacheProtection \"plaintext\")" }
-        var text = "\(onDisk); key in \(Self.layerNames[layer] ?? layer)"
+        guard let layer, layer != "plaintext" else { return "\(onDisk), plaintext chosen: cacheProtection \"plaintext\"" }
+        var text = "\(onDisk), key in \(Self.layerNames[layer] ?? layer)"
         if layer == "keyFile", let file = configuration["cache"]?["encryption"]?["keyFile"]?.stringValue { text += " \(file)" }
         if let aside = cacheProtection?["setAside"]?.stringValue {
             text += "; a cache the new key cannot open (a reboot cleared the keyring) was set aside as \(aside): sign in again"

@@ -149,6 +149,7 @@ export async function startMock(timeoutMs = 15000) {
       return {
         clientId: CLIENT_ID, authority: `${ready.url}/common`, knownAuthorities: ['127.0.0.1'],
         graphEndpoint: `${ready.url}/`, cache: path.join(dir, 'cache.json'),
+        cacheProtection: 'plaintext', // chosen: the tests must not depend on a kernel keyring
       };
     },
   };

@@ -170,4 +170,5 @@ def auth_env(base_env, mock, tmp_path):
 def auth_config(mock, tmp_path) -> dict:
     """initialize keys for the mock: client id, <mock>/common, the cache in tmp_path."""
     return dict(client_id=CLIENT_ID, authority=mock.url + "/common", known_authorities=["127.0.0.1"],
-                graph_endpoint=mock.url + "/", cache=str(tmp_path / "cache.json"))
+                graph_endpoint=mock.url + "/", cache=str(tmp_path / "cache.json"),
+                cache_protection="plaintext")  # chosen: the tests must not depend on a kernel keyring
