@@ -227,7 +227,8 @@ class MockSession:
             with open(path, "w") as f:
                 json.dump({"clientId": CLIENT_ID, "authority": self.url + "/organizations",
                            "knownAuthorities": ["127.0.0.1"], "scopes": SCOPES,
-                           "cache": {"path": cache}}, f)
+                           # plaintext, chosen: MSAL for Python reads the same file
+                           "cache": {"path": cache}, "cacheProtection": "plaintext"}, f)
             self._configs[cache] = path
         return self._configs[cache]
 
