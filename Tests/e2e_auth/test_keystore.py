@@ -149,6 +149,8 @@ def test_keyring_keeps_the_key_and_the_file_holds_no_token(launch, mock, tmp_pat
     protection = result["cacheProtection"]
     assert protection["layer"] == "keyring", protection
     assert protection["skipped"] == [{"layer": "secretService", "reason": "not built in this version"}]
+    # No key is stored for a cache never written.
+    assert keyctl("search", ring, "user", key_description(cache), check=False).returncode != 0
     signed_in = p.sign_in(loginHint=ALICE)
     assert p.finish()[1] == 0
     token_bytes_absent(cache, [signed_in["accessToken"], signed_in.get("idToken")])
@@ -176,6 +178,21 @@ def test_keyring_keeps_the_key_and_the_file_holds_no_token(launch, mock, tmp_pat
     assert status["cacheProtection"]["layer"] == "keyring" and status["cacheProtection"]["encrypted"] is True
     shown = text(verb(sidecar_bin, mock, tmp_path, cache, "status"))
     assert "(encrypted), key in the kernel keyring" in shown and "secretService skipped: not built in this version" in shown
+
+
+def test_processes_starting_together_agree_on_one_key(launch, mock, tmp_path, keyring):
+    """Two processes start with no key in the keyring (each makes one); the first to write
+    stores its key, under the cache's lock, and the other adopts it: both keep working."""
+    ring, made = keyring
+    cache = str(tmp_path / "two" / "cache.json")
+    made.append(key_description(cache))
+    first = launch(cache=cache, cacheProtection="auto", env=no_dbus())
+    second = launch(cache=cache, cacheProtection="auto", env=no_dbus())
+    first.sign_in(loginHint=ALICE)
+    assert second.silent()["fromCache"] is True  # it reads what the first sealed
+    second.ok("acquireTokenSilent", {"scopes": ["User.Read"], "forceRefresh": True}, timeout=30)  # and writes
+    third = launch(cache=cache, cacheProtection="auto", env=no_dbus())
+    assert third.silent()["fromCache"] is True
 
 
 def test_after_a_reboot_the_unreadable_cache_is_set_aside(launch, mock, tmp_path, keyring, sidecar_bin):

@@ -16,6 +16,8 @@ public enum CacheKeyLayer: String, Sendable, CaseIterable {
 public enum CacheKeyOutcome: Sendable {
     /// The 32-byte key; `created`: this layer had none and made (and stored) it just now.
     case key([UInt8], created: Bool)
+    /// The layer's own cipher (one that stores a new key when first used); `created` as above.
+    case encryption(any CacheEncryption, created: Bool)
     /// The layer cannot give a key here: why, and the one line that enables it.
     case unavailable(reason: String, enable: String)
 }

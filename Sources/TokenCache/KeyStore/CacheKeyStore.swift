@@ -37,8 +37,9 @@ public struct CacheKeyResolution: Sendable {
     /// The layer holding the key (``CacheKeyLayer/plaintext``: no key).
     public let layer: CacheKeyLayer
     /// Seals the file; `nil` for plaintext.
-    public let encryption: AESGCMCacheEncryption?
-    /// The layer had no key and made one now (the kernel keyring after a reboot, or a first run).
+    public let encryption: (any CacheEncryption)?
+    /// The layer had no key and made one now (the kernel keyring after a reboot, or a first
+    /// run): a sealed cache this key cannot open was sealed with a key that is gone.
     public let created: Bool
     public let skipped: [Skip]
 }
@@ -89,6 +90,8 @@ public enum CacheKeyStore {
                     return CacheKeyResolution(layer: source.layer, encryption: encryption, created: created, skipped: skipped)
                 }
                 skipped.append(.init(layer: source.layer, reason: "the key is not 32 bytes", enable: "store a 32-byte key"))
+            case .encryption(let encryption, let created):
+                return CacheKeyResolution(layer: source.layer, encryption: encryption, created: created, skipped: skipped)
             case .unavailable(let reason, let enable):
                 skipped.append(.init(layer: source.layer, reason: reason, enable: enable))
             }

@@ -13,6 +13,10 @@ import POSIXSupport
 /// `persistent_keyring_expiry`, 3 days by default, after the last use), but **not a reboot**:
 /// then a new key is made and the old cache, which nothing can open any more, is set aside
 /// (see ``FileTokenCacheStore``).
+///
+/// A new key is put in the keyring only when the cache is first written (``KeyringEncryption``),
+/// under the cache's lock: a cache never written leaves no key behind, and two processes
+/// starting at once agree on one key.
 public struct KernelKeyringKeySource: CacheKeySource {
     public let layer = CacheKeyLayer.keyring
     /// The key's description in the keyring.
@@ -32,25 +36,31 @@ public struct KernelKeyringKeySource: CacheKeySource {
                 reason: "the kernel refused keyctl(KEYCTL_GET_PERSISTENT): \(POSIX.lastErrorString)",
                 enable: "allow the keyctl and add_key system calls (a container's seccomp profile often blocks them)")
         }
-        let found = auth_sidecar_keyctl_search(Int32(truncatingIfNeeded: keyring), "user", description)
-        if found >= 0, let key = read(Int32(truncatingIfNeeded: found)) { return .key(key, created: false) }
+        let ring = Int32(truncatingIfNeeded: keyring)
+        if let key = find(in: ring) {
+            return .encryption(KeyringEncryption(source: self, keyring: ring, key: key, stored: true), created: false)
+        }
         let key = SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) }
-        let added = key.withUnsafeBytes { buffer in
-            auth_sidecar_add_key("user", description, buffer.baseAddress, buffer.count, Int32(truncatingIfNeeded: keyring))
-        }
-        guard added >= 0 else {
-            return .unavailable(
-                reason: "the kernel refused add_key: \(POSIX.lastErrorString)",
-                enable: "allow the keyctl and add_key system calls, or raise the key quota (kernel.keys.maxkeys)")
-        }
-        _ = auth_sidecar_keyctl_setperm(Int32(truncatingIfNeeded: added), Self.permissions)
-        return .key(key, created: true)
+        return .encryption(KeyringEncryption(source: self, keyring: ring, key: key, stored: false), created: true)
     }
 
-    private func read(_ id: Int32) -> [UInt8]? {
+    /// The key in `keyring`, if there is one (of 32 bytes).
+    func find(in keyring: Int32) -> [UInt8]? {
+        let found = auth_sidecar_keyctl_search(keyring, "user", description)
+        guard found >= 0 else { return nil }
         var buffer = [UInt8](repeating: 0, count: 64)
-        let count = buffer.withUnsafeMutableBytes { auth_sidecar_keyctl_read(id, $0.baseAddress, $0.count) }
+        let count = buffer.withUnsafeMutableBytes {
+            auth_sidecar_keyctl_read(Int32(truncatingIfNeeded: found), $0.baseAddress, $0.count)
+        }
         guard count == 32 else { return nil }
         return Array(buffer.prefix(32))
+    }
+
+    /// Puts `key` in `keyring` (this uid only); the kernel's refusal as text.
+    func store(_ key: [UInt8], in keyring: Int32) -> String? {
+        let added = key.withUnsafeBytes { auth_sidecar_add_key("user", description, $0.baseAddress, $0.count, keyring) }
+        guard added >= 0 else { return "the kernel keyring refused the cache key (add_key): \(POSIX.lastErrorString)" }
+        _ = auth_sidecar_keyctl_setperm(Int32(truncatingIfNeeded: added), Self.permissions)
+        return nil
     }
 }
