@@ -58,6 +58,7 @@ public struct KeyCommandKeySource: CacheKeySource {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_adddup2(&actions, writeEnd, 1)
+        if let closeFrom = Self.addCloseFrom() { _ = closeFrom(&actions, 3) }  // it inherits 0-2 only
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -79,8 +80,17 @@ public struct KeyCommandKeySource: CacheKeySource {
         if case .failure = output { kill(pid, SIGKILL) }
         let status = waitFor(pid)
         guard case .success = output else { return output }
-        guard status == 0 else { return .failure("exited with status \(status)") }
+        // nil: reaped elsewhere (SIGCHLD ignored by whoever started us): the key is still checked.
+        if let status, status != 0 { return .failure("exited with status \(status)") }
         return output
+    }
+
+    private typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, Int32) -> Int32
+
+    /// `posix_spawn_file_actions_addclosefrom_np` (glibc 2.34+), looked up at run time.
+    private static func addCloseFrom() -> AddCloseFrom? {
+        guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else { return nil }
+        return unsafeBitCast(symbol, to: AddCloseFrom.self)
     }
 
     /// Stdout to its end, or why not: past the time limit or ``maxOutput``.
@@ -105,11 +115,11 @@ public struct KeyCommandKeySource: CacheKeySource {
         }
     }
 
-    /// The exit status (128 + signal when killed).
-    private func waitFor(_ pid: pid_t) -> Int32 {
+    /// The exit status (128 + signal when killed); `nil` when it cannot be known (ECHILD).
+    private func waitFor(_ pid: pid_t) -> Int32? {
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 {
-            if errno != EINTR { return -1 }
+            if errno != EINTR { return nil }
         }
         let signal = status & 0x7F
         return signal == 0 ? (status >> 8) & 0xFF : 128 + signal
