@@ -61,7 +61,7 @@ public struct AuthSidecarCommand: ParsableCommand {
         do {
             try Launcher.run(launchOptions)
         } catch {
-            throw ValidationError(error.message)
+            Launcher.exitRefusingToStart(error)
         }
     }
 }
