@@ -78,7 +78,8 @@ public struct Configuration: Sendable, Equatable {
         guard case .object(var object) = baseJSON else { return baseJSON }
         // Echoed only when set: the shape clients already compare stays as it was.
         if let postLogoutRedirectUri { object["postLogoutRedirectUri"] = .string(postLogoutRedirectUri) }
-        if cacheProtection != .auto { object["cacheProtection"] = .string(cacheProtection.name) }
+        // Echoed for a file cache only (a memory cache has nothing to protect), when not the default.
+        if cacheProtection != .auto, case .file = cache { object["cacheProtection"] = .string(cacheProtection.name) }
         return .object(object)
     }
 

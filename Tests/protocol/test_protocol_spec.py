@@ -617,6 +617,8 @@ class Sidecar:
             with open(path, "w", encoding="utf-8") as f:
                 json.dump(config, f)
             args += ["--config", path]
+        if "--cache-protection" not in args:
+            args += ["--cache-protection", "plaintext"]  # the protocol, not the key store: no keyring needed
         self.proc = subprocess.Popen([str(binary), *args], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
         self.lines: queue.Queue = queue.Queue()
