@@ -195,7 +195,7 @@ def test_without_a_client_id_the_message_says_how_to_configure(verbs):
     p = verbs.run("token")
     assert p.returncode == FAILURE and p.stdout == ""
     assert "--client-id" in p.stderr and verbs.config_file in p.stderr and p.stderr.count("\n") == 1
-    flags = verbs.run("accounts", "--client-id", CLIENT_ID, "--cache", verbs.cache)
+    flags = verbs.run("accounts", "--client-id", CLIENT_ID, "--cache", verbs.cache, "--cache-protection", "plaintext")
     assert flags.returncode == 0 and flags.stdout == ""
     assert "no accounts" in flags.stderr
 
