@@ -79,8 +79,13 @@ def base_env(tmp_path) -> dict:
            if not k.startswith("SCRIPTED_BROWSER_") and k != "AUTH_SIDECAR_SOCK"}
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
+    # The clients' tests need no kernel keyring: the cache is plaintext, chosen in the default
+    # configuration file (Tests/e2e_auth/test_keystore.py tests the key store).
+    config = tmp_path / "plaintext-config.json"
+    config.write_text('{"cacheProtection": "plaintext"}')
     env.update(HOME=str(home), XDG_CACHE_HOME=str(tmp_path / "xdg-cache"),
-               AUTH_SIDECAR_POLICY_FILE=str(tmp_path / "no-such-policy.json"), AUTH_SIDECAR_NO_AGENT="1")
+               AUTH_SIDECAR_POLICY_FILE=str(tmp_path / "no-such-policy.json"), AUTH_SIDECAR_NO_AGENT="1",
+               AUTH_SIDECAR_CONFIG=str(config))
     return env
 
 
