@@ -25,6 +25,8 @@ let package = Package(
         .systemLibrary(
             name: "CCurl",
             providers: [.apt(["libcurl4-openssl-dev"])]),
+        // The kernel keyring's system calls (add_key, keyctl) as functions; no library.
+        .systemLibrary(name: "CKeyctl"),
 
         // The POSIX calls several modules need, once: errno text, the monotonic clock, a
         // detached thread, writing and reading a descriptor whole. Glibc only; no sockets.
@@ -49,7 +51,8 @@ let package = Package(
         .target(
             name: "TokenCache",
             dependencies: [
-                "JSON", "POSIXSupport", .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto"),
+                "JSON", "POSIXSupport", "CKeyctl", .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             exclude: ["README.md"]),
         // The loopback redirect listener and the browser launcher over POSIX sockets and

@@ -79,9 +79,14 @@ def who(account):
 # Each step: method, params, and the line that tells its result.
 def steps(url, cache):
     config = {"clientId": CLIENT_ID, "authority": f"{url}/common", "knownAuthorities": ["127.0.0.1"],
-              "graphEndpoint": f"{url}/", "cache": {"path": cache}}
+              "graphEndpoint": f"{url}/", "cache": {"path": cache},
+              # The demo's throwaway cache holds the mock's tokens only: plaintext, chosen here so the
+              # demo runs on any machine (no keyring needed). Your own cache is encrypted (README,
+              # "Where your tokens are kept").
+              "cacheProtection": "plaintext"}
     return [
-        ("initialize", config, lambda r: f"configured for client {CLIENT_ID} at {url}/common"),
+        ("initialize", config, lambda r: f"configured for client {CLIENT_ID} at {url}/common; the demo's cache "
+                                         "is plaintext (\"cacheProtection\": \"plaintext\": it holds the mock's tokens only)"),
         ("getCurrentAccount", {}, lambda r: "nobody is signed in yet"
          if r["account"] is None else f"{r['account']['username']} is signed in"),
         ("acquireToken", {"scopes": ["User.Read"]},

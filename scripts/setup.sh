@@ -36,6 +36,7 @@ if [[ $build_only == yes ]]; then
 fi
 command -v curl >/dev/null || missing+=(curl)  # the README's verbs block (Tests/e2e_auth/test_readme.py)
 command -v git >/dev/null || missing+=(git)
+command -v keyctl >/dev/null || missing+=(keyutils)  # the kernel keyring tests (test_keystore.py)
 command -v kubectl >/dev/null || missing+=(kubernetes-client)  # Debian's kubectl
 # scripts/package.sh and its suite (Tests/packages): the .deb's Depends, the wheel's glibc tag, man.
 command -v dpkg-shlibdeps >/dev/null || missing+=(dpkg-dev)

@@ -68,7 +68,9 @@ def write_setup(directory: str, binary: str, ready: dict) -> dict[str, str]:
     os.makedirs(os.path.join(directory, "cache"), mode=0o700, exist_ok=True)
     config = {"clientId": ready["clientId"], "authority": url + "/common", "knownAuthorities": ["127.0.0.1"],
               "graphEndpoint": url + "/", "scopes": ["User.Read"],
-              "cache": {"path": os.path.join(directory, "cache", "msal_token_cache.json")}}
+              "cache": {"path": os.path.join(directory, "cache", "msal_token_cache.json")},
+              # Plaintext, chosen: the mock's tokens only, and it works on any machine (no keyring).
+              "cacheProtection": "plaintext"}
     write_file(os.path.join(directory, "config.json"), json.dumps(config, indent=2) + "\n")
     browser = os.path.join(directory, "browser")
     write_file(browser, "#!/bin/sh\n"

@@ -46,7 +46,9 @@ The mock identity platform is running. In any shell, point auth-sidecar and its 
 
 Then run the README's snippets and the clients' quick starts as written. The sign-in is
 alice@contoso.com: the browser is a script that clicks through, and device codes are
-approved within a second (as if you signed in on another device). Your own configuration
+approved within a second (as if you signed in on another device). The .try cache holds the
+mock's tokens only and is plaintext ("cacheProtection": "plaintext" in its config.json), so
+this works on any machine; your own cache is encrypted. Your own configuration
 (~/.config/auth-sidecar) and cache (~/.cache/auth-sidecar) are not touched.
 EOF
 }

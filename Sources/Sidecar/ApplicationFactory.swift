@@ -21,7 +21,8 @@ enum ApplicationFactory {
         } catch {
             throw .invalidParams("authority: \(error.message)", member: "authority")
         }
-        let dependencies = if let replacement { replacement(logger) } else { try live(configuration, logger: logger) }
+        var report: CacheProtectionReport?
+        let dependencies = if let replacement { replacement(logger) } else { try live(configuration, logger: logger, report: &report) }
         var client = ClientConfiguration(
             clientId: configuration.clientId, authority: authority, redirectURI: configuration.redirectUri,
             knownAuthorities: configuration.knownAuthorities, defaultScopes: configuration.scopes,
@@ -33,24 +34,47 @@ enum ApplicationFactory {
         var graph = GraphClient(app: app, transport: dependencies.transport, endpoint: configuration.graphEndpoint, logger: logger)
         graph.clock = dependencies.clock
         graph.maxResponseBytes = maxGraphResponseBytes
-        return AuthMethods(app: app, graph: graph, browserMode: configuration.browser)
+        return AuthMethods(app: app, graph: graph, browserMode: configuration.browser, cacheProtection: report)
     }
 
     /// The live dependencies: the configured cache, libcurl, the system browser, the loopback listener.
-    private static func live(_ configuration: Configuration, logger: Logger) throws(RPCError) -> AuthDependencies {
+    private static func live(
+        _ configuration: Configuration, logger: Logger, report: inout CacheProtectionReport?
+    ) throws(RPCError) -> AuthDependencies {
         let store: any TokenCacheStore
         var refreshLock: any RefreshLock = NoRefreshLock()
         switch configuration.cache {
         case .memory:
             store = MemoryTokenCacheStore()
-        case .file(let path, let keyFile):
-            let encryption: AESGCMCacheEncryption?
-            do throws(TokenCacheError) {
-                encryption = try keyFile.map { (file: String) throws(TokenCacheError) in try AESGCMCacheEncryption(keyFile: file) }
+        case .file(let path, let keyFile, let keyCommand):
+            let protection = configuration.cacheProtection
+            let resolution: CacheKeyResolution
+            do throws(CacheProtectionError) {
+                let sources = CacheKeyStore.sources(for: protection, cachePath: path, keyFile: keyFile, keyCommand: keyCommand)
+                resolution = try CacheKeyStore.resolve(protection, sources: sources, cachePath: path)
             } catch {
-                throw .invalidParams("cache.encryption.keyFile: \(error.reason)", member: "cache.encryption.keyFile")
+                // A configured key file that cannot be used is a configuration error, as it always was.
+                if error.skipped.first?.layer == .keyFile, keyFile != nil, let reason = error.skipped.first?.reason {
+                    throw .invalidParams("cache.encryption.keyFile: \(reason)", member: "cache.encryption.keyFile")
+                }
+                throw RPCError(
+                    code: AuthErrorMapping.code(for: .cacheUnavailable), message: error.message, name: "cacheUnavailable",
+                    data: [
+                        "layers": .array(
+                            error.skipped.map {
+                                ["layer": .string($0.layer.rawValue), "reason": .string($0.reason), "enable": .string($0.enable)]
+                            })
+                    ])
             }
-            store = FileTokenCacheStore(path: path, encryption: encryption, logger: logger)
+            // A key the keyring just made cannot open a cache sealed before (a reboot): set aside.
+            let file = FileTokenCacheStore(
+                path: path, encryption: resolution.encryption,
+                setAsideUnopenable: resolution.created && resolution.layer == .keyring, logger: logger)
+            // Start-up reads the cache once: a plaintext file is migrated now, a sealed one
+            // whose key is gone is set aside now (errors are reported by the first request).
+            if resolution.encryption != nil { _ = try? file.changeToken() }
+            report = CacheProtectionReport(setting: protection, resolution: resolution, store: file)
+            store = file
             refreshLock = FileRefreshLock(path: path + ".refresh.lock")
         }
         let caFile = ProcessEnvironment.value("SSL_CERT_FILE") ?? ProcessEnvironment.value("CURL_CA_BUNDLE")

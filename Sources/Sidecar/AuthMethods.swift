@@ -9,6 +9,8 @@ struct AuthMethods: Sendable {
     let app: PublicClientApplication
     let graph: GraphClient
     let browserMode: Configuration.BrowserMode
+    /// What protects the file cache (`nil`: a memory cache, or test dependencies).
+    var cacheProtection: CacheProtectionReport? = nil
 
     static let acquireTokenKeys: Set<String> = [
         "scopes", "promptType", "loginHint", "domainHint", "account", "authority", "claims",

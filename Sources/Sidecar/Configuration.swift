@@ -1,5 +1,6 @@
 import JSON
 import JSONRPC
+import TokenCache
 
 /// The public client application's settings: the contract's start-up keys.
 ///
@@ -8,15 +9,17 @@ import JSONRPC
 public struct Configuration: Sendable, Equatable {
     /// Where the token cache lives.
     public enum CacheSetting: Sendable, Equatable {
-        /// A file in MSAL's format; with `keyFile`, encrypted at rest (AES-256-GCM).
-        case file(path: String, keyFile: String? = nil)
+        /// A file in MSAL's format, encrypted at rest (AES-256-GCM) with a key from the layer
+        /// ``Configuration/cacheProtection`` picks; `keyFile` and `keyCommand` configure layer 3.
+        case file(path: String, keyFile: String? = nil, keyCommand: [String]? = nil)
         case memory
 
         /// The `cache` key's value, as `initialize` takes it and reports it.
         public var json: JSONValue {
             switch self {
-            case .file(let path, nil): ["path": .string(path)]
-            case .file(let path, let keyFile?): ["path": .string(path), "encryption": ["keyFile": .string(keyFile)]]
+            case .file(let path, nil, nil): ["path": .string(path)]
+            case .file(let path, let keyFile?, _): ["path": .string(path), "encryption": ["keyFile": .string(keyFile)]]
+            case .file(let path, nil, let command?): ["path": .string(path), "encryption": ["keyCommand": JSONValue(command)]]
             case .memory: ["persistence": "memory"]
             }
         }
@@ -34,6 +37,8 @@ public struct Configuration: Sendable, Equatable {
     public var scopes = ["user.read"]
     public var graphEndpoint = "https://graph.microsoft.com/"
     public var cache: CacheSetting
+    /// Which key store layer protects a file cache: `auto` (the first that works) or one by name.
+    public var cacheProtection = CacheProtection.auto
     public var sharedDeviceMode = false
     public var clientCapabilities: [String] = []
     public var browser = BrowserMode.system
@@ -73,6 +78,8 @@ public struct Configuration: Sendable, Equatable {
         guard case .object(var object) = baseJSON else { return baseJSON }
         // Echoed only when set: the shape clients already compare stays as it was.
         if let postLogoutRedirectUri { object["postLogoutRedirectUri"] = .string(postLogoutRedirectUri) }
+        // Echoed for a file cache only (a memory cache has nothing to protect), when not the default.
+        if cacheProtection != .auto, case .file = cache { object["cacheProtection"] = .string(cacheProtection.name) }
         return .object(object)
     }
 

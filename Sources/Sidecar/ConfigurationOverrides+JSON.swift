@@ -13,6 +13,7 @@ extension ConfigurationOverrides {
         members["scopes"] = scopes.map(JSONValue.init)
         members["graphEndpoint"] = graphEndpoint.map(JSONValue.string)
         members["cache"] = cache?.json
+        members["cacheProtection"] = cacheProtection.map { .string($0.name) }
         members["sharedDeviceMode"] = sharedDeviceMode.map(JSONValue.bool)
         members["clientCapabilities"] = clientCapabilities.map(JSONValue.init)
         members["browser"] = browser.map { .string($0.rawValue) }

@@ -1,5 +1,6 @@
 import JSON
 import JSONRPC
+import TokenCache
 
 /// Some of the configuration keys, as one source (a file, the command line, `initialize`)
 /// gives them; sources are layered with ``merged(over:)``.
@@ -11,6 +12,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
     public var scopes: [String]?
     public var graphEndpoint: String?
     public var cache: Configuration.CacheSetting?
+    public var cacheProtection: CacheProtection?
     public var sharedDeviceMode: Bool?
     public var clientCapabilities: [String]?
     public var browser: Configuration.BrowserMode?
@@ -29,7 +31,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
     public static let keys: Set<String> = [
         "clientId", "authority", "redirectUri", "knownAuthorities", "scopes", "graphEndpoint",
         "cache", "sharedDeviceMode", "clientCapabilities", "browser", "authorityType", "instanceDiscovery",
-        "httpTimeoutSeconds", "interactiveTimeoutSeconds", "postLogoutRedirectUri", "azPassthrough",
+        "httpTimeoutSeconds", "interactiveTimeoutSeconds", "postLogoutRedirectUri", "azPassthrough", "cacheProtection",
     ]
 
     /// Reads the configuration keys from `params` (other members must be in `alsoAllowed`).
@@ -50,16 +52,22 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         interactiveTimeoutSeconds = try p.optional("interactiveTimeoutSeconds")
         postLogoutRedirectUri = try p.optional("postLogoutRedirectUri")
         azPassthrough = try p.optional("azPassthrough")
+        cacheProtection = try p.optional("cacheProtection", oneOf: CacheProtection.names).flatMap(CacheProtection.init(name:))
         if let cacheParams = try p.nested("cache", allowed: ["path", "persistence", "encryption"]) {
             let persistence = try cacheParams.optional("persistence", oneOf: ["file", "memory"])
             let path: String? = try cacheParams.optional("path")
-            let keyFile: String? = try cacheParams.nested("encryption", allowed: ["keyFile"])?.required("keyFile")
+            let encryption = try cacheParams.nested("encryption", allowed: ["keyFile", "keyCommand"])
+            let keyFile: String? = try encryption?.optional("keyFile")
+            let keyCommand: [String]? = try encryption?.optional("keyCommand")
+            if encryption != nil, (keyFile == nil) == (keyCommand == nil) {
+                throw .invalidParams("cache.encryption: give either keyFile or keyCommand", member: "cache.encryption")
+            }
             if persistence == "memory" {
                 guard path == nil else { throw .invalidParams("cache: give either a path or persistence \"memory\"", member: "cache.path") }
-                guard keyFile == nil else { throw .invalidParams("cache: a memory cache is not encrypted", member: "cache.encryption") }
+                guard encryption == nil else { throw .invalidParams("cache: a memory cache is not encrypted", member: "cache.encryption") }
                 cache = .memory
             } else {
-                cache = .file(path: path ?? Configuration.defaultCachePath(), keyFile: keyFile)
+                cache = .file(path: path ?? Configuration.defaultCachePath(), keyFile: keyFile, keyCommand: keyCommand)
             }
         }
     }
@@ -74,6 +82,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         result.scopes = scopes ?? base.scopes
         result.graphEndpoint = graphEndpoint ?? base.graphEndpoint
         result.cache = cache ?? base.cache
+        result.cacheProtection = cacheProtection ?? base.cacheProtection
         result.sharedDeviceMode = sharedDeviceMode ?? base.sharedDeviceMode
         result.clientCapabilities = clientCapabilities ?? base.clientCapabilities
         result.browser = browser ?? base.browser
@@ -98,6 +107,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         if let scopes { config.scopes = scopes }
         if let graphEndpoint { config.graphEndpoint = graphEndpoint }
         if let cache { config.cache = cache }
+        if let cacheProtection { config.cacheProtection = cacheProtection }
         if let sharedDeviceMode { config.sharedDeviceMode = sharedDeviceMode }
         if let clientCapabilities { config.clientCapabilities = clientCapabilities }
         if let browser { config.browser = browser }

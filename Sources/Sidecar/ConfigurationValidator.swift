@@ -1,5 +1,6 @@
 import AuthSeams
 import JSONRPC
+import TokenCache
 
 /// Checks a configuration: HTTPS everywhere except loopback hosts
 /// (`URLParts.isSecureOrLoopback`), no placeholder authority, a redirect URI the loopback
@@ -18,10 +19,18 @@ enum ConfigurationValidator {
                 "redirectUri must be an http loopback URL the listener can serve, such as http://localhost "
                     + "or http://127.0.0.1:PORT/path (\(error))", member: "redirectUri")
         }
-        if case .file(let path, let keyFile) = config.cache {
+        if case .file(let path, let keyFile, let keyCommand) = config.cache {
             guard path.hasPrefix("/") else { throw .invalidParams("cache.path must be an absolute path", member: "cache.path") }
             if let keyFile, !keyFile.hasPrefix("/") {
                 throw .invalidParams("cache.encryption.keyFile must be an absolute path", member: "cache.encryption.keyFile")
+            }
+            if config.cacheProtection == .only(.plaintext), keyFile != nil || keyCommand != nil {
+                throw .invalidParams(
+                    "cacheProtection \"plaintext\" leaves the cache unencrypted: remove cache.encryption, or choose another cacheProtection",
+                    member: "cacheProtection")
+            }
+            if let keyCommand, keyCommand.first?.isEmpty ?? true {
+                throw .invalidParams("cache.encryption.keyCommand must name a program", member: "cache.encryption.keyCommand")
             }
         }
         try requireRange(config.httpTimeoutSeconds, Configuration.httpTimeoutRange, member: "httpTimeoutSeconds")

@@ -123,10 +123,11 @@ public final class SidecarService: RPCService, Sendable {
     private func initialize(_ params: JSONValue?) throws -> JSONValue {
         let overrides = try ConfigurationOverrides(params: params, alsoAllowed: Self.editorInitializeKeys)
         let configuration = try overrides.merged(over: options.startup).resolved()
-        try session.initialize(with: try Self.configure(configuration, options: options, logger: logger))
+        let configured = try Self.configure(configuration, options: options, logger: logger)
+        try session.initialize(with: configured)
         logger.info("initialized", metadata: ["authority": "\(configuration.authority)"])
         let methods = SidecarMethod.allCases.filter { $0.isImplemented && (!$0.isDiagnostic || options.diagnostics) }
-        return [
+        var result: JSONObject = [
             "serverInfo": ["name": .string(ServerInfo.name), "version": .string(ServerInfo.version)],
             "protocolVersion": .string(ServerInfo.protocolVersion),
             "capabilities": [
@@ -138,5 +139,7 @@ public final class SidecarService: RPCService, Sendable {
             ],
             "configuration": configuration.json,
         ]
+        result["cacheProtection"] = configured.methods.cacheProtection?.json
+        return .object(result)
     }
 }

@@ -47,6 +47,12 @@ struct AgentCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The token cache file, or 'memory'.", valueName: "path"))
     var cache: String?
 
+    @Option(
+        name: .customLong("cache-protection"),
+        help: ArgumentHelp(
+            "What keeps the cache's key: auto (default), keyring, keyFile, keyCommand, secretService or plaintext.", valueName: "layer"))
+    var cacheProtection: String?
+
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: Logger.Level = .notice
 
@@ -59,6 +65,7 @@ struct AgentCommand: ParsableCommand {
 
     func run() throws {
         var launch = LaunchOptions(clientID: clientID, authority: authority, config: config, cache: cache, logLevel: logLevel)
+        launch.cacheProtection = cacheProtection
         launch.agentSocket = socket
         launch.agentIdleTimeout = idleTimeout
         launch.agentMaxConnections = maxConnections

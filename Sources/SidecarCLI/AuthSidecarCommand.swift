@@ -35,7 +35,7 @@ public struct AuthSidecarCommand: ParsableCommand {
         version: VersionText.line,
         // The shell verbs, in the order `--help` lists them, then the agent.
         subcommands: [
-            TokenCommand.self, LoginCommand.self, LogoutCommand.self, AccountsCommand.self, StatusCommand.self,
+            TokenCommand.self, LoginCommand.self, LogoutCommand.self, AccountsCommand.self, StatusCommand.self, CacheCommand.self,
             GitCredentialCommand.self, KubectlCredentialCommand.self, ManagedIdentityCommand.self, AzdAuthServerCommand.self,
             AgentCommand.self,
         ])
@@ -66,7 +66,7 @@ public struct AuthSidecarCommand: ParsableCommand {
         do {
             try Launcher.run(launchOptions)
         } catch {
-            throw ValidationError(error.message)
+            Launcher.exitRefusingToStart(error)
         }
     }
 }

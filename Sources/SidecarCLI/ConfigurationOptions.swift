@@ -19,6 +19,13 @@ public struct ConfigurationOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The token cache file, or 'memory' for no persistence.", valueName: "path"))
     var cache: String?
 
+    @Option(
+        name: .customLong("cache-protection"),
+        help: ArgumentHelp(
+            "What keeps the cache's key: auto (default), secretService, keyring, keyFile, keyCommand, or plaintext (no encryption).",
+            valueName: "layer"))
+    var cacheProtection: String?
+
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: Logger.Level = .warning
 
@@ -36,9 +43,11 @@ public struct ConfigurationOptions: ParsableArguments {
 
     /// These options as a plain value (the stdio-only members at their defaults).
     public var launchOptions: LaunchOptions {
-        LaunchOptions(
+        var options = LaunchOptions(
             clientID: clientID, authority: authority, config: config, cache: cache, logLevel: logLevel,
             httpTimeoutSeconds: httpTimeoutSeconds, interactiveTimeoutSeconds: interactiveTimeoutSeconds)
+        options.cacheProtection = cacheProtection
+        return options
     }
 }
 

@@ -34,10 +34,15 @@ struct ConfigurationSources: Equatable {
         fromFlags.httpTimeoutSeconds = options.httpTimeoutSeconds
         fromFlags.interactiveTimeoutSeconds = options.interactiveTimeoutSeconds
         if let cache = options.cache { fromFlags.cache = cache == "memory" ? .memory : .file(path: cache) }
+        if let protection = options.cacheProtection {
+            // Read as the key is everywhere: one list of names, one error.
+            fromFlags.cacheProtection = try ConfigurationOverrides(params: ["cacheProtection": .string(protection)]).cacheProtection
+        }
         sources.overrides = fromFlags.merged(over: sources.overrides)
         let flags: [(String, Bool)] = [
             ("--client-id", options.clientID != nil), ("--authority", options.authority != nil),
-            ("--cache", options.cache != nil), ("--http-timeout-seconds", options.httpTimeoutSeconds != nil),
+            ("--cache", options.cache != nil), ("--cache-protection", options.cacheProtection != nil),
+            ("--http-timeout-seconds", options.httpTimeoutSeconds != nil),
             ("--interactive-timeout-seconds", options.interactiveTimeoutSeconds != nil),
         ]
         sources.origins += flags.filter(\.1).map(\.0)

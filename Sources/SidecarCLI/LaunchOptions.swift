@@ -10,6 +10,8 @@ public struct LaunchOptions: Sendable, Equatable {
     public var authority: String?
     public var config: String?
     public var cache: String?
+    /// The `cacheProtection` configuration key (validated with the configuration).
+    public var cacheProtection: String?
     public var logLevel: Logger.Level = .warning
     public var maxMessageSize: Int = 4 << 20
     public var enableDiagnostics = false
@@ -49,6 +51,7 @@ public struct LaunchOptions: Sendable, Equatable {
         case "--authority": authority = value
         case "--config": config = value
         case "--cache": cache = value
+        case "--cache-protection": cacheProtection = value
         case "--log-level":
             guard let level = Logger.Level(rawValue: value) else { return false }
             logLevel = level

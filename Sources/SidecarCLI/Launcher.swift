@@ -33,7 +33,7 @@ public enum Launcher {
             do {
                 try run(options)
             } catch {
-                AuthSidecarCommand.exit(withError: ValidationError(error.message))
+                exitRefusingToStart(error)
             }
         case nil:
             AuthSidecarCommand.main(arguments)
@@ -43,6 +43,16 @@ public enum Launcher {
 
     /// Serves until end of input; returns only by throwing a configuration error. With an
     /// agent of the user's running, forwards to it instead (``AgentRelay``).
+    /// A configuration refused at start: a usage error (64, with the usage); a cache no key
+    /// store can protect is not one: its message (a line per layer) and status 1.
+    static func exitRefusingToStart(_ error: RPCError) -> Never {
+        if error.code == AuthErrorMapping.code(for: .cacheUnavailable) {
+            Console.say(error.message)
+            Glibc.exit(VerbFailure.failureStatus)
+        }
+        AuthSidecarCommand.exit(withError: ValidationError(error.message))
+    }
+
     static func run(_ options: LaunchOptions) throws(RPCError) -> Never {
         TerminalHint.showIfStdinIsATerminal()
         let protocolOutput = StandardStreams.reserveStdoutForProtocol()

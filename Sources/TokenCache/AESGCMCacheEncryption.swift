@@ -20,6 +20,11 @@ public struct AESGCMCacheEncryption: CacheEncryption {
     /// Reads the key: 32 raw bytes, or 64 hex digits, or base64 of 32 bytes (a trailing newline
     /// allowed). The file must not be readable by group or others.
     public init(keyFile: String) throws(TokenCacheError) {
+        self.init(key: try Self.readKeyFile(keyFile), path: keyFile)
+    }
+
+    /// The key in `keyFile` (see ``init(keyFile:)``).
+    static func readKeyFile(_ keyFile: String) throws(TokenCacheError) -> [UInt8] {
         // Opened without following a symbolic link; owned by this user (``FileSafety``).
         guard let (bytes, identity, _) = try POSIXFile.readFile(keyFile) else {
             throw .unreadable(keyFile, "the cache key file cannot be read")
@@ -30,13 +35,19 @@ public struct AESGCMCacheEncryption: CacheEncryption {
         guard let key = Self.key(from: bytes) else {
             throw .unreadable(keyFile, "the cache key must be 32 bytes (raw, 64 hex digits or base64)")
         }
-        self.init(key: key, path: keyFile)
+        return key
     }
 
     /// A key given directly (32 bytes).
     public init?(key bytes: [UInt8]) {
         guard bytes.count == 32 else { return nil }
         self.init(key: bytes, path: "(key)")
+    }
+
+    /// A key from `layer`, named so in errors.
+    public init?(key bytes: [UInt8], layer: CacheKeyLayer) {
+        guard bytes.count == 32 else { return nil }
+        self.init(key: bytes, path: "(key from \(layer.rawValue))")
     }
 
     private init(key bytes: [UInt8], path: String) {
@@ -63,7 +74,8 @@ public struct AESGCMCacheEncryption: CacheEncryption {
     /// Whether `bytes` look like an encrypted cache file.
     public static func isSealed(_ bytes: [UInt8]) -> Bool { bytes.starts(with: header) }
 
-    private static func key(from bytes: [UInt8]) -> [UInt8]? {
+    /// A 32-byte key from raw bytes, 64 hex digits or base64 (line ends ignored).
+    static func key(from bytes: [UInt8]) -> [UInt8]? {
         if bytes.count == 32 { return bytes }
         let text = bytes.filter { $0 != UInt8(ascii: "\n") && $0 != UInt8(ascii: "\r") }
         if text.count == 64, let hex = Self.hex(text) { return hex }

@@ -1,5 +1,10 @@
 import Logging
+import POSIXSupport
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The token cache in a file, safe for several processes at once.
 ///
@@ -30,6 +35,7 @@ public final class FileTokenCacheStore: TokenCacheStore {
     public let lockPath: String
     private let lockTimeout: Duration
     private let encryption: (any CacheEncryption)?
+    private let setAsideUnopenable: Bool
     private let logger: Logger
     /// Concurrency: every access to the kept document and what is known of the file goes
     /// through this mutex (one access at a time in this process; other processes are kept
@@ -42,6 +48,10 @@ public final class FileTokenCacheStore: TokenCacheStore {
         var identity: FileIdentity?
         /// Whether `document` is what the file at `identity` holds.
         var loaded = false
+        /// Where a cache that could not be decrypted was moved (``init(path:lockTimeout:encryption:setAsideUnopenable:logger:)``).
+        var setAside: String?
+        /// Whether a plaintext file was encrypted in place.
+        var migrated = false
         var generation: UInt64 = 0
         /// How many times the file was read and parsed (for tests).
         var loads = 0
@@ -57,16 +67,22 @@ public final class FileTokenCacheStore: TokenCacheStore {
     ///
     /// - Parameters:
     ///   - lockTimeout: how long to wait for another process's lock before failing.
-    ///   - encryption: seals the file at rest; a plain (MSAL JSON) file found instead is read
-    ///     and encrypted at the next write.
+    ///   - encryption: seals the file at rest; a plain (MSAL JSON) file found instead is
+    ///     **migrated** on first read: sealed and put in its place atomically under the lock
+    ///     (temporary file, fsync, rename: a crash leaves the old file or the new, never neither).
+    ///   - setAsideUnopenable: a sealed file this key cannot open is renamed
+    ///     `<path>.undecryptable-<unix time>` (never deleted) and the cache starts empty, with a
+    ///     warning: the key's layer made a new key (the kernel keyring after a reboot), so the
+    ///     old key is gone for good. Otherwise such a file fails every access, untouched.
     public init(
         path: String, lockTimeout: Duration = .seconds(10), encryption: (any CacheEncryption)? = nil,
-        logger: Logger = Logger(label: "auth-sidecar.token-cache")
+        setAsideUnopenable: Bool = false, logger: Logger = Logger(label: "auth-sidecar.token-cache")
     ) {
         self.path = path
         self.lockPath = path + ".lockfile"
         self.lockTimeout = lockTimeout
         self.encryption = encryption
+        self.setAsideUnopenable = setAsideUnopenable
         self.logger = logger
     }
 
@@ -110,6 +126,56 @@ public final class FileTokenCacheStore: TokenCacheStore {
         }
     }
 
+    /// Where an undecryptable cache was set aside: by this store, else the newest
+    /// `<path>.undecryptable-<time>` still beside the cache (until the user removes it).
+    public var setAsidePath: String? {
+        if let made = state.withLock({ $0.setAside }) { return made }
+        return Self.newestSetAside(of: path)
+    }
+
+    private static func newestSetAside(of path: String) -> String? {
+        let slash = path.lastIndex(of: "/").map { path.index(after: $0) } ?? path.startIndex
+        let directory = String(path[..<slash])
+        let prefix = String(path[slash...]) + ".undecryptable-"
+        guard let dir = opendir(directory.isEmpty ? "." : directory) else { return nil }
+        defer { closedir(dir) }
+        var newest: (Int, String)?
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard name.hasPrefix(prefix), let time = Int(name.dropFirst(prefix.count)) else { continue }
+            if time > newest?.0 ?? -1 { newest = (time, directory + name) }
+        }
+        return newest?.1
+    }
+
+    /// Whether a plaintext cache was encrypted in place by this store.
+    public var migratedPlaintext: Bool { state.withLock { $0.migrated } }
+
+    /// Whether the file on disk is sealed now (`nil`: there is no file).
+    public func fileIsEncrypted() -> Bool? {
+        guard let bytes = Self.head(of: path) else { return nil }
+        return AESGCMCacheEncryption.isSealed(bytes)
+    }
+
+    /// The file's first bytes (as many as the encrypted file's header), `nil` when it cannot be
+    /// opened. Never follows a symbolic link.
+    private static func head(of path: String) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: AESGCMCacheEncryption.header.count)
+        var count = 0
+        while count < bytes.count {
+            let got = bytes.withUnsafeMutableBytes { buffer in
+                buffer.baseAddress.map { Glibc.read(fd, $0 + count, buffer.count - count) } ?? -1
+            }
+            if got < 0, errno == EINTR { continue }
+            guard got > 0 else { break }
+            count += got
+        }
+        return Array(bytes.prefix(count))
+    }
+
     /// How many times the file was read and parsed so far.
     var loadCount: Int { state.withLock { $0.loads } }
 
@@ -124,9 +190,57 @@ public final class FileTokenCacheStore: TokenCacheStore {
     private func plaintext(of stored: [UInt8]) throws(TokenCacheError) -> [UInt8] {
         guard AESGCMCacheEncryption.isSealed(stored) else { return stored }
         guard let encryption else {
-            throw .unreadable(path, "the cache is encrypted; configure cache.encryption.keyFile to read it")
+            throw .unreadable(
+                path, "the cache is encrypted; set cacheProtection to the layer holding its key (or cache.encryption.keyFile)")
         }
         return try encryption.open(stored)
+    }
+
+    /// Whether the file is a plain, non-empty cache that should be sealed.
+    private func needsSealing() throws(TokenCacheError) -> Bool {
+        guard let bytes = Self.head(of: path) else { return false }
+        return !bytes.isEmpty && !AESGCMCacheEncryption.isSealed(bytes)
+    }
+
+    /// Migration: the plain file sealed in place, under the lock (re-read there: another
+    /// process may have done it). Returns the new file's identity, `nil` if nothing was done.
+    private func sealInPlace(state: inout State, locked: Bool) throws(TokenCacheError) -> FileIdentity? {
+        guard let encryption else { return nil }
+        let seal = { () throws(TokenCacheError) -> FileIdentity? in
+            guard let (stored, _) = try self.readFile(), !stored.isEmpty, !AESGCMCacheEncryption.isSealed(stored) else { return nil }
+            guard (try? CacheDocument(parsing: stored)) != nil else {  // never seal what is not a cache
+                throw .unreadable(self.path, "not a token cache; left untouched")
+            }
+            return try POSIXFile.replaceAtomically(self.path, with: try encryption.seal(stored))
+        }
+        let identity: FileIdentity?
+        if locked {
+            identity = try seal()
+        } else {
+            state.locks += 1
+            do {
+                identity = try CacheFileLock.withLock(path: lockPath, timeout: lockTimeout) { try seal() }
+            } catch let error as TokenCacheError {
+                throw error
+            } catch {
+                throw .writeFailed(path, "\(error)")
+            }
+        }
+        if identity != nil {
+            state.migrated = true
+            logger.notice("token cache was plaintext; encrypted it in place", metadata: ["path": "\(path)"])
+        }
+        return identity
+    }
+
+    /// Under the lock: a sealed file this key cannot open moved aside (``init(path:lockTimeout:encryption:setAsideUnopenable:logger:)``).
+    private func setAside(_ state: inout State) throws(TokenCacheError) {
+        let aside = path + ".undecryptable-\(time(nil))"
+        guard rename(path, aside) == 0 else { throw .writeFailed(path, "rename to \(aside): \(POSIX.lastErrorString)") }
+        state.setAside = aside
+        logger.warning(
+            "token cache cannot be decrypted with the key store's new key (the kernel keyring forgets keys at reboot); set it aside and started an empty cache: sign in again",
+            metadata: ["path": "\(path)", "setAside": "\(aside)"])
     }
 
     /// Re-reads the file if its identity differs from the one last seen. Without the lock
@@ -138,6 +252,9 @@ public final class FileTokenCacheStore: TokenCacheStore {
         if state.loaded, current == state.identity { return }
         if state.directoryChecked { POSIXFile.removeOrphanTemporaries(ofFile: path) }
         var (document, identity) = try load(current, state: &state, locked: locked)
+        if encryption != nil, identity != nil, try needsSealing() {
+            identity = try sealInPlace(state: &state, locked: locked) ?? identity
+        }
         if state.loads > 0, identity != state.identity {
             state.generation &+= 1
             logger.debug("token cache changed on disk", metadata: ["path": "\(path)"])
@@ -169,11 +286,11 @@ public final class FileTokenCacheStore: TokenCacheStore {
         -> (CacheDocument, FileIdentity?)
     {
         guard current != nil else { return (CacheDocument(), nil) }
-        if locked { return try loadFile() }
+        if locked { return try loadFile(&state) }
         if let stable = try? loadStable() { return stable }
         state.locks += 1
         do {
-            return try CacheFileLock.withLock(path: lockPath, timeout: lockTimeout) { try loadFile() }
+            return try CacheFileLock.withLock(path: lockPath, timeout: lockTimeout) { try loadFile(&state) }
         } catch let error as TokenCacheError {
             throw error
         } catch {
@@ -190,9 +307,16 @@ public final class FileTokenCacheStore: TokenCacheStore {
     }
 
     /// The file as it is now (call under the lock).
-    private func loadFile() throws(TokenCacheError) -> (CacheDocument, FileIdentity?) {
+    private func loadFile(_ state: inout State) throws(TokenCacheError) -> (CacheDocument, FileIdentity?) {
         guard let (stored, identity) = try readFile() else { return (CacheDocument(), nil) }
-        let bytes = try plaintext(of: stored)
+        let bytes: [UInt8]
+        do throws(TokenCacheError) {
+            bytes = try plaintext(of: stored)
+        } catch {
+            guard setAsideUnopenable, encryption != nil, AESGCMCacheEncryption.isSealed(stored) else { throw error }
+            try setAside(&state)
+            return (CacheDocument(), nil)
+        }
         do {
             return (try CacheDocument(parsing: bytes), identity)
         } catch {

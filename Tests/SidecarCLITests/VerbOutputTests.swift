@@ -107,19 +107,25 @@ import Testing
                 "clientId": "app", "authority": "https://a/common", "scopes": ["User.Read"],
                 "cache": ["path": "/c.json", "encryption": ["keyFile": "/k"]],
             ],
+            cacheProtection: [
+                "setting": "auto", "layer": "keyFile", "encrypted": true,
+                "skipped": [["layer": "secretService", "reason": "not built in this version"]],
+            ],
             origins: ["file /cfg.json", "--client-id"], engine: .inProcess, agentSocket: "/run/s", agentState: .notRunning,
             accounts: [
                 .init(account: ["username": "alice"], current: true, token: .valid(expiresOn: 1000 + 3600)),
                 .init(account: ["username": "bob"], current: false, token: .signInNeeded("expired")),
             ])
         let text = report.text(now: 1000)
-        #expect(text.contains("/c.json (encrypted, key file /k)"))
+        #expect(text.contains("/c.json (encrypted), key in the key file /k"))
+        #expect(text.contains("key store:  cacheProtection auto; secretService skipped: not built in this version"))
         #expect(text.contains("file /cfg.json, --client-id"))
         #expect(text.contains("/run/s (not running)"))
         #expect(text.contains("alice (current), token expires in 1 h 0 min"))
         #expect(text.contains("bob, sign-in needed"))
         let json = report.json
         #expect(json["engine"] == "inProcess")
+        #expect(json["cacheProtection"]?["layer"] == "keyFile")
         #expect(json["agent"]?["state"] == "not running")
         #expect(json["accounts"]?.arrayValue?.first?["token"]?["expiresOn"] == 4600)
     }

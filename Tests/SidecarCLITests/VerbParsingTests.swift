@@ -11,8 +11,8 @@ import Testing
     @Test func theVerbsAreTheFiveOfTheIssueTheAdaptersThenTheAgent() {
         #expect(
             Self.verbNames == [
-                "token", "login", "logout", "accounts", "status", "git-credential", "kubectl-credential", "managed-identity",
-                "azd-auth-server", "agent",
+                "token", "login", "logout", "accounts", "status", "cache", "git-credential", "kubectl-credential",
+                "managed-identity", "azd-auth-server", "agent",
             ])
     }
 

@@ -58,6 +58,10 @@ def spawn(sidecar_bin, sidecar_env, tmp_path):
         if diagnostics:
             argv.append("--enable-diagnostics")
         argv += list(args)
+        if "--cache-protection" not in args:
+            # These tests are about the protocol, not the key store: plaintext, chosen, so they
+            # need no kernel keyring (Tests/e2e_auth/test_keystore.py tests the key store).
+            argv += ["--cache-protection", "plaintext"]
         e = dict(sidecar_env)
         if env:
             e.update(env)

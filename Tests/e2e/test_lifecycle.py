@@ -54,7 +54,7 @@ def test_initialize_with_all_contract_keys(spawn, framing, tmp_path):
         "clientId": "11111111-2222-3333-4444-555555555555", "authority": "https://login.microsoftonline.com/organizations",
         "redirectUri": "http://localhost", "knownAuthorities": ["login.example.com"],
         "scopes": ["user.read", "mail.read"], "graphEndpoint": "https://graph.microsoft.com/",
-        "cache": {"path": str(tmp_path / "cache.json")}, "sharedDeviceMode": False,
+        "cache": {"path": str(tmp_path / "cache.json")}, "cacheProtection": "plaintext", "sharedDeviceMode": False,
         "clientCapabilities": ["cp1"], "browser": "client",
     }
     sc.assert_result(p.request("initialize", params, 1), id=1)

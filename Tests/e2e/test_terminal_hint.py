@@ -8,6 +8,8 @@ import select
 import subprocess
 import time
 
+# No kernel keyring needed (the cache is beside the point here): plaintext, chosen.
+PLAIN = ["--cache-protection", "plaintext"]
 HINT = "auth-sidecar: reading JSON-RPC from stdin; see `auth-sidecar --help` or `man auth-sidecar`"
 
 
@@ -26,7 +28,7 @@ def first_stderr_line(process: subprocess.Popen, timeout: float = 10) -> str:
 
 def test_a_terminal_on_stdin_gets_one_hint_line(sidecar_bin, sidecar_env):
     controller, terminal = pty.openpty()
-    process = subprocess.Popen([sidecar_bin, "--client-id", "11111111-2222-3333-4444-555555555555"], stdin=terminal,
+    process = subprocess.Popen([sidecar_bin, "--client-id", "11111111-2222-3333-4444-555555555555", *PLAIN], stdin=terminal,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=sidecar_env)
     os.close(terminal)
     try:
@@ -40,7 +42,7 @@ def test_a_terminal_on_stdin_gets_one_hint_line(sidecar_bin, sidecar_env):
 
 
 def test_piped_input_and_verbs_get_no_hint(sidecar_bin, sidecar_env):
-    piped = subprocess.run([sidecar_bin, "--client-id", "11111111-2222-3333-4444-555555555555"],
+    piped = subprocess.run([sidecar_bin, "--client-id", "11111111-2222-3333-4444-555555555555", *PLAIN],
                            input=b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n', capture_output=True,
                            env=sidecar_env, timeout=20)
     assert piped.returncode == 0 and piped.stderr == b"", piped

@@ -63,6 +63,10 @@ class AuthSidecar(sc.Sidecar):
                   "knownAuthorities": ["127.0.0.1"]}
         if cache is not None:
             params["cache"] = {"path": cache} if isinstance(cache, str) else cache
+        # These tests read and share the cache file as MSAL's JSON: plaintext, chosen
+        # explicitly (a test of the key store passes cacheProtection itself).
+        if params.get("cache", {}).get("persistence") != "memory" and "encryption" not in params.get("cache", {}):
+            params.setdefault("cacheProtection", "plaintext")
         params.update(config)
         return params
 

@@ -27,7 +27,7 @@ class Agent:
         argv = [binary, "agent", "--socket", self.path, "--log-level", "debug", *args]
         if config:
             argv += ["--client-id", CLIENT_ID, "--authority", mock.url + "/organizations",
-                     "--cache", str(tmp_path / "cache" / "cache.json")]
+                     "--cache", str(tmp_path / "cache" / "cache.json"), "--cache-protection", "plaintext"]
         self.stderr = open(tmp_path / "agent-stderr.log", "wb")
         self.process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                         stderr=self.stderr, env=self.env)

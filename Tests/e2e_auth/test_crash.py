@@ -87,7 +87,7 @@ def answered_ids(proc: subprocess.Popen, until: float, stop_after: int = 0) -> s
 def write_config(path: str, cache: str) -> None:
     with open(path, "w") as f:
         json.dump({"clientId": CLIENT, "authority": f"https://{ENV}/organizations", "instanceDiscovery": False,
-                   "cache": {"path": cache}}, f)
+                   "cache": {"path": cache}, "cacheProtection": "plaintext"}, f)
 
 
 def write_interval(binary: str, cache: str, homes: list[str], tmp_path) -> float:

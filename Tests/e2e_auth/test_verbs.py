@@ -43,7 +43,7 @@ class Verbs:
     def write_config(self, **extra) -> None:
         config = {"clientId": CLIENT_ID, "authority": self.mock.url + "/organizations",
                   "knownAuthorities": ["127.0.0.1"], "graphEndpoint": self.mock.url + "/",
-                  "cache": {"path": self.cache}}
+                  "cache": {"path": self.cache}, "cacheProtection": "plaintext"}
         config.update(extra)
         os.makedirs(os.path.dirname(self.config_file), exist_ok=True)
         with open(self.config_file, "w") as f:
@@ -195,7 +195,7 @@ def test_without_a_client_id_the_message_says_how_to_configure(verbs):
     p = verbs.run("token")
     assert p.returncode == FAILURE and p.stdout == ""
     assert "--client-id" in p.stderr and verbs.config_file in p.stderr and p.stderr.count("\n") == 1
-    flags = verbs.run("accounts", "--client-id", CLIENT_ID, "--cache", verbs.cache)
+    flags = verbs.run("accounts", "--client-id", CLIENT_ID, "--cache", verbs.cache, "--cache-protection", "plaintext")
     assert flags.returncode == 0 and flags.stdout == ""
     assert "no accounts" in flags.stderr
 

@@ -79,6 +79,7 @@ CONTRACT_CONFIG_DEFAULTS = {
     "scopes": ["user.read"],
     "graphEndpoint": "https://graph.microsoft.com/",
     "cache": None,  # default is a file under $XDG_CACHE_HOME: no literal default
+    "cacheProtection": "auto",
     "sharedDeviceMode": False,
     "clientCapabilities": [],
     "browser": "system",
@@ -613,11 +614,14 @@ class Sidecar:
         env.update(env_extra or {})
         args = list(args)
         if config is not None:
-            config = dict(config, cache={"path": os.path.join(self.tmp.name, "token-cache.json")})
+            config = dict(config, cache={"path": os.path.join(self.tmp.name, "token-cache.json")},
+                          cacheProtection=config.get("cacheProtection", "plaintext"))
             path = os.path.join(self.tmp.name, "config.json")
             with open(path, "w", encoding="utf-8") as f:
                 json.dump(config, f)
             args += ["--config", path]
+        if "--cache-protection" not in args:
+            args += ["--cache-protection", "plaintext"]  # the protocol, not the key store: no keyring needed
         self.proc = subprocess.Popen([str(binary), *args], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
         self.lines: queue.Queue = queue.Queue()

@@ -230,7 +230,8 @@ class MockSession:
             with open(path, "w") as f:
                 json.dump({"clientId": CLIENT_ID, "authority": self.authority,
                            "knownAuthorities": [self.default_port.host], "scopes": SCOPES,
-                           "cache": {"path": cache}}, f)
+                           # plaintext, chosen: MSAL for Python reads the same file
+                           "cache": {"path": cache}, "cacheProtection": "plaintext"}, f)
             self._configs[cache] = path
         return self._configs[cache]
 

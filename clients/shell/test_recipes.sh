@@ -30,7 +30,7 @@ export HOME="$tmp/home" XDG_CACHE_HOME="$tmp/xdg-cache" SSL_CERT_FILE="$MOCK_CA"
 mkdir -p "$HOME"
 jq -n --arg url "$MOCK_URL" --arg client "$MOCK_CLIENT_ID" --arg cache "$tmp/cache.json" \
   '{clientId: $client, authority: ($url + "/common"), knownAuthorities: ["127.0.0.1"],
-    graphEndpoint: ($url + "/"), cache: {path: $cache}}' >"$AUTH_SIDECAR_CONFIG"
+    graphEndpoint: ($url + "/"), cache: {path: $cache}, cacheProtection: "plaintext"}' >"$AUTH_SIDECAR_CONFIG"
 
 failures=0
 ok() { echo "ok   - $1"; }

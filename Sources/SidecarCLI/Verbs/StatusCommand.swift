@@ -48,7 +48,8 @@ struct StatusCommand: ParsableCommand {
             statuses.append(.init(account: account, current: isCurrent, token: tokenState(outcome)))
         }
         return StatusReport(
-            configuration: try session.configuration, origins: session.sources.origins, engine: session.connection.engine,
+            configuration: try session.configuration, cacheProtection: try session.cacheProtection, origins: session.sources.origins,
+            engine: session.connection.engine,
             agentSocket: session.agentSocket, agentState: session.connection.agentState, accounts: statuses)
     }
 

@@ -18,6 +18,8 @@ struct StatusReport {
     }
 
     var configuration: JSONValue
+    /// `initialize`'s `cacheProtection` (`nil`: a memory cache).
+    var cacheProtection: JSONValue?
     var origins: [String]
     var engine: EngineConnection.Engine
     var agentSocket: String
@@ -28,6 +30,7 @@ struct StatusReport {
         [
             "configuration": configuration,
             "configurationSources": JSONValue(origins),
+            "cacheProtection": cacheProtection ?? .null,
             "engine": engine == .agent ? "agent" : "inProcess",
             "agent": ["socket": .string(agentSocket), "state": .string(agentStateName), "detail": JSONValue(agentDetail)],
             "accounts": .array(
@@ -44,18 +47,14 @@ struct StatusReport {
     }
 
     func text(now: Int64) -> String {
-        let cache = configuration["cache"]
         let cacheText: String =
-            if let path = cache?["path"]?.stringValue {
-                cache?["encryption"]?["keyFile"]?.stringValue.map { "\(path) (encrypted, key file \($0))" } ?? "\(path) (not encrypted)"
-            } else {
-                "in memory only"
-            }
+            if let path = configuration["cache"]?["path"]?.stringValue { "\(path) \(protectionText)" } else { "in memory only" }
         var lines = [
             "client id:  \(configuration["clientId"]?.stringValue ?? "-")",
             "authority:  \(configuration["authority"]?.stringValue ?? "-")",
             "scopes:     \(configuration["scopes"]?.arrayValue?.compactMap(\.stringValue).joined(separator: " ") ?? "-")",
             "cache:      \(cacheText)",
+            "key store:  \(keyStoreText)",
             "from:       \(origins.isEmpty ? "defaults" : origins.joined(separator: ", "))",
             "agent:      \(agentSocket) (\(agentDetail.map { "\(agentStateName): \($0)" } ?? agentStateName))",
             "engine:     \(engine == .agent ? "the agent" : "in this process")",
@@ -73,6 +72,39 @@ struct StatusReport {
         }
         return lines.joined(separator: "\n")
     }
+
+    /// Whether the file is encrypted, and by which layer's key.
+    private var protectionText: String {
+        let layer = cacheProtection?["layer"]?.stringValue
+        let onDisk: String =
+            switch cacheProtection?["encrypted"] {
+            case .bool(true)?: "(encrypted)"
+            case .bool(false)?: "(not encrypted)"
+            default: "(no file yet)"
+            }
+        guard let layer, layer != "plaintext" else { return "\(onDisk), plaintext chosen: cacheProtection \"plaintext\"" }
+        var text = "\(onDisk), key in \(Self.layerNames[layer] ?? layer)"
+        if layer == "keyFile", let file = configuration["cache"]?["encryption"]?["keyFile"]?.stringValue { text += " \(file)" }
+        if let aside = cacheProtection?["setAside"]?.stringValue {
+            text += "; a cache the new key cannot open (a reboot cleared the keyring) was set aside as \(aside): sign in again"
+        }
+        return text
+    }
+
+    /// The layers skipped before the one in use, and why.
+    private var keyStoreText: String {
+        let setting = cacheProtection?["setting"]?.stringValue ?? "-"
+        let skipped = (cacheProtection?["skipped"]?.arrayValue ?? []).compactMap { skip -> String? in
+            guard let layer = skip["layer"]?.stringValue, let reason = skip["reason"]?.stringValue else { return nil }
+            return "\(layer) skipped: \(reason)"
+        }
+        return (["cacheProtection \(setting)"] + skipped).joined(separator: "; ")
+    }
+
+    private static let layerNames = [
+        "secretService": "the Secret Service", "keyring": "the kernel keyring (persistent, this user)",
+        "keyFile": "the key file", "keyCommand": "the key command's output",
+    ]
 
     private var agentStateName: String {
         switch agentState {

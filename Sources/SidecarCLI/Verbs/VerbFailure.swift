@@ -40,6 +40,9 @@ struct VerbFailure: Error, Equatable {
             return VerbFailure(
                 message: "no client id configured: pass --client-id ID, or write {\"clientId\": \"ID\"} to "
                     + (UserPaths.defaultConfigFile() ?? "$XDG_CONFIG_HOME/auth-sidecar/config.json"))
+        case AuthErrorMapping.code(for: .cacheUnavailable) where error.data["layers"] != nil:
+            // The key store's own message (no service text in it): one line per layer tried.
+            return VerbFailure(message: String(error.message.filter { $0 != "\r" }))
         default:
             return VerbFailure(message: "\(oneLine(error.message)) (\(name))")
         }

@@ -76,6 +76,15 @@ final class VerbSession {
         }
     }
 
+    /// `initialize`'s `cacheProtection` member (what protects the file cache; `nil`: none).
+    var cacheProtection: JSONValue? {
+        get throws(VerbFailure) {
+            _ = try configuration
+            if case .success(let result)? = initialized { return result["cacheProtection"] }
+            return nil
+        }
+    }
+
     /// Runs a verb: opens the session, runs `body`, and turns a failure into its one line on
     /// stderr and its exit status.
     static func run(_ options: VerbOptions, _ body: (VerbSession) throws(VerbFailure) -> Void) throws {

@@ -1,6 +1,6 @@
 // Test helpers: the binary (skip when missing unless $CI), the mock identity platform, env.
 import { spawn } from 'node:child_process';
-import { existsSync, accessSync, constants, mkdtempSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, accessSync, constants, mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
@@ -52,9 +52,12 @@ export function baseEnv(dir = tmpDir()) {
   const env = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SCRIPTED_BROWSER_')) env[k] = v;
   mkdirSync(path.join(dir, 'home'), { recursive: true });
+  // No kernel keyring needed: the cache is plaintext, chosen in the default configuration file.
+  writeFileSync(path.join(dir, 'plaintext-config.json'), '{"cacheProtection": "plaintext"}');
   Object.assign(env, {
     HOME: path.join(dir, 'home'), XDG_CACHE_HOME: path.join(dir, 'xdg-cache'),
     AUTH_SIDECAR_POLICY_FILE: path.join(dir, 'no-such-policy.json'), AUTH_SIDECAR_NO_AGENT: '1',
+    AUTH_SIDECAR_CONFIG: path.join(dir, 'plaintext-config.json'),
   });
   return env;
 }
@@ -149,6 +152,7 @@ export async function startMock(timeoutMs = 15000) {
       return {
         clientId: CLIENT_ID, authority: `${ready.url}/common`, knownAuthorities: ['127.0.0.1'],
         graphEndpoint: `${ready.url}/`, cache: path.join(dir, 'cache.json'),
+        cacheProtection: 'plaintext', // chosen: the tests must not depend on a kernel keyring
       };
     },
   };

@@ -79,8 +79,13 @@ def base_env(tmp_path) -> dict:
            if not k.startswith("SCRIPTED_BROWSER_") and k != "AUTH_SIDECAR_SOCK"}
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
+    # The clients' tests need no kernel keyring: the cache is plaintext, chosen in the default
+    # configuration file (Tests/e2e_auth/test_keystore.py tests the key store).
+    config = tmp_path / "plaintext-config.json"
+    config.write_text('{"cacheProtection": "plaintext"}')
     env.update(HOME=str(home), XDG_CACHE_HOME=str(tmp_path / "xdg-cache"),
-               AUTH_SIDECAR_POLICY_FILE=str(tmp_path / "no-such-policy.json"), AUTH_SIDECAR_NO_AGENT="1")
+               AUTH_SIDECAR_POLICY_FILE=str(tmp_path / "no-such-policy.json"), AUTH_SIDECAR_NO_AGENT="1",
+               AUTH_SIDECAR_CONFIG=str(config))
     return env
 
 
@@ -170,4 +175,5 @@ def auth_env(base_env, mock, tmp_path):
 def auth_config(mock, tmp_path) -> dict:
     """initialize keys for the mock: client id, <mock>/common, the cache in tmp_path."""
     return dict(client_id=CLIENT_ID, authority=mock.url + "/common", known_authorities=["127.0.0.1"],
-                graph_endpoint=mock.url + "/", cache=str(tmp_path / "cache.json"))
+                graph_endpoint=mock.url + "/", cache=str(tmp_path / "cache.json"),
+                cache_protection="plaintext")  # chosen: the tests must not depend on a kernel keyring

@@ -1,0 +1,25 @@
+import JSON
+import TokenCache
+
+/// What protects the file cache, for `initialize`'s `cacheProtection` member and `status`:
+/// the setting, the layer holding the key, why the layers before it were skipped, and whether
+/// the file on disk is encrypted now (read when asked: a migration may have happened since).
+struct CacheProtectionReport: Sendable {
+    let setting: CacheProtection
+    let resolution: CacheKeyResolution
+    let store: FileTokenCacheStore
+
+    var json: JSONValue {
+        var object: JSONObject = [
+            "setting": .string(setting.name),
+            "layer": .string(resolution.layer.rawValue),
+            "skipped": .array(
+                resolution.skipped.map { ["layer": .string($0.layer.rawValue), "reason": .string($0.reason)] }),
+            "keyCreated": .bool(resolution.created),
+            "migrated": .bool(store.migratedPlaintext),
+        ]
+        object["encrypted"] = store.fileIsEncrypted().map(JSONValue.bool) ?? .null
+        object["setAside"] = store.setAsidePath.map(JSONValue.string) ?? .null
+        return .object(object)
+    }
+}

@@ -1,0 +1,89 @@
+import Testing
+
+@testable import TokenCache
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The key store's rules: layers in order, plaintext only when chosen, one message naming
+/// every layer; the file store's migration and set-aside on real files.
+@Suite struct KeyStoreTests {
+    let dir = TemporaryDirectory()
+
+    struct FakeSource: CacheKeySource {
+        let layer: CacheKeyLayer
+        let outcome: CacheKeyOutcome
+        func obtainKey() -> CacheKeyOutcome { outcome }
+    }
+
+    static let key = [UInt8](repeating: 9, count: 32)
+
+    @Test func theFirstLayerWithAKeyWinsAndTheOnesBeforeItSaySo() throws {
+        let sources: [any CacheKeySource] = [
+            FakeSource(layer: .secretService, outcome: .unavailable(reason: "no D-Bus", enable: "start one")),
+            FakeSource(layer: .keyring, outcome: .key(Self.key, created: true)),
+            FakeSource(layer: .keyFile, outcome: .key([1], created: false)),
+        ]
+        let resolution = try CacheKeyStore.resolve(.auto, sources: sources, cachePath: "/c")
+        #expect(resolution.layer == .keyring && resolution.created && resolution.encryption != nil)
+        #expect(resolution.skipped == [.init(layer: .secretService, reason: "no D-Bus", enable: "start one")])
+    }
+
+    @Test func nothingAvailableNamesEveryLayerAndThePlaintextLine() {
+        let sources = CacheKeyStore.sources(for: .auto, cachePath: "/c", keyFile: nil, keyCommand: nil)
+            .filter { $0.layer != .keyring }  // the kernel's answer is the e2e tests' business
+        #expect(sources.map(\.layer) == [.secretService, .keyFile, .keyCommand])
+        do {
+            _ = try CacheKeyStore.resolve(.auto, sources: sources, cachePath: "/c")
+            Issue.record("resolved with no layer")
+        } catch {
+            #expect(error.skipped.map(\.layer) == [.secretService, .keyFile, .keyCommand, .plaintext])
+            #expect(error.message.contains("secretService: not built in this version"))
+            #expect(error.message.contains("keyFile: not configured; to use it: \"cache\": {\"encryption\": {\"keyFile\""))
+            #expect(error.message.contains("plaintext: not chosen; to use it: \"cacheProtection\": \"plaintext\""))
+        }
+    }
+
+    @Test func aConfiguredKeyFileOrCommandIsTheOnlyLayerUnderAuto() {
+        #expect(CacheKeyStore.sources(for: .auto, cachePath: "/c", keyFile: "/k", keyCommand: nil).map(\.layer) == [.keyFile])
+        #expect(CacheKeyStore.sources(for: .auto, cachePath: "/c", keyFile: nil, keyCommand: ["p"]).map(\.layer) == [.keyCommand])
+        #expect(CacheKeyStore.sources(for: .only(.keyring), cachePath: "/c", keyFile: "/k", keyCommand: nil).map(\.layer) == [.keyring])
+    }
+
+    @Test func plaintextOnlyWhenChosen() throws {
+        let resolution = try CacheKeyStore.resolve(.only(.plaintext), sources: [], cachePath: "/c")
+        #expect(resolution.layer == .plaintext && resolution.encryption == nil)
+        #expect(CacheProtection(name: "plaintext") == .only(.plaintext) && CacheProtection(name: "auto") == .auto)
+        #expect(CacheProtection(name: "none") == nil)
+    }
+
+    @Test func aPlaintextCacheIsSealedInPlaceAtTheFirstRead() throws {
+        defer { dir.remove() }
+        let path = "\(dir.path)/cache.json"
+        try TokenCache(store: FileTokenCacheStore(path: path)).save(Fixture.record())
+        let plain = try #require(readBytes(path))
+        let key = try #require(AESGCMCacheEncryption(key: Self.key, layer: .keyring))
+        let store = FileTokenCacheStore(path: path, encryption: key)
+        #expect(try store.read { $0.accountList() }.count == 1)
+        #expect(store.migratedPlaintext && store.fileIsEncrypted() == true)
+        #expect(try key.open(try #require(readBytes(path))) == plain)
+        #expect(dir.entries().filter { !$0.hasSuffix(".lockfile") } == ["cache.json"])  // no plaintext copy left
+    }
+
+    @Test func anUnopenableCacheIsSetAsideOnlyWhenAskedTo() throws {
+        defer { dir.remove() }
+        let path = "\(dir.path)/cache.json"
+        let old = try #require(AESGCMCacheEncryption(key: Self.key, layer: .keyring))
+        try TokenCache(store: FileTokenCacheStore(path: path, encryption: old)).save(Fixture.record())
+        let sealed = try #require(readBytes(path))
+        let new = try #require(AESGCMCacheEncryption(key: [UInt8](repeating: 3, count: 32), layer: .keyring))
+        #expect(throws: TokenCacheError.self) { try FileTokenCacheStore(path: path, encryption: new).read { $0.accountList() } }
+        #expect(readBytes(path) == sealed)
+        let store = FileTokenCacheStore(path: path, encryption: new, setAsideUnopenable: true)
+        #expect(try store.read { $0.accountList() }.isEmpty)
+        let aside = try #require(store.setAsidePath)
+        #expect(readBytes(aside) == sealed && readBytes(path) == nil)
+        #expect(FileTokenCacheStore(path: path).setAsidePath == aside)  // a later process still sees it
+    }
+}

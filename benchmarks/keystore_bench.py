@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""Cold cached-token time per key store layer (issue #20): a fresh stdio process, spawned,
+asked one acquireTokenSilent whose token is in the cache, until its reply, median of N runs.
+
+Layers: plaintext (cacheProtection "plaintext"), keyring (the persistent kernel keyring),
+keyFile, keyCommand (`cat KEYFILE`: the cost of one spawn); with `--today-binary PATH`, also
+"today": a binary that predates the key store, on the plaintext file (its configuration has no
+cacheProtection key), for the before/after figure. The same cache (alice signed in through the
+bundled mock) is copied for each layer; the first run of each (which encrypts the copy in place)
+is not counted; the runs go round-robin over the layers, so a busy machine slows all alike.
+
+Usage: python3 benchmarks/keystore_bench.py [--binary PATH] [--today-binary PATH] [--runs N] [--layers a,b,...]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+
+from benchlib.harness import DEFAULT_BINARY, log, machine
+from benchlib.mock import CLIENT_ID, SCOPES, MockSession
+from benchlib.report import ms
+
+LAYERS = ["plaintext", "keyring", "keyFile", "keyCommand"]
+
+
+def layer_config(bench: MockSession, layer: str) -> str:
+    """A configuration for a copy of the signed-in cache, protected by `layer`."""
+    directory = os.path.join(bench.tmp, "layer-" + layer)
+    os.makedirs(directory, mode=0o700)
+    cache = os.path.join(directory, "cache.json")
+    shutil.copy(bench.cache, cache)
+    config = {"clientId": CLIENT_ID, "authority": bench.url + "/organizations", "knownAuthorities": ["127.0.0.1"],
+              "scopes": SCOPES, "cache": {"path": cache}}
+    key = os.path.join(directory, "cache.key")
+    with open(os.open(key, os.O_WRONLY | os.O_CREAT, 0o600), "wb") as f:
+        f.write(os.urandom(32))
+    if layer == "keyFile":
+        config["cache"]["encryption"] = {"keyFile": key}
+    elif layer == "keyCommand":
+        config["cache"]["encryption"] = {"keyCommand": ["cat", key]}
+    if layer != "today":
+        config["cacheProtection"] = "auto" if layer in ("keyFile", "keyCommand") else layer
+    path = os.path.join(directory, "config.json")
+    with open(path, "w") as f:
+        json.dump(config, f)
+    bench._configs[cache] = path  # the harness's fresh process reads this configuration
+    return cache
+
+
+def forget_keyring_key(cache: str) -> None:
+    """Removes the key this run put in the persistent keyring (keyctl, when installed)."""
+    if not shutil.which("keyctl"):
+        return
+    ring = subprocess.run(["keyctl", "get_persistent", "@u"], capture_output=True, text=True)
+    found = subprocess.run(["keyctl", "search", ring.stdout.strip(), "user", "auth-sidecar:cache-key:" + cache],
+                           capture_output=True, text=True)
+    if found.returncode == 0:
+        subprocess.run(["keyctl", "unlink", found.stdout.strip(), ring.stdout.strip()], capture_output=True)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--binary", default=DEFAULT_BINARY)
+    ap.add_argument("--runs", type=int, default=30)
+    ap.add_argument("--layers", default=",".join(LAYERS))
+    ap.add_argument("--today-binary", help="a binary from before the key store: adds the 'today' row")
+    a = ap.parse_args()
+    bench = MockSession(a.binary)
+    layers = a.layers.split(",") + (["today"] if a.today_binary else [])
+    caches, times = {}, {layer: [] for layer in layers}
+    try:
+        bench.start_mock()
+        bench.sign_in()
+        for layer in layers:
+            caches[layer] = layer_config(bench, layer)
+            bench.binary = a.today_binary if layer == "today" else a.binary
+            _, first = bench.sidecar_fresh(caches[layer])  # warm-up: migrates the copy
+            if not first.get("result", {}).get("fromCache"):
+                raise RuntimeError(f"{layer}: no cached token: {first}")
+        for _ in range(a.runs):
+            for layer in layers:
+                bench.binary = a.today_binary if layer == "today" else a.binary
+                t, r = bench.sidecar_fresh(caches[layer])
+                if not r.get("result", {}).get("fromCache"):
+                    raise RuntimeError(f"{layer}: no cached token: {r}")
+                times[layer].append(t)
+        rows = [(layer, statistics.median(times[layer]), open(caches[layer], "rb").read(9) == b"auth-side")
+                for layer in layers]
+    finally:
+        if "keyring" in caches:
+            forget_keyring_key(caches["keyring"])
+        bench.cleanup()
+    print(f"machine: {machine()}; {a.runs} runs per layer, round-robin")
+    print("| layer | cold cached token (median) | file encrypted |")
+    print("|---|---|---|")
+    for layer, median, encrypted in rows:
+        print(f"| {layer} | {ms(median)} | {'yes' if encrypted else 'no'} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
