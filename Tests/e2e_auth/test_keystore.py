@@ -31,6 +31,7 @@ import time
 import pytest
 
 from auth_e2e import ALICE, CLIENT_ID, process_env
+from connect_proxy import DefaultPort
 
 HEADER = b"auth-sidecar-aes256gcm-v1\n"
 KILL_ROUNDS = int(os.environ.get("KEYSTORE_KILL_ROUNDS", "15"))
@@ -105,9 +106,11 @@ needs_seccomp = pytest.mark.skipif(platform.machine() not in _SYSCALLS, reason="
 
 # --- the binary as the user runs it ---------------------------------------------------------
 
-def verb(sidecar_bin, mock, tmp_path, cache, *args, protection=None, preexec_fn=None, key_file=None):
-    """Runs a verb configured by a configuration file only (no agent, no D-Bus session)."""
-    config = {"clientId": CLIENT_ID, "authority": mock.url + "/organizations", "knownAuthorities": ["127.0.0.1"],
+def verb(sidecar_bin, mock, tmp_path, cache, *args, protection=None, preexec_fn=None, key_file=None, origin=None):
+    """Runs a verb configured by a configuration file only (no agent, no D-Bus session); with
+    `origin` (a DefaultPort), at https://localhost as MSAL for Python's cache names it."""
+    authority, known = (origin.url, origin.host) if origin else (mock.url, "127.0.0.1")
+    config = {"clientId": CLIENT_ID, "authority": authority + "/organizations", "knownAuthorities": [known],
               "cache": {"path": cache, **({"encryption": {"keyFile": key_file}} if key_file else {})}}
     if protection:
         config["cacheProtection"] = protection
@@ -116,6 +119,7 @@ def verb(sidecar_bin, mock, tmp_path, cache, *args, protection=None, preexec_fn=
     (home / "auth-sidecar" / "config.json").write_text(json.dumps(config))
     env = {k: v for k, v in no_dbus(process_env(mock, tmp_path)).items() if k != "AUTH_SIDECAR_SOCK"}
     env["XDG_CONFIG_HOME"] = str(home)
+    env.update(origin.env if origin else {})
     return subprocess.run([sidecar_bin, *args, *([] if args[:1] == ("cache",) else ["--no-agent"])], env=env,
                           capture_output=True, timeout=60, stdin=subprocess.DEVNULL, preexec_fn=preexec_fn)
 
@@ -256,7 +260,16 @@ def write_key(tmp_path) -> str:
 
 
 @pytest.fixture
-def plaintext_cache(mock, tmp_path, monkeypatch):
+def default_port(mock):
+    """The mock at https://localhost (port 443, through a CONNECT proxy): only on the default
+    port do MSAL for Python's cache and ours name the environment alike (test_origins.py)."""
+    served = DefaultPort(mock.host)
+    yield served
+    served.stop()
+
+
+@pytest.fixture
+def plaintext_cache(mock, tmp_path, monkeypatch, default_port):
     """(path, bytes, refresh tokens) of a plaintext cache MSAL for Python (unmodified) wrote:
     its interactive sign-in against the mock through the scripted browser, serialized."""
     msal = pytest.importorskip("msal")
@@ -275,7 +288,9 @@ def plaintext_cache(mock, tmp_path, monkeypatch):
     session = requests.Session()
     session.verify = mock.ca_file
     cache = msal.SerializableTokenCache()
-    app = msal.PublicClientApplication(CLIENT_ID, authority=mock.url + "/organizations", instance_discovery=False,
+    for name, value in default_port.env.items():
+        monkeypatch.setenv(name, value)
+    app = msal.PublicClientApplication(CLIENT_ID, authority=default_port.url + "/organizations", instance_discovery=False,
                                        http_client=session, token_cache=cache)
     assert "access_token" in app.acquire_token_interactive(["User.Read"], login_hint=ALICE, timeout=20)
     data = cache.serialize().encode()
@@ -288,10 +303,10 @@ def plaintext_cache(mock, tmp_path, monkeypatch):
     return str(path), data, secrets
 
 
-def test_a_plaintext_cache_is_encrypted_in_place_at_start_up(sidecar_bin, mock, tmp_path, plaintext_cache):
+def test_a_plaintext_cache_is_encrypted_in_place_at_start_up(sidecar_bin, mock, tmp_path, plaintext_cache, default_port):
     cache, data, secrets = plaintext_cache
     key = write_key(tmp_path)
-    status = status_json(sidecar_bin, mock, tmp_path, cache, key_file=key)
+    status = status_json(sidecar_bin, mock, tmp_path, cache, key_file=key, origin=default_port)
     protection = status["cacheProtection"]
     assert protection["migrated"] is True and protection["encrypted"] is True and protection["layer"] == "keyFile"
     assert [a["account"]["username"] for a in status["accounts"]] == [ALICE]
