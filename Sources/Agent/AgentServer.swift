@@ -57,6 +57,8 @@ public final class AgentServer: Sendable {
     private let logger: Logger
     private let applications = ApplicationRegistry()
     private let state = Mutex(State())
+    /// When this agent started (seconds since the epoch), for `initialize`'s `agent`.
+    private let startedAt = Int64(time(nil))
 
     public init(options: Options, logger: Logger) {
         self.options = options
@@ -133,6 +135,9 @@ public final class AgentServer: Sendable {
         var serviceOptions = SidecarService.Options()
         serviceOptions.applications = applications
         serviceOptions.maxMessageSize = options.maxMessageSize
+        serviceOptions.agentInfo = { [self] in
+            ["pid": .int(Int64(getpid())), "startedAt": .int(startedAt), "connections": .int(Int64(connectionCount))]
+        }
         let connectionLogger = Logger(label: "auth-sidecar.agent.\(peer.pid)")
         let service: SidecarService
         do throws(RPCError) {

@@ -23,6 +23,9 @@ public final class SidecarService: RPCService, Sendable {
         /// The server's message limit (`--max-message-size`): also the largest Graph answer
         /// `callGraph` relays (its reply is one message).
         public var maxMessageSize = 4 << 20
+        /// The agent serving this session, as `initialize` reports it (`agent`: since when,
+        /// how many connections); `nil` in the stdio mode.
+        public var agentInfo: (@Sendable () -> JSONValue)?
         public init() {}
     }
 
@@ -140,6 +143,7 @@ public final class SidecarService: RPCService, Sendable {
             "configuration": configuration.json,
         ]
         result["cacheProtection"] = configured.methods.cacheProtection?.json
+        result["agent"] = options.agentInfo?()
         return .object(result)
     }
 }
