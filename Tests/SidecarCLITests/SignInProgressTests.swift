@@ -13,9 +13,8 @@ import Testing
 
     @Test func aTerminalGetsOneUpdatingLineAndColour() {
         let output = Output()
-        let progress = SignInProgress(style: .init(terminal: true, colour: true), now: { 1000 }) { text in
-            output.text.withLock { $0 += text }
-        }
+        let progress = SignInProgress(
+            style: .init(terminal: true, colour: true), now: { 1000 }, write: { text in output.text.withLock { $0 += text } })
         progress.deviceCode(userCode: "ABCD", verificationUri: "https://h/devicelogin", expiresOn: 1000 + 905)
         progress.finish()
         let text = output.value
@@ -26,9 +25,8 @@ import Testing
 
     @Test func plainLinesWithoutATerminal() {
         let output = Output()
-        let progress = SignInProgress(style: .init(terminal: false, colour: false), now: { 1000 }) { text in
-            output.text.withLock { $0 += text }
-        }
+        let progress = SignInProgress(
+            style: .init(terminal: false, colour: false), now: { 1000 }, write: { text in output.text.withLock { $0 += text } })
         progress.deviceCode(userCode: "ABCD", verificationUri: "https://h/devicelogin", expiresOn: 1000 + 905)
         progress.finish()
         #expect(
