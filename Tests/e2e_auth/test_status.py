@@ -44,13 +44,16 @@ def test_nobody_signed_in_exits_2_with_the_report(verbs):
     assert report["signedIn"] is False and report["accounts"] == []
 
 
-def test_a_revoked_refresh_token_is_sign_in_needed(verbs, mock):
+def test_a_revoked_session_is_sign_in_needed_with_the_account_and_why(verbs, mock):
+    mock.admin.config(access_token_lifetime=120)  # inside the 5-minute margin: every request refreshes
     verbs.ok("login")
-    mock.admin.call("revoke", {"username": ALICE})
-    assert verbs.run("token", "--force-refresh").returncode == SIGN_IN_NEEDED
-    os.remove(verbs.cache)  # nothing cached either: the current account is gone
+    mock.admin.revoke(username=ALICE, reason="revoked")
     p = verbs.run("status")
-    assert p.returncode == SIGN_IN_NEEDED, p.stdout
+    assert p.returncode == SIGN_IN_NEEDED, (p.stdout, p.stderr)
+    assert f"account:    {ALICE} (current), sign-in needed, tenant {CONTOSO_TID}" in p.stdout
+    assert re.search(rf"^last refresh: failed \d+ s ago for {re.escape(ALICE)}: .*AADSTS50173.* \(interactionRequired\)$",
+                     p.stdout, re.M), p.stdout
+    assert p.stderr.strip().splitlines()[-1] == "auth-sidecar: a sign-in is needed; run 'auth-sidecar login'"
 
 
 def test_the_last_failed_refresh_is_shown_until_a_refresh_works(verbs, mock):

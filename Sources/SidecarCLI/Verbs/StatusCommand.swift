@@ -46,7 +46,7 @@ struct StatusCommand: ParsableCommand {
         let currentID = (try? current.get())?["account"]?["homeAccountId"]
         var statuses: [StatusReport.AccountStatus] = []
         for account in accounts {
-            let isCurrent = currentID != nil && account["homeAccountId"] == currentID
+            let isCurrent = (currentID != nil && account["homeAccountId"] == currentID) || account["isCurrent"] == true
             let outcome =
                 isCurrent
                 ? current
