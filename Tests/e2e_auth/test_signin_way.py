@@ -239,3 +239,13 @@ def test_no_color_keeps_the_terminal_plain(verbs, mock):
     shown = pty_login(verbs, mock, {**verbs.env, "TERM": "xterm", "NO_COLOR": "1"})
     assert "\x1b" not in shown, shown
     assert re.search(r"\rauth-sidecar: waiting for the sign-in; the code expires in \d+:\d\d ", shown), shown  # still a terminal
+
+
+def test_kubectl_credential_says_the_same_when_the_device_code_is_refused(verbs, mock):
+    mock.admin.fault(endpoint="token:device_code", type="status", status=400, times=-1,
+                     body={"error": "invalid_grant", "error_codes": [53003],
+                           "error_description": "AADSTS53003: Access has been blocked by Conditional Access policies."})
+    info = {"kind": "ExecCredential", "apiVersion": "client.authentication.k8s.io/v1", "spec": {"interactive": True}}
+    p = verbs.run("kubectl-credential", env={"KUBERNETES_EXEC_INFO": json.dumps(info)})
+    assert p.returncode == FAILURE and p.stdout == "", p.stderr
+    assert "refused the device code sign-in (AADSTS53003" in p.stderr and "agent forwarding" in p.stderr
