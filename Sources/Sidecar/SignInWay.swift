@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// The facts an interactive sign-in chooses its way from: a display or `$BROWSER`, WSL and
 /// its Windows browser launchers, an SSH session. Read once by ``current(procVersion:)``; tests
 /// build it by hand.
@@ -41,7 +47,8 @@ public struct SignInEnvironment: Sendable, Equatable {
         return SignInEnvironment(
             browser: .current(), display: display.map { "\($0)=\(environment.value($0) ?? "")" }, wsl: wsl,
             windowsLauncher: wsl == nil ? nil : windowsLaunchers.first { environment.which($0) != nil },
-            ssh: ssh, sshHost: sshHost(connection: environment.value("SSH_CONNECTION"), user: environment.value("USER")))
+            ssh: ssh,
+            sshHost: sshHost(connection: environment.value("SSH_CONNECTION"), user: environment.value("USER"), hostName: hostName()))
     }
 
     /// `/proc/version`, or the file `AUTH_SIDECAR_TEST_PROC_VERSION` names (tests only).
@@ -49,12 +56,19 @@ public struct SignInEnvironment: Sendable, Equatable {
         ProcessEnvironment.readTextFile(ProcessEnvironment.value("AUTH_SIDECAR_TEST_PROC_VERSION") ?? "/proc/version", limit: 4096)
     }
 
-    /// `user@server-address` from `SSH_CONNECTION` (`client port server port`), else `THIS-HOST`.
-    static func sshHost(connection: String?, user: String?) -> String {
+    /// `user@server-address` from `SSH_CONNECTION` (`client port server port`), else this
+    /// machine's host name, else `THIS-HOST`.
+    static func sshHost(connection: String?, user: String?, hostName: String? = nil) -> String {
         let fields = connection?.split(separator: " ") ?? []
-        guard fields.count >= 3 else { return "THIS-HOST" }
+        guard fields.count >= 3 else { return hostName.flatMap { $0.isEmpty ? nil : $0 } ?? "THIS-HOST" }
         let address = fields[2].contains(":") ? "[\(fields[2])]" : String(fields[2])
         return user.map { "\($0)@\(address)" } ?? address
+    }
+
+    private static func hostName() -> String? {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return nil }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }
 

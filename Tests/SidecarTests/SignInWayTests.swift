@@ -50,6 +50,7 @@ import Testing
         #expect(SignInEnvironment.sshHost(connection: "10.0.0.9 50000 10.0.0.5 22", user: "me") == "me@10.0.0.5")
         #expect(SignInEnvironment.sshHost(connection: "::1 50000 fe80::1 22", user: nil) == "[fe80::1]")
         #expect(SignInEnvironment.sshHost(connection: nil, user: "me") == "THIS-HOST")
+        #expect(SignInEnvironment.sshHost(connection: nil, user: "me", hostName: "build-7") == "build-7")
     }
 
     @Test func procVersionIsReadThroughTheSeam() {
