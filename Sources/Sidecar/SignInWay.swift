@@ -133,7 +133,8 @@ public struct SignInWay: Sendable, Equatable {
                 reason: "over SSH (\(ssh) is set) with no forwarded display; --browser --redirect-port N for a browser through ssh -L")
         }
         if let display = environment.display {
-            return SignInWay(method: .deviceCode, reason: "a display (\(display)) but no xdg-open and no $BROWSER; --browser to open the URL yourself")
+            return SignInWay(
+                method: .deviceCode, reason: "a display (\(display)) but no xdg-open and no $BROWSER; --browser to open the URL yourself")
         }
         return SignInWay(method: .deviceCode, reason: "no display (DISPLAY, WAYLAND_DISPLAY) and no $BROWSER; --browser to open the URL yourself")
     }

@@ -39,7 +39,8 @@ import Testing
         #expect(SignInWay.choose(ssh, forced: .browser).method == .printedURL)
         #expect(SignInWay.choose(SignInEnvironment(browser: Self.headless)).reason.hasPrefix("no display"))
         let noOpener = BrowserAvailability(headless: false, browserVariableSet: false, browserCommand: nil)
-        #expect(SignInWay.choose(SignInEnvironment(browser: noOpener, display: "DISPLAY=:1")).reason.hasPrefix("a display (DISPLAY=:1) but no xdg-open"))
+        #expect(
+            SignInWay.choose(SignInEnvironment(browser: noOpener, display: "DISPLAY=:1")).reason.hasPrefix("a display (DISPLAY=:1) but no xdg-open"))
     }
 
     @Test func forcedWaysWin() {
