@@ -156,7 +156,7 @@ final class VerbSession {
         let session = VerbSession(
             client: client, connection: connection, agentSocket: socket, sources: sources, useAgent: useAgent,
             initializeID: initializeID, logger: logger, output: output)
-        session.use(URLOpener.system())
+        session.use(nil)
         let progress = session.progress
         client.onNotification = { method, params in
             guard method == "deviceCode" else { return }
@@ -169,10 +169,12 @@ final class VerbSession {
         return session
     }
 
-    /// Answers `openUrl` with `opener` from now on.
-    func use(_ opener: URLOpener) {
+    /// Answers `openUrl` with `opener` from now on (`nil`: the browser `--browser` would use,
+    /// looked up only when a URL comes, so a verb that signs nobody in reads no more).
+    func use(_ opener: URLOpener?) {
         client.onRequest = { method, params in
-            method == "openUrl" ? opener.handle(params) : .failure(.methodNotFound(method))
+            guard method == "openUrl" else { return .failure(.methodNotFound(method)) }
+            return (opener ?? URLOpener.system()).handle(params)
         }
     }
 
