@@ -123,7 +123,9 @@ final class VerbSession {
         return try Self.connect(sources: sources, useAgent: useAgent, logger: logger, output: output)
     }
 
-    private static func connect(
+    /// A session with these sources, for a verb that opens several (`profiles`): it reserves
+    /// stdout and makes the logger once itself.
+    static func connect(
         sources: ConfigurationSources, useAgent: Bool, logger: Logger, output: Int32
     ) throws(VerbFailure) -> VerbSession {
         let socket = UserPaths.agentSocket()
@@ -137,10 +139,12 @@ final class VerbSession {
         client.onNotification = { method, params in
             if method == "deviceCode", let message = params?["message"]?.stringValue { Console.say(message) }
         }
-        var params = sources.overrides
-        params.browser = .client
+        var overrides = sources.overrides
+        overrides.browser = .client
+        var params = overrides.json.objectValue ?? [:]
+        if let profile = sources.profile { params["profile"] = .string(profile) }  // the agent layers it over that profile
         let initializeID: RequestID
-        do { initializeID = try client.sendRequest("initialize", params: params.json) } catch {
+        do { initializeID = try client.sendRequest("initialize", params: .object(params)) } catch {
             throw .connection(error, engine: connection.engine)
         }
         return VerbSession(
