@@ -67,16 +67,14 @@ public struct ConfigurationFile: Sendable, Equatable {
 
     /// The keys of profile `name` (its own over the shared ones, its cache file filled in).
     /// - Throws: -32602 for a name the file does not have, listing the ones it has.
-    public func overrides(ofProfile name: String, environment: [String: String] = ProcessEnvironment.all()) throws(RPCError)
-        -> ConfigurationOverrides
-    {
+    public func overrides(ofProfile name: String) throws(RPCError) -> ConfigurationOverrides {
         guard hasProfiles else {
             guard name == Self.implicitProfile else { throw unknownProfile(name) }
             return shared
         }
         guard let own = profiles[name] else { throw unknownProfile(name) }
         var keys = own.merged(over: shared)
-        if keys.cache == nil { keys.cache = .file(path: Configuration.defaultCachePath(profile: name, environment: environment)) }
+        if keys.cache == nil { keys.cache = .file(path: Configuration.defaultCachePath(profile: name)) }
         return keys
     }
 

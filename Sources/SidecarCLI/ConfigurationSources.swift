@@ -38,8 +38,10 @@ struct ConfigurationSources: Equatable {
             let file = try readFile(path, flag: options.config == nil ? "the default configuration file" : "--config file")
             sources.origins.append("file \(path)")
             sources.profiles.file = file
+            for name in file.profileNames { sources.profiles.bases[name] = try file.overrides(ofProfile: name) }
             if let name = named ?? file.defaultProfileName {
-                base = try file.overrides(ofProfile: name)
+                guard let keys = sources.profiles.bases[name] else { throw file.unknownProfile(name) }
+                base = keys
                 sources.profile = file.hasProfiles ? name : nil
             } else if requireProfile {
                 throw file.noDefaultProfile
@@ -53,9 +55,7 @@ struct ConfigurationSources: Equatable {
         let fromFlags = try flagOverrides(options)
         sources.overrides = fromFlags.merged(over: base)
         sources.profiles.flags = fromFlags
-        if let file = sources.profiles.file {
-            for name in file.profileNames { sources.profiles.bases[name] = fromFlags.merged(over: try file.overrides(ofProfile: name)) }
-        }
+        sources.profiles.bases = sources.profiles.bases.mapValues { fromFlags.merged(over: $0) }
         let flags: [(String, Bool)] = [
             ("--client-id", options.clientID != nil), ("--authority", options.authority != nil),
             ("--cache", options.cache != nil), ("--cache-protection", options.cacheProtection != nil),
