@@ -19,7 +19,8 @@ public struct ConfigurationOptions: ParsableArguments {
     @Option(
         help: ArgumentHelp(
             "A named profile of the configuration file (its \"profiles\"); default $AUTH_SIDECAR_PROFILE, else the file's defaultProfile.",
-            valueName: "name"))
+            valueName: "name"),
+        completion: .custom { _, _, _ in ConfigurationSources.profileNames() })
     var profile: String?
 
     @Option(help: ArgumentHelp("The token cache file, or 'memory' for no persistence.", valueName: "path"))

@@ -77,6 +77,18 @@ struct ConfigurationSources: Equatable {
         return other
     }
 
+    /// The default configuration file's profile names, for shell completion (none when it
+    /// cannot be read).
+    static func profileNames() -> [String] {
+        (try? load(LaunchOptions(), requireProfile: false, environment: environmentIgnoringProfile))?.profiles.file?.profileNames ?? []
+    }
+
+    /// The environment without `$AUTH_SIDECAR_PROFILE`: listing and choosing profiles works
+    /// whatever profile this shell has chosen (even one since removed from the file).
+    static func environmentIgnoringProfile(_ name: String) -> String? {
+        name == ConfigurationFile.environmentVariable ? nil : ProcessEnvironment.value(name)
+    }
+
     private static func flagOverrides(_ options: LaunchOptions) throws(RPCError) -> ConfigurationOverrides {
         var fromFlags = ConfigurationOverrides()
         fromFlags.clientId = options.clientID

@@ -156,3 +156,29 @@ def test_initialize_refuses_an_unknown_profile_listing_the_known_ones(profiles):
     error = json.loads(p.stdout)["error"]
     assert error["code"] == -32602 and error["data"]["member"] == "profile", error
     assert "unknown profile 'nope'" in error["message"] and "work, lab" in error["message"]
+
+
+def test_an_agent_started_with_a_profile_gives_it_to_sessions_that_name_none(profiles):
+    path = os.path.join(profiles.env["XDG_RUNTIME_DIR"], "auth-sidecar", "agent.sock")
+    agent = RunningAgent(profiles.binary, path, {**profiles.env, "AUTH_SIDECAR_PROFILE": "lab"}, profiles.tmp / "agent.log")
+    try:
+        bare = silent_over(path, {})
+        assert bare["initialize"]["profile"] == "lab"
+        assert who(bare["token"]["result"]["accessToken"]) == (BOB, LAB_CLIENT)
+        assert who(profiles.ok("token")) == (ALICE, CLIENT_ID)  # a verb sends its own (default) profile
+        listed = {p["name"]: p["account"]["username"] for p in json.loads(profiles.ok("profiles", "--output", "json"))["profiles"]}
+        assert listed == {"work": ALICE, "lab": BOB}
+        assert agent.connections == 4
+    finally:
+        agent.close()
+
+
+def test_shell_completion_offers_the_files_profiles(verbs, mock):
+    write_profiles(verbs)
+    for shell in ("bash", "zsh", "fish"):
+        script = verbs.ok("--generate-completion-script", shell)
+        assert "--profile" in script and "---completion" in script, shell
+    # what the scripts run for `auth-sidecar token --profile <TAB>` and `profiles use <TAB>`
+    for words in (["token", "--", "--profile", "3", "0", "token", "--profile", ""],
+                  ["profiles", "use", "--", "positional@0", "3", "0", "profiles", "use", ""]):
+        assert verbs.ok("---completion", *words).split() == ["work", "lab"], words

@@ -10,19 +10,15 @@ import Sidecar
 /// `profiles use NAME`: the configuration file rewritten with `defaultProfile` set
 /// (``DefaultProfileEdit``: every other byte kept), replacing the old file atomically.
 enum ProfileFileRewrite {
-    /// The environment without `$AUTH_SIDECAR_PROFILE`: listing and choosing profiles works
-    /// whatever profile this shell has chosen (even one since removed from the file).
-    static func environmentIgnoringProfile(_ name: String) -> String? {
-        name == ConfigurationFile.environmentVariable ? nil : ProcessEnvironment.value(name)
-    }
-
     /// Sets the file's default profile to `name`.
     /// - Returns: the file's path.
     static func setDefault(_ name: String, options: LaunchOptions) throws(VerbFailure) -> String {
         var launch = options
         launch.profile = nil
         let sources: ConfigurationSources
-        do { sources = try ConfigurationSources.load(launch, requireProfile: false, environment: environmentIgnoringProfile) } catch {
+        do {
+            sources = try ConfigurationSources.load(launch, requireProfile: false, environment: ConfigurationSources.environmentIgnoringProfile)
+        } catch {
             throw VerbFailure(message: error.message)
         }
         guard let file = sources.profiles.file else {

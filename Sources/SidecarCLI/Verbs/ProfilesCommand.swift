@@ -28,7 +28,7 @@ struct ProfilesCommand: ParsableCommand {
         plain.launch.profile = nil
         let sources: ConfigurationSources
         do {
-            sources = try ConfigurationSources.load(plain.launch, requireProfile: false, environment: ProfileFileRewrite.environmentIgnoringProfile)
+            sources = try ConfigurationSources.load(plain.launch, requireProfile: false, environment: ConfigurationSources.environmentIgnoringProfile)
         } catch {
             Console.say(error.message)
             throw ExitCode(VerbFailure.failureStatus)
@@ -98,7 +98,7 @@ struct ProfilesUseCommand: ParsableCommand {
             verbs and stdio processes send their own profile, so they follow the new default at once.
             """)
 
-    @Argument(help: ArgumentHelp("The profile's name.", valueName: "name"))
+    @Argument(help: ArgumentHelp("The profile's name.", valueName: "name"), completion: .custom { _, _, _ in ConfigurationSources.profileNames() })
     var name: String
 
     @ParentCommand var profiles: ProfilesCommand
