@@ -16,7 +16,7 @@ import Sidecar
 struct ConfigurationSources: Equatable {
     /// The layered keys (file below flags).
     var overrides = ConfigurationOverrides()
-    /// Where the keys came from, lowest precedence first: `file PATH`, then the flags used.
+    /// Where the keys came from, lowest precedence first: `file PATH`, `profile NAME`, then the flags used.
     var origins: [String] = []
     /// The named profile chosen (`nil`: a flat file, no file, or several profiles and none chosen).
     var profile: String?
@@ -43,6 +43,7 @@ struct ConfigurationSources: Equatable {
                 guard let keys = sources.profiles.bases[name] else { throw file.unknownProfile(name) }
                 base = keys
                 sources.profile = file.hasProfiles ? name : nil
+                if file.hasProfiles { sources.origins.append("profile \(name)") }
             } else if requireProfile {
                 throw file.noDefaultProfile
             } else {
@@ -74,6 +75,7 @@ struct ConfigurationSources: Equatable {
         }
         other.overrides = keys
         other.profile = profiles.file?.hasProfiles == true ? name : nil
+        other.origins = origins.map { $0.hasPrefix("profile ") ? "profile \(name)" : $0 }
         return other
     }
 

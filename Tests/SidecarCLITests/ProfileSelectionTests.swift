@@ -66,6 +66,7 @@ import Testing
         }
         #expect(path.hasSuffix("/auth-sidecar/msal_token_cache.work.json"))
         #expect(sources.profiles.bases.keys.sorted() == ["b2c-test", "work"])
+        #expect(sources.origins.last == "profile work")
     }
 
     @Test func theFlagThenTheVariableChooseAProfile() throws {

@@ -69,6 +69,10 @@ def test_each_profile_has_its_own_sign_in_token_and_cache(profiles):
     assert BOB in profiles.ok("cache", "export", "--plaintext", "--profile", "lab")
     credential = json.loads(profiles.ok("kubectl-credential", "--profile", "lab", "--scope", "User.Read"))
     assert who(credential["status"]["token"]) == (BOB, LAB_CLIENT)
+    status = json.loads(profiles.ok("status", "--output", "json", env={"AUTH_SIDECAR_PROFILE": "lab"}))
+    assert status["configurationSources"] == [f"file {profiles.config_file}", "profile lab"]
+    assert status["configuration"]["clientId"] == LAB_CLIENT
+    assert status["configuration"]["cache"]["path"] == cache_file(profiles, "lab")
 
 
 def test_profiles_lists_each_with_its_account_and_use_switches_the_default(profiles):
