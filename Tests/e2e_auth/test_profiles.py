@@ -186,3 +186,23 @@ def test_shell_completion_offers_the_files_profiles(verbs, mock):
     for words in (["token", "--", "--profile", "3", "0", "token", "--profile", ""],
                   ["profiles", "use", "--", "positional@0", "3", "0", "profiles", "use", ""]):
         assert verbs.ok("---completion", *words).split() == ["work", "lab"], words
+
+
+def test_profiles_use_rewrites_a_linked_file_in_place_keeping_its_mode(verbs, mock):
+    """A dotfiles manager's link stays a link; the target keeps its mode; nothing is left beside it."""
+    real_dir = verbs.tmp / "dotfiles"
+    real_dir.mkdir()
+    real = real_dir / "auth-sidecar.json"
+    text = write_profiles(verbs)
+    os.unlink(verbs.config_file)
+    real.write_bytes(text.replace(b'  "defaultProfile": "work"\n', b'  "scopes": ["User.Read"]\n'))
+    os.chmod(real, 0o640)
+    os.symlink(real, verbs.config_file)
+    before = real.read_bytes()
+    assert b"defaultProfile" not in before
+    assert verbs.ok("profiles", "use", "lab", "--output", "json") == json.dumps(
+        {"file": verbs.config_file, "defaultProfile": "lab"}, separators=(",", ":")) + "\n"
+    assert os.path.islink(verbs.config_file) and os.stat(real).st_mode & 0o777 == 0o640
+    assert real.read_bytes() == before.replace(b'{\n', b'{\n  "defaultProfile": "lab",\n', 1)
+    assert sorted(os.listdir(real_dir)) == ["auth-sidecar.json"]
+    assert json.loads(verbs.ok("profiles", "--output", "json"))["defaultProfile"] == "lab"
