@@ -28,6 +28,11 @@ public final class AgentServer: Sendable {
         public var idleTimeout: Duration?
         /// Configuration every session starts with (`--config`, flags), before its own.
         public var startup = ConfigurationOverrides()
+        /// The profile ``startup`` is (`nil`: a flat file, or none).
+        public var startupProfile: String?
+        /// Every profile of the configuration file: a session's `initialize` (or preamble)
+        /// `profile` chooses one, so the agent serves them all at once.
+        public var profiles = ProfileTable()
         public var maxMessageSize = 4 << 20
         /// How long SIGTERM lets requests in flight finish before cancelling them.
         public var drainTimeout: Duration = .seconds(10)
@@ -141,8 +146,12 @@ public final class AgentServer: Sendable {
         let connectionLogger = Logger(label: "auth-sidecar.agent.\(peer.pid)")
         let service: SidecarService
         do throws(RPCError) {
-            let own = try StartupPreamble.read(from: fd) ?? ConfigurationOverrides()
-            serviceOptions.startup = own.merged(over: options.startup)
+            let own = try StartupPreamble.read(from: fd)
+            let given = own?.overrides ?? ConfigurationOverrides()
+            serviceOptions.startup = given.merged(
+                over: try options.profiles.base(profile: own?.profile, given: given, startup: options.startup))
+            serviceOptions.startupProfile = own?.profile ?? options.startupProfile
+            serviceOptions.profiles = options.profiles
             service = try SidecarService(options: serviceOptions, logger: connectionLogger)
         } catch {
             StartupPreamble.refuse(fd, error)

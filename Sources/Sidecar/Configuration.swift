@@ -73,6 +73,13 @@ public struct Configuration: Sendable, Equatable {
         return base + "/auth-sidecar/msal_token_cache.json"
     }
 
+    /// A named profile's own cache file: `msal_token_cache.NAME.json` beside the default one
+    /// (``ConfigurationFile``: profiles do not share accounts unless their `cache` says so).
+    public static func defaultCachePath(profile: String, environment: [String: String] = ProcessEnvironment.all()) -> String {
+        let shared = defaultCachePath(environment: environment)
+        return String(shared.dropLast(".json".count)) + ".\(profile).json"
+    }
+
     /// The configuration as `initialize` reports it back (no secrets exist in it).
     public var json: JSONValue {
         guard case .object(var object) = baseJSON else { return baseJSON }

@@ -10,6 +10,10 @@ public final class SidecarService: RPCService, Sendable {
     public struct Options: Sendable {
         /// Configuration from the command line and `--config` (may lack a client ID).
         public var startup = ConfigurationOverrides()
+        /// The profile ``startup`` is (`nil`: a flat file, or none).
+        public var startupProfile: String?
+        /// The profiles `initialize`'s `profile` may choose.
+        public var profiles = ProfileTable()
         /// Offer `diagnostics/sleep` and `diagnostics/echo` (for engine tests).
         public var diagnostics = false
         /// Where applications are built: shared by every connection of an agent, so
@@ -124,8 +128,11 @@ public final class SidecarService: RPCService, Sendable {
     ]
 
     private func initialize(_ params: JSONValue?) throws -> JSONValue {
-        let overrides = try ConfigurationOverrides(params: params, alsoAllowed: Self.editorInitializeKeys)
-        let configuration = try overrides.merged(over: options.startup).resolved()
+        let overrides = try ConfigurationOverrides(params: params, alsoAllowed: Self.editorInitializeKeys.union(["profile"]))
+        let profile: String? = try Params(params, allowed: ConfigurationOverrides.keys.union(Self.editorInitializeKeys).union(["profile"]))
+            .optional("profile")
+        let base = try options.profiles.base(profile: profile, given: overrides, startup: options.startup)
+        let configuration = try overrides.merged(over: base).resolved()
         let configured = try Self.configure(configuration, options: options, logger: logger)
         try session.initialize(with: configured)
         logger.info("initialized", metadata: ["authority": "\(configuration.authority)"])
@@ -144,6 +151,7 @@ public final class SidecarService: RPCService, Sendable {
         ]
         result["cacheProtection"] = configured.methods.cacheProtection?.json
         result["agent"] = options.agentInfo?()
+        result["profile"] = (profile ?? options.startupProfile).map(JSONValue.string)
         return .object(result)
     }
 }

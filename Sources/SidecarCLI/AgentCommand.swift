@@ -44,6 +44,12 @@ struct AgentCommand: ParsableCommand {
     @Option(help: ArgumentHelp("A JSON file with configuration keys (default: the user's config file).", valueName: "file"))
     var config: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "The profile a session that names none starts with (default $AUTH_SIDECAR_PROFILE, else the file's defaultProfile); every profile is served.",
+            valueName: "name"))
+    var profile: String?
+
     @Option(help: ArgumentHelp("The token cache file, or 'memory'.", valueName: "path"))
     var cache: String?
 
@@ -66,6 +72,7 @@ struct AgentCommand: ParsableCommand {
     func run() throws {
         var launch = LaunchOptions(clientID: clientID, authority: authority, config: config, cache: cache, logLevel: logLevel)
         launch.cacheProtection = cacheProtection
+        launch.profile = profile
         launch.agentSocket = socket
         launch.agentIdleTimeout = idleTimeout
         launch.agentMaxConnections = maxConnections

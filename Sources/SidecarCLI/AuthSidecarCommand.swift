@@ -35,7 +35,8 @@ public struct AuthSidecarCommand: ParsableCommand {
         version: VersionText.line,
         // The shell verbs, in the order `--help` lists them, then the agent.
         subcommands: [
-            TokenCommand.self, LoginCommand.self, LogoutCommand.self, AccountsCommand.self, StatusCommand.self, CacheCommand.self,
+            TokenCommand.self, LoginCommand.self, LogoutCommand.self, AccountsCommand.self, ProfilesCommand.self, StatusCommand.self,
+            CacheCommand.self,
             GitCredentialCommand.self, KubectlCredentialCommand.self, ManagedIdentityCommand.self, AzdAuthServerCommand.self,
             AgentCommand.self,
         ])

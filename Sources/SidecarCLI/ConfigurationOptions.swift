@@ -16,6 +16,13 @@ public struct ConfigurationOptions: ParsableArguments {
             valueName: "file"))
     var config: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "A named profile of the configuration file (its \"profiles\"); default $AUTH_SIDECAR_PROFILE, else the file's defaultProfile.",
+            valueName: "name"),
+        completion: .custom { _, _, _ in ConfigurationSources.profileNames() })
+    var profile: String?
+
     @Option(help: ArgumentHelp("The token cache file, or 'memory' for no persistence.", valueName: "path"))
     var cache: String?
 
@@ -47,6 +54,7 @@ public struct ConfigurationOptions: ParsableArguments {
             clientID: clientID, authority: authority, config: config, cache: cache, logLevel: logLevel,
             httpTimeoutSeconds: httpTimeoutSeconds, interactiveTimeoutSeconds: interactiveTimeoutSeconds)
         options.cacheProtection = cacheProtection
+        options.profile = profile
         return options
     }
 }

@@ -9,36 +9,54 @@ import Sidecar
 #endif
 
 /// The configuration the command line chooses, and where it came from: the `--config`
-/// file, else the default file (`UserPaths.defaultConfigFile()`) when it exists, overlaid
-/// with `--client-id`, `--authority`, `--cache` and the time limits. The stdio mode and the
-/// verbs both read it here.
+/// file, else the default file (`UserPaths.defaultConfigFile()`) when it exists, its profile
+/// (`--profile`, else `$AUTH_SIDECAR_PROFILE`, else the file's default; ``ConfigurationFile``),
+/// overlaid with `--client-id`, `--authority`, `--cache` and the time limits. The stdio mode
+/// and the verbs both read it here.
 struct ConfigurationSources: Equatable {
     /// The layered keys (file below flags).
     var overrides = ConfigurationOverrides()
-    /// Where the keys came from, lowest precedence first: `file PATH`, then the flags used.
+    /// Where the keys came from, lowest precedence first: `file PATH`, `profile NAME`, then the flags used.
     var origins: [String] = []
+    /// The named profile chosen (`nil`: a flat file, no file, or several profiles and none chosen).
+    var profile: String?
+    /// Every profile of the file, each with the flags over it (what an engine serves).
+    var profiles = ProfileTable()
 
-    /// - Throws: -32602 when the file cannot be read or is not a valid configuration object.
+    /// - Parameter requireProfile: refuse a file with several profiles, none chosen and no
+    ///   default (the verbs); the stdio mode and the agent then start with the flags alone.
+    /// - Throws: -32602 when the file cannot be read or is not a valid configuration object,
+    ///   or the profile is unknown.
     static func load(
-        _ options: LaunchOptions,
+        _ options: LaunchOptions, requireProfile: Bool = true,
         environment: (String) -> String? = ProcessEnvironment.value
     ) throws(RPCError) -> ConfigurationSources {
         var sources = ConfigurationSources()
+        let named = options.profile ?? environment(ConfigurationFile.environmentVariable).flatMap { $0.isEmpty ? nil : $0 }
+        var base = ConfigurationOverrides()
         if let path = options.config ?? UserPaths.defaultConfigFile(environment).flatMap(existingFile) {
-            sources.overrides = try readFile(path, flag: options.config == nil ? "the default configuration file" : "--config file")
+            let file = try readFile(path, flag: options.config == nil ? "the default configuration file" : "--config file")
             sources.origins.append("file \(path)")
+            sources.profiles.file = file
+            for name in file.profileNames { sources.profiles.bases[name] = try file.overrides(ofProfile: name) }
+            if let name = named ?? file.defaultProfileName {
+                guard let keys = sources.profiles.bases[name] else { throw file.unknownProfile(name) }
+                base = keys
+                sources.profile = file.hasProfiles ? name : nil
+                if file.hasProfiles { sources.origins.append("profile \(name)") }
+            } else if requireProfile {
+                throw file.noDefaultProfile
+            } else {
+                base = file.shared
+            }
+        } else if let named {
+            let path = options.config ?? UserPaths.defaultConfigFile(environment) ?? "$XDG_CONFIG_HOME/auth-sidecar/config.json"
+            throw .invalidParams("profile '\(named)': there is no configuration file \(path) to read it from", member: "profile")
         }
-        var fromFlags = ConfigurationOverrides()
-        fromFlags.clientId = options.clientID
-        fromFlags.authority = options.authority
-        fromFlags.httpTimeoutSeconds = options.httpTimeoutSeconds
-        fromFlags.interactiveTimeoutSeconds = options.interactiveTimeoutSeconds
-        if let cache = options.cache { fromFlags.cache = cache == "memory" ? .memory : .file(path: cache) }
-        if let protection = options.cacheProtection {
-            // Read as the key is everywhere: one list of names, one error.
-            fromFlags.cacheProtection = try ConfigurationOverrides(params: ["cacheProtection": .string(protection)]).cacheProtection
-        }
-        sources.overrides = fromFlags.merged(over: sources.overrides)
+        let fromFlags = try flagOverrides(options)
+        sources.overrides = fromFlags.merged(over: base)
+        sources.profiles.flags = fromFlags
+        sources.profiles.bases = sources.profiles.bases.mapValues { fromFlags.merged(over: $0) }
         let flags: [(String, Bool)] = [
             ("--client-id", options.clientID != nil), ("--authority", options.authority != nil),
             ("--cache", options.cache != nil), ("--cache-protection", options.cacheProtection != nil),
@@ -49,11 +67,49 @@ struct ConfigurationSources: Equatable {
         return sources
     }
 
+    /// The same sources with profile `name` chosen instead (for `profiles`, which visits each).
+    func selecting(_ name: String) throws(RPCError) -> ConfigurationSources {
+        var other = self
+        guard let keys = profiles.bases[name] else {
+            throw profiles.file?.unknownProfile(name) ?? .invalidParams("unknown profile '\(name)'", member: "profile")
+        }
+        other.overrides = keys
+        other.profile = profiles.file?.hasProfiles == true ? name : nil
+        other.origins = origins.map { $0.hasPrefix("profile ") ? "profile \(name)" : $0 }
+        return other
+    }
+
+    /// The default configuration file's profile names, for shell completion (none when it
+    /// cannot be read).
+    static func profileNames() -> [String] {
+        (try? load(LaunchOptions(), requireProfile: false, environment: environmentIgnoringProfile))?.profiles.file?.profileNames ?? []
+    }
+
+    /// The environment without `$AUTH_SIDECAR_PROFILE`: listing and choosing profiles works
+    /// whatever profile this shell has chosen (even one since removed from the file).
+    static func environmentIgnoringProfile(_ name: String) -> String? {
+        name == ConfigurationFile.environmentVariable ? nil : ProcessEnvironment.value(name)
+    }
+
+    private static func flagOverrides(_ options: LaunchOptions) throws(RPCError) -> ConfigurationOverrides {
+        var fromFlags = ConfigurationOverrides()
+        fromFlags.clientId = options.clientID
+        fromFlags.authority = options.authority
+        fromFlags.httpTimeoutSeconds = options.httpTimeoutSeconds
+        fromFlags.interactiveTimeoutSeconds = options.interactiveTimeoutSeconds
+        if let cache = options.cache { fromFlags.cache = cache == "memory" ? .memory : .file(path: cache) }
+        if let protection = options.cacheProtection {
+            // Read as the key is everywhere: one list of names, one error.
+            fromFlags.cacheProtection = try ConfigurationOverrides(params: ["cacheProtection": .string(protection)]).cacheProtection
+        }
+        return fromFlags
+    }
+
     private static func existingFile(_ path: String) -> String? {
         access(path, F_OK) == 0 ? path : nil
     }
 
-    private static func readFile(_ path: String, flag: String) throws(RPCError) -> ConfigurationOverrides {
+    private static func readFile(_ path: String, flag: String) throws(RPCError) -> ConfigurationFile {
         guard let text = ProcessEnvironment.readTextFile(path) else {
             throw .invalidParams("cannot read \(flag) \(path)")
         }
@@ -61,6 +117,6 @@ struct ConfigurationSources: Equatable {
         do { value = try JSONValue.parse(text) } catch {
             throw .invalidParams("\(flag) \(path) is not valid JSON: \(error)")
         }
-        return try ConfigurationOverrides(params: value)
+        return try ConfigurationFile(json: value, path: path)
     }
 }

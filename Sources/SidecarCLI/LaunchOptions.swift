@@ -9,6 +9,8 @@ public struct LaunchOptions: Sendable, Equatable {
     public var clientID: String?
     public var authority: String?
     public var config: String?
+    /// `--profile`: a named profile of the configuration file (else `$AUTH_SIDECAR_PROFILE`, else its default).
+    public var profile: String?
     public var cache: String?
     /// The `cacheProtection` configuration key (validated with the configuration).
     public var cacheProtection: String?
@@ -50,6 +52,7 @@ public struct LaunchOptions: Sendable, Equatable {
         case "--client-id": clientID = value
         case "--authority": authority = value
         case "--config": config = value
+        case "--profile": profile = value
         case "--cache": cache = value
         case "--cache-protection": cacheProtection = value
         case "--log-level":

@@ -56,16 +56,20 @@ public enum Launcher {
     static func run(_ options: LaunchOptions) throws(RPCError) -> Never {
         TerminalHint.showIfStdinIsATerminal()
         let protocolOutput = StandardStreams.reserveStdoutForProtocol()
+        let sources = try ConfigurationSources.load(options, requireProfile: false)
         if let agent = agentToForwardTo(options) {
-            let overrides = try startupOverrides(options)
-            let preamble = overrides == ConfigurationOverrides() ? nil : StartupPreamble.line(overrides.json)
+            let preamble =
+                sources.overrides == ConfigurationOverrides() && sources.profile == nil
+                ? nil : StartupPreamble.line(sources.overrides.json, profile: sources.profile)
             Glibc.exit(AgentRelay.run(socket: agent, input: STDIN_FILENO, output: protocolOutput, preamble: preamble))
         }
         let logger = makeLogger(level: options.logLevel)
         var serviceOptions = SidecarService.Options()
         serviceOptions.diagnostics = options.enableDiagnostics
         serviceOptions.maxMessageSize = options.maxMessageSize
-        serviceOptions.startup = try startupOverrides(options)
+        serviceOptions.startup = sources.overrides
+        serviceOptions.startupProfile = sources.profile
+        serviceOptions.profiles = sources.profiles
         let service = try SidecarService(options: serviceOptions, logger: logger)
         let server = JSONRPCServer(
             service: service, options: .init(maxMessageSize: options.maxMessageSize), logger: logger)
@@ -100,7 +104,10 @@ public enum Launcher {
         var agentOptions = AgentServer.Options(socketPath: options.agentSocket ?? UserPaths.agentSocket())
         agentOptions.idleTimeout = options.agentIdleTimeout.map { .seconds($0) }
         if let cap = options.agentMaxConnections { agentOptions.maxConnections = cap }
-        agentOptions.startup = try startupOverrides(options)
+        let sources = try ConfigurationSources.load(options, requireProfile: false)
+        agentOptions.startup = sources.overrides
+        agentOptions.startupProfile = sources.profile
+        agentOptions.profiles = sources.profiles
         if agentOptions.startup.clientId != nil { _ = try agentOptions.startup.resolved() }  // refuse a bad configuration at once
         let server = AgentServer(options: agentOptions, logger: logger)
         TerminationSignals.onTerminate {
@@ -109,11 +116,6 @@ public enum Launcher {
         }
         try server.run()
         Glibc.exit(0)
-    }
-
-    /// The configuration from the configuration file overlaid with the other options.
-    static func startupOverrides(_ options: LaunchOptions) throws(RPCError) -> ConfigurationOverrides {
-        try ConfigurationSources.load(options).overrides
     }
 
     /// Logging to stderr (redacted) at `level`; call once per process.

@@ -13,6 +13,7 @@ import Testing
         ["--config", "/etc/app.json", "--cache", "memory", "--log-level", "debug"],
         ["--max-message-size", "1024", "--enable-diagnostics", "--cache=/tmp/c.json"],
         ["--log-level=trace", "--client-id", "x"],
+        ["--profile=b2c-test", "--client-id", "x"],
         ["--http-timeout-seconds", "5", "--interactive-timeout-seconds=120", "--client-id", "x"],
     ]
 
@@ -28,6 +29,7 @@ import Testing
         ["--scope", "a", "--scope=b", "--output", "json", "--force-refresh"],
         ["--resource", "https://management.azure.com", "--output=az", "--no-agent"],
         ["--account", "alice@contoso.com", "--tenant", "contoso.com", "--config", "/c.json"],
+        ["--profile", "work", "--scope", "User.Read"],
         ["--client-id", "app", "--authority=https://login.microsoftonline.com/organizations", "--cache", "memory"],
         ["--log-level", "debug", "--http-timeout-seconds", "5", "--interactive-timeout-seconds=60", "--output", "token"],
     ]

@@ -11,7 +11,7 @@ import Testing
     @Test func theVerbsAreTheFiveOfTheIssueTheAdaptersThenTheAgent() {
         #expect(
             Self.verbNames == [
-                "token", "login", "logout", "accounts", "status", "cache", "git-credential", "kubectl-credential",
+                "token", "login", "logout", "accounts", "profiles", "status", "cache", "git-credential", "kubectl-credential",
                 "managed-identity", "azd-auth-server", "agent",
             ])
     }
@@ -25,6 +25,8 @@ import Testing
         #expect(kubectl.requestedScope == "6dae42f8-4368-4678-94ff-3960e28e3630/.default" && !kubectl.idToken)
         let oidc = try #require(try AuthSidecarCommand.parseAsRoot(["kubectl-credential", "--id-token"]) as? KubectlCredentialCommand)
         #expect(oidc.idToken && oidc.requestedScope == nil)
+        let profile = try #require(try AuthSidecarCommand.parseAsRoot(["profiles", "use", "lab", "--output", "json"]) as? ProfilesUseCommand)
+        #expect(profile.name == "lab" && profile.profiles.output == .json)
         let use = try #require(try AuthSidecarCommand.parseAsRoot(["accounts", "use", "a@b"]) as? AccountsUseCommand)
         #expect(use.account == "a@b")
         let endpoint = try #require(try AuthSidecarCommand.parseAsRoot(["managed-identity", "--port", "8080"]) as? ManagedIdentityCommand)

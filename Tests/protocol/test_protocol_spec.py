@@ -289,6 +289,14 @@ def test_configuration_keys_and_defaults():
     init.validate({"clientId": APP_ID, "processId": 1, "clientInfo": {"name": "x"}, "trace": "off",
                    "rootUri": None, "workspaceFolders": None, "locale": "en", "capabilities": {}})
     assert not init.is_valid({"clientId": APP_ID, "bogus": 1})
+    # a configuration file's named profiles (the file only; initialize names one with `profile`)
+    cfg.validate({"scopes": ["User.Read"], "defaultProfile": "work",
+                  "profiles": {"work": {"clientId": APP_ID}, "b2c-test": {"clientId": APP_ID, "authorityType": "b2c"}}})
+    for bad in ({"profiles": {}}, {"profiles": {"work": {"processId": 1}}}, {"profiles": {".hidden": {}}},
+                {"profiles": {"work": {"profiles": {}}}}):
+        assert not cfg.is_valid(bad), bad
+    init.validate({"profile": "work", "scopes": ["User.Read"]})
+    assert not init.is_valid({"profiles": {"work": {}}}) and not init.is_valid({"profile": 1})
 
 
 AUTHORITIES_OK = [

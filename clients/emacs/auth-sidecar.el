@@ -43,6 +43,11 @@
   "Extra command-line arguments, e.g. (\"--config\" \"~/.config/auth-sidecar.json\")."
   :type '(repeat string))
 
+(defcustom auth-sidecar-profile nil
+  "A profile of the configuration file (its \"profiles\"), passed as --profile NAME.
+nil: the file's defaultProfile (or $AUTH_SIDECAR_PROFILE)."
+  :type '(choice (const :tag "The default profile" nil) string))
+
 (defcustom auth-sidecar-environment nil
   "Extra environment for the sidecar, as \"NAME=value\" strings (e.g. SSL_CERT_FILE)."
   :type '(repeat string))
@@ -172,7 +177,9 @@ the log would hold access tokens in clear."
                (let ((process-environment (append auth-sidecar-environment process-environment)))
                  (make-process
                   :name name
-                  :command (cons program auth-sidecar-program-args)
+                  :command (append (list program)
+                                  (and auth-sidecar-profile (list "--profile" auth-sidecar-profile))
+                                  auth-sidecar-program-args)
                   :connection-type 'pipe
                   :coding 'utf-8-emacs-unix
                   :noquery t

@@ -34,6 +34,8 @@ export interface Configuration {
   httpTimeoutSeconds?: number;
   /** how long a browser sign-in waits for the redirect, 1-3600 s (default 600) */
   interactiveTimeoutSeconds?: number;
+  /** a profile of the configuration file (its "profiles"), the other keys layered over it */
+  profile?: string;
   [key: string]: unknown;
 }
 
@@ -105,6 +107,8 @@ export interface InitializeResult {
     serverNotifications?: string[]; framings?: string[]; [key: string]: unknown;
   };
   configuration?: Configuration;
+  /** the configuration file's profile this session uses (absent: a flat file, or none) */
+  profile?: string;
 }
 
 export interface AcquireTokenParams {

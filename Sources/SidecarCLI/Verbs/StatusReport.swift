@@ -35,7 +35,7 @@ struct StatusReport {
     var accounts: [AccountStatus]
     /// The file cache read here (`nil`: a memory cache).
     var cache: Result<CacheSummary, RPCError>?
-    /// The named configuration in force; `nil` until the configuration has profiles.
+    /// The configuration file's profile in force (`nil`: a flat file or none).
     var profile: String?
 
     /// The current account has a token (or can get one silently).

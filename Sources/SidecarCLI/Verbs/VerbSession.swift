@@ -139,18 +139,22 @@ final class VerbSession {
         return try Self.connect(sources: sources, useAgent: useAgent, redirectPort: nil, logger: logger, output: output)
     }
 
-    private static func connect(
-        sources: ConfigurationSources, useAgent: Bool, redirectPort: Int?, logger: Logger, output: Int32
+    /// A session with these sources, for a verb that opens several (`profiles`): it reserves
+    /// stdout and makes the logger once itself.
+    static func connect(
+        sources: ConfigurationSources, useAgent: Bool, redirectPort: Int? = nil, logger: Logger, output: Int32
     ) throws(VerbFailure) -> VerbSession {
         let socket = UserPaths.agentSocket()
         let connection = try EngineConnection.open(
             socketPath: socket, useAgent: useAgent && !AgentConnection.disabledByEnvironment, logger: logger)
         let client = JSONRPCClient(fd: connection.fd)
-        var params = sources.overrides
-        params.browser = .client
-        if let redirectPort { params.redirectPort = redirectPort }
+        var overrides = sources.overrides
+        overrides.browser = .client
+        if let redirectPort { overrides.redirectPort = redirectPort }
+        var params = overrides.json.objectValue ?? [:]
+        if let profile = sources.profile { params["profile"] = .string(profile) }  // the agent layers it over that profile
         let initializeID: RequestID
-        do { initializeID = try client.sendRequest("initialize", params: params.json) } catch {
+        do { initializeID = try client.sendRequest("initialize", params: .object(params)) } catch {
             throw .connection(error, engine: connection.engine)
         }
         let session = VerbSession(

@@ -195,6 +195,30 @@
   (should (null auth-sidecar--connection))
   (should (equal (plist-get (auth-sidecar-account) :username) "alice@contoso.com")))
 
+(ert-deftest auth-sidecar-test-09a-profile ()
+  "`auth-sidecar-profile' starts the sidecar with --profile NAME of its configuration file."
+  (let* ((tmp (auth-sidecar-test--env "TEST_TMP"))
+         (file (expand-file-name "profiles.json" tmp))
+         (shared (auth-sidecar-test--configuration)))
+    (with-temp-file file
+      (insert (json-serialize
+               (list :clientId (plist-get shared :clientId) :authority (plist-get shared :authority)
+                     :knownAuthorities ["127.0.0.1"] :defaultProfile "empty"
+                     :profiles (list :lab (list :cache (plist-get shared :cache))
+                                     :empty (list :cache (list :path (expand-file-name "empty.json" tmp))))))))
+    (unwind-protect
+        (progn
+          (auth-sidecar-test--setup)
+          (setq auth-sidecar-configuration nil
+                auth-sidecar-profile "lab"
+                auth-sidecar-environment (cons (concat "AUTH_SIDECAR_CONFIG=" file) auth-sidecar-environment))
+          (should (equal (plist-get (auth-sidecar-account) :username) "alice@contoso.com"))
+          (auth-sidecar-stop)
+          (setq auth-sidecar-profile nil)  ; the file's default profile, whose cache is empty
+          (should (null (auth-sidecar-account))))
+      (setq auth-sidecar-profile nil)
+      (auth-sidecar-stop))))
+
 (ert-deftest auth-sidecar-test-10-configuration-errors ()
   (auth-sidecar-test--setup :authority "http://example.com/common")
   (let ((msg (auth-sidecar-test--should-fail -32602 (auth-sidecar-account))))

@@ -206,6 +206,23 @@ test('a new process reads the same cache', function(mark)
   wait_message('token for Alice Example', mark)
 end)
 
+test('profile: the sidecar starts with --profile NAME of the configuration file', function(mark)
+  local file = env.TEST_TMP .. '/profiles.json'
+  local shared = { authority = base.authority, knownAuthorities = base.knownAuthorities, clientId = base.clientId }
+  vim.fn.writefile({ vim.json.encode(vim.tbl_extend('force', shared, {
+    defaultProfile = 'empty',
+    profiles = { lab = { cache = base.cache }, empty = { cache = { path = env.TEST_TMP .. '/empty-cache.json' } } },
+  })) }, file)
+  local from_file = { binary = base.binary, env = { SSL_CERT_FILE = env.MOCK_CA, AUTH_SIDECAR_CONFIG = file } }
+  sidecar.setup(vim.tbl_extend('force', from_file, { profile = 'lab' }))
+  vim.cmd('AuthSidecarAccount')
+  wait_message('signed in as Alice Example <alice@contoso.com>', mark)
+  sidecar.stop()
+  sidecar.setup(from_file) -- the file's default profile, whose cache is empty
+  vim.cmd('AuthSidecarAccount')
+  wait_message('no account signed in', mark)
+end)
+
 test('bad binary: a clear error', function(mark)
   sidecar.setup(vim.tbl_extend('force', base, { binary = env.TEST_TMP .. '/no-such-binary' }))
   vim.cmd('AuthSidecarAccount')

@@ -14,6 +14,7 @@ local CONFIG_KEYS = {
 local defaults = {
   binary = nil,        -- default: $AUTH_SIDECAR_BIN, else "auth-sidecar" on PATH
   args = {},           -- extra command-line arguments, e.g. {"--config", "~/.config/auth-sidecar.json"}
+  profile = nil,       -- a profile of the configuration file (its "profiles"): started with --profile NAME
   env = nil,           -- extra environment for the sidecar, e.g. {SSL_CERT_FILE = "..."}
   flow = 'deviceCode', -- default :AuthSidecarSignIn flow: "deviceCode" or "browser"
   register = nil,      -- register for :AuthSidecarToken; default "+" with a clipboard, else '"'
@@ -166,6 +167,7 @@ local function ensure(cb)
   local binary = config.binary or vim.env.AUTH_SIDECAR_BIN
   if binary == nil or binary == '' then binary = 'auth-sidecar' end
   local cmd = { vim.fn.expand(binary) }
+  if config.profile then vim.list_extend(cmd, { '--profile', config.profile }) end
   for _, a in ipairs(config.args or {}) do table.insert(cmd, a) end
   local client
   client, c = rpc.start({

@@ -84,6 +84,8 @@ class SidecarClient:
     arguments, snake_case or camelCase (``client_id``, ``authority``, ``known_authorities``,
     ``cache`` (a path, ``"memory"`` or a dict), ``graph_endpoint``, ``browser``,
     ``http_timeout_seconds``, ``interactive_timeout_seconds``, ...);
+    ``profile="work"`` chooses a profile of the configuration file (its ``"profiles"``; the file
+    the process or the agent read), the other keys layered over it;
     ``initialize`` is sent at start when any is given (or ``initialize=True``).
 
     ``on_device_code(DeviceCode)`` is called for each ``deviceCode`` notification (unless the

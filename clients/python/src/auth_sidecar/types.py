@@ -186,10 +186,13 @@ class ServerInfo:
     protocol_version: str
     capabilities: Dict[str, Any]
     configuration: Dict[str, Any]
+    #: the configuration file's profile this session uses (None: a flat file, or none)
+    profile: Optional[str] = None
     raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def from_json(cls, obj: Dict[str, Any]) -> "ServerInfo":
         info = obj.get("serverInfo") or {}
         return cls(info.get("name", ""), info.get("version", ""), obj.get("protocolVersion", ""),
-                   dict(obj.get("capabilities") or {}), dict(obj.get("configuration") or {}), dict(obj))
+                   dict(obj.get("capabilities") or {}), dict(obj.get("configuration") or {}),
+                   obj.get("profile"), dict(obj))
