@@ -152,7 +152,7 @@ def test_keyring_keeps_the_key_and_the_file_holds_no_token(launch, mock, tmp_pat
     result = p.initialize(cache=cache, cacheProtection="auto")
     protection = result["cacheProtection"]
     assert protection["layer"] == "keyring", protection
-    assert protection["skipped"] == [{"layer": "secretService", "reason": "not built in this version"}]
+    assert protection["skipped"] == [{"layer": "secretService", "reason": "no D-Bus session (DBUS_SESSION_BUS_ADDRESS is not set)"}]
     # No key is stored for a cache never written.
     assert keyctl("search", ring, "user", key_description(cache), check=False).returncode != 0
     signed_in = p.sign_in(loginHint=ALICE)
@@ -181,7 +181,7 @@ def test_keyring_keeps_the_key_and_the_file_holds_no_token(launch, mock, tmp_pat
     status = status_json(sidecar_bin, mock, tmp_path, cache)
     assert status["cacheProtection"]["layer"] == "keyring" and status["cacheProtection"]["encrypted"] is True
     shown = text(verb(sidecar_bin, mock, tmp_path, cache, "status"))
-    assert "(encrypted), key in the kernel keyring" in shown and "secretService skipped: not built in this version" in shown
+    assert "(encrypted), key in the kernel keyring" in shown and "secretService skipped: no D-Bus session" in shown
 
 
 def test_processes_starting_together_agree_on_one_key(launch, mock, tmp_path, keyring):
@@ -229,7 +229,7 @@ def test_no_layer_and_no_choice_fails_naming_each_layer(sidecar_bin, mock, tmp_p
     done = verb(sidecar_bin, mock, tmp_path, cache, "status", preexec_fn=refuse_keyctl)
     assert done.returncode == 1, done
     message = done.stderr.decode()
-    for line in ("secretService: not built in this version",
+    for line in ("secretService: no D-Bus session (DBUS_SESSION_BUS_ADDRESS is not set)",
                  "keyring: the kernel refused keyctl(KEYCTL_GET_PERSISTENT): Operation not permitted",
                  'keyFile: not configured; to use it: "cache": {"encryption": {"keyFile": "/absolute/path"}}',
                  "keyCommand: not configured",
