@@ -25,6 +25,8 @@ struct StatusReport {
     var agentSocket: String
     var agentState: EngineConnection.AgentState
     var accounts: [AccountStatus]
+    /// How many accounts `login --import` would bring (looked for when there is none).
+    var importable = 0
 
     var json: JSONValue {
         [
@@ -43,6 +45,7 @@ struct StatusReport {
                     }
                     return ["account": status.account, "current": .bool(status.current), "token": .object(token)]
                 }),
+            "importableAccounts": .int(Int64(importable)),
         ]
     }
 
@@ -59,7 +62,11 @@ struct StatusReport {
             "agent:      \(agentSocket) (\(agentDetail.map { "\(agentStateName): \($0)" } ?? agentStateName))",
             "engine:     \(engine == .agent ? "the agent" : "in this process")",
         ]
-        if accounts.isEmpty { lines.append("accounts:   none; run 'auth-sidecar login'") }
+        if accounts.isEmpty, importable > 0 {
+            lines.append("accounts:   none; \(importable) account\(importable == 1 ? "" : "s") can be imported: auth-sidecar login --import")
+        } else if accounts.isEmpty {
+            lines.append("accounts:   none; run 'auth-sidecar login'")
+        }
         for (index, status) in accounts.enumerated() {
             let label = index == 0 ? "accounts:   " : "            "
             let token: String =
