@@ -23,47 +23,19 @@ import subprocess
 import pytest
 
 from auth_e2e import ALICE, CLIENT_ID, process_env
-from connect_proxy import DefaultPort
 from keyring_session import keyring_session  # noqa: F401  (the fixture)
+from msal_python import default_port, interactive_cache  # noqa: F401  (default_port: the fixture)
 
 AZ_CLIENT_ID = "04b07795-8ddb-461a-bbee-02f9e1bf7b46"
 
 
 @pytest.fixture
-def default_port(mock):
-    served = DefaultPort(mock.host)
-    yield served
-    served.stop()
-
-
-@pytest.fixture
-def azure_cli_cache(mock, tmp_path, monkeypatch, default_port) -> bytes:
+def azure_cli_cache(mock, tmp_path, monkeypatch, default_port) -> bytes:  # noqa: F811
     """The JSON MSAL for Python writes for Azure CLI's client after an interactive sign-in
     against the mock at https://localhost (the family's refresh token)."""
-    msal = pytest.importorskip("msal")
-    requests = pytest.importorskip("requests")
-    authcode = pytest.importorskip("msal.oauth2cli.authcode")
-    import webbrowser
-
-    from auth_e2e import make_browser_wrapper, set_browser_action
     mock.admin.config(foci="1")
     mock.admin.clients(client_id=AZ_CLIENT_ID, family="1", name="Azure CLI")
-    monkeypatch.setenv("BROWSER", make_browser_wrapper(tmp_path))
-    set_browser_action(tmp_path, "complete")
-    for name in ("REQUESTS_CA_BUNDLE", "SSL_CERT_FILE", "SCRIPTED_BROWSER_CA"):
-        monkeypatch.setenv(name, mock.ca_file)
-    monkeypatch.setenv("SCRIPTED_BROWSER_COOKIES", str(tmp_path / "msal-cookies.txt"))
-    monkeypatch.setattr(webbrowser, "_tryorder", None)
-    monkeypatch.setattr(authcode, "_is_inside_docker", lambda: False)
-    for name, value in default_port.env.items():
-        monkeypatch.setenv(name, value)
-    session = requests.Session()
-    session.verify = mock.ca_file
-    cache = msal.SerializableTokenCache()
-    app = msal.PublicClientApplication(AZ_CLIENT_ID, authority=default_port.url + "/organizations",
-                                       instance_discovery=False, http_client=session, token_cache=cache)
-    assert "access_token" in app.acquire_token_interactive(["User.Read"], login_hint=ALICE, timeout=20)
-    data = cache.serialize().encode()
+    data = interactive_cache(mock, tmp_path, monkeypatch, default_port, AZ_CLIENT_ID)
     assert [rt["family_id"] for rt in json.loads(data)["RefreshToken"].values()] == ["1"]
     return data
 
@@ -90,7 +62,7 @@ def snapshot(path: str) -> tuple:
     return open(path, "rb").read(), st.st_mode, st.st_mtime_ns, st.st_ino
 
 
-def test_azure_cli_sign_ins_are_imported_read_only(sidecar_bin, mock, tmp_path, azure_cli_cache, default_port):
+def test_azure_cli_sign_ins_are_imported_read_only(sidecar_bin, mock, tmp_path, azure_cli_cache, default_port):  # noqa: F811
     source = tmp_path / "azure" / "msal_token_cache.json"
     source.parent.mkdir()
     source.write_bytes(azure_cli_cache)
@@ -152,7 +124,7 @@ print(p.load() == p.load())
 """
 
 
-def test_azure_identitys_secret_service_item_is_imported(sidecar_bin, mock, tmp_path, azure_cli_cache, default_port,
+def test_azure_identitys_secret_service_item_is_imported(sidecar_bin, mock, tmp_path, azure_cli_cache, default_port,  # noqa: F811
                                                         keyring_session):  # noqa: F811
     probe = subprocess.run(["/usr/bin/python3", "-c", "import gi, msal_extensions; gi.require_version('Secret', '1')"],
                            capture_output=True)
