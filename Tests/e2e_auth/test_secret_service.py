@@ -6,7 +6,8 @@ Keyring on a private D-Bus session (keyring_session.py):
   mock's token bytes, and a fresh process serves the cached token with the mock stopped;
 * the same cache from a session without D-Bus (SSH): never set aside, an error naming the
   Secret Service; the file unchanged;
-* `cacheProtection: secretService` alone, with no D-Bus session: start-up fails saying why.
+* `cacheProtection: secretService` alone, with no D-Bus session: start-up fails saying why;
+* a service that holds its name but never answers (SIGSTOP): skipped after 3 s, saying so.
 """
 from __future__ import annotations
 
@@ -106,3 +107,28 @@ def test_status_names_the_secret_service(sidecar_bin, tmp_path, keyring_session)
     text = subprocess.run([sidecar_bin, "status", "--no-agent"], env=env, capture_output=True, timeout=30,
                           stdin=subprocess.DEVNULL).stdout.decode()
     assert "key in the Secret Service" in text, text
+
+
+def test_a_service_that_never_answers_costs_a_bounded_wait(sidecar_bin, tmp_path, mock, keyring_session):  # noqa: F811
+    """A Secret Service that holds its bus name but never answers (stopped here; in life: an
+    unlock prompt nobody sees): start-up gives up after the time limit (3 s) and says why,
+    instead of waiting for D-Bus's own 25 s or for ever."""
+    import signal
+    import time
+    os.kill(keyring_session.keyring.pid, signal.SIGSTOP)
+    try:
+        p = AuthSidecar.start(sidecar_bin, mock, tmp_path, [], env={"DBUS_SESSION_BUS_ADDRESS": keyring_session.address})
+        try:
+            started = time.monotonic()
+            reply = p.call("initialize", p.config_for(str(tmp_path / "slow" / "cache.json"), cacheProtection="auto"),
+                           timeout=20)
+            took = time.monotonic() - started
+        finally:
+            p.kill()
+    finally:
+        os.kill(keyring_session.keyring.pid, signal.SIGCONT)
+    skipped = (reply.get("result", {}).get("cacheProtection", {}).get("skipped")
+               or reply.get("error", {}).get("data", {}).get("layers"))
+    assert skipped[0]["layer"] == "secretService", reply
+    assert skipped[0]["reason"].startswith("no answer from the Secret Service within 3 s"), reply
+    assert 2.5 < took < 10, took
