@@ -38,7 +38,8 @@ def layer_config(bench: MockSession, layer: str) -> str:
     os.makedirs(directory, mode=0o700)
     cache = os.path.join(directory, "cache.json")
     shutil.copy(bench.cache, cache)
-    config = {"clientId": CLIENT_ID, "authority": bench.url + "/organizations", "knownAuthorities": ["127.0.0.1"],
+    # The origin the harness signed in at (https://localhost, proxied), where the cache's tokens are.
+    config = {"clientId": CLIENT_ID, "authority": bench.authority, "knownAuthorities": [bench.default_port.host],
               "scopes": SCOPES, "cache": {"path": cache}}
     key = os.path.join(directory, "cache.key")
     with open(os.open(key, os.O_WRONLY | os.O_CREAT, 0o600), "wb") as f:
