@@ -37,6 +37,15 @@ fi
 command -v curl >/dev/null || missing+=(curl)  # the README's verbs block (Tests/e2e_auth/test_readme.py)
 command -v git >/dev/null || missing+=(git)
 command -v keyctl >/dev/null || missing+=(keyutils)  # the kernel keyring tests (test_keystore.py)
+# The Secret Service tests (test_secret_service.py, test_import.py): a headless GNOME Keyring on a
+# private D-Bus session, secret-tool, libsecret itself (loaded with dlopen), and Debian's
+# msal-extensions with its libsecret bindings (azure-identity's Secret Service item).
+command -v dbus-daemon >/dev/null || missing+=(dbus)
+command -v gnome-keyring-daemon >/dev/null || missing+=(gnome-keyring)
+command -v secret-tool >/dev/null || missing+=(libsecret-tools)
+for pkg in libsecret-1-0 python3-msal-extensions python3-gi gir1.2-secret-1; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
 command -v kubectl >/dev/null || missing+=(kubernetes-client)  # Debian's kubectl
 # scripts/package.sh and its suite (Tests/packages): the .deb's Depends, the wheel's glibc tag, man.
 command -v dpkg-shlibdeps >/dev/null || missing+=(dpkg-dev)

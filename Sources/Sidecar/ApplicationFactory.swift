@@ -67,10 +67,10 @@ enum ApplicationFactory {
                             })
                     ])
             }
-            // A key the keyring just made cannot open a cache sealed before (a reboot): set aside.
+            // A key a layer just made cannot open a cache sealed before (a reboot, a deleted item): set aside.
             let file = FileTokenCacheStore(
                 path: path, encryption: resolution.encryption,
-                setAsideUnopenable: resolution.created && resolution.layer == .keyring, logger: logger)
+                setAsideUnopenable: resolution.created, logger: logger)
             // Start-up reads the cache once: a plaintext file is migrated now, a sealed one
             // whose key is gone is set aside now (errors are reported by the first request).
             if resolution.encryption != nil { _ = try? file.changeToken() }

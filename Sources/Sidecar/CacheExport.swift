@@ -8,29 +8,13 @@ public enum CacheExport {
     /// The cache's JSON.
     /// - Throws: -51005 when there is no file cache, no key, or the file cannot be opened.
     public static func plaintext(_ overrides: ConfigurationOverrides) throws(RPCError) -> [UInt8] {
-        let cache = overrides.cache ?? .file(path: Configuration.defaultCachePath())
-        guard case .file(let path, let keyFile, let keyCommand) = cache else {
-            throw failure("the cache is kept in memory only: there is no file to export")
-        }
-        let protection = overrides.cacheProtection ?? .auto
-        let resolution: CacheKeyResolution
-        do throws(CacheProtectionError) {
-            let sources = CacheKeyStore.sources(for: protection, cachePath: path, keyFile: keyFile, keyCommand: keyCommand)
-            resolution = try CacheKeyStore.resolve(protection, sources: sources, cachePath: path)
-        } catch {
-            throw failure(error.message)
-        }
-        let store = FileTokenCacheStore(path: path, encryption: resolution.encryption)
+        let store = try ConfiguredCacheFile.open(overrides, purpose: "export")
         do {
             return try store.read { $0.serialized() }
         } catch let error as TokenCacheError {
-            throw failure(error.description)
+            throw ConfiguredCacheFile.failure(error.description)
         } catch {
-            throw failure("\(error)")
+            throw ConfiguredCacheFile.failure("\(error)")
         }
-    }
-
-    private static func failure(_ message: String) -> RPCError {
-        RPCError(code: AuthErrorMapping.code(for: .cacheUnavailable), message: message, name: "cacheUnavailable")
     }
 }

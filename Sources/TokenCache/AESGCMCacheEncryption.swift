@@ -9,13 +9,24 @@ import FoundationEssentials
 /// can be a container or Kubernetes secret, a systemd credential, a TPM-unsealed file).
 ///
 /// File format: the line `auth-sidecar-aes256gcm-v1`, then one line of base64 of
-/// nonce | ciphertext | tag (the header line is authenticated as associated data).
+/// nonce | ciphertext | tag (the header line is authenticated as associated data). A cache
+/// whose key is in the Secret Service says so in its header line
+/// (`auth-sidecar-aes256gcm-v1 secret-service`): a process that cannot reach the service (an
+/// SSH session without the desktop's D-Bus) then reports where the key is, and never takes the
+/// file for one whose key is gone (set aside after a reboot, see ``FileTokenCacheStore``).
 public struct AESGCMCacheEncryption: CacheEncryption {
     /// The first line of an encrypted cache file.
     public static let header = Array("auth-sidecar-aes256gcm-v1\n".utf8)
+    /// The first line of a cache encrypted with a key kept in the Secret Service.
+    public static let secretServiceHeader = Array("auth-sidecar-aes256gcm-v1 secret-service\n".utf8)
+    /// The longest header.
+    static let longestHeader = max(header.count, secretServiceHeader.count)
 
     private let key: SymmetricKey
     private let path: String
+    /// This cipher's header line (``header``, or ``secretServiceHeader`` for its key).
+    private let ownHeader: [UInt8]
+    public let layer: CacheKeyLayer?
 
     /// Reads the key: 32 raw bytes, or 64 hex digits, or base64 of 32 bytes (a trailing newline
     /// allowed). The file must not be readable by group or others.
@@ -47,32 +58,41 @@ public struct AESGCMCacheEncryption: CacheEncryption {
     /// A key from `layer`, named so in errors.
     public init?(key bytes: [UInt8], layer: CacheKeyLayer) {
         guard bytes.count == 32 else { return nil }
-        self.init(key: bytes, path: "(key from \(layer.rawValue))")
+        self.init(key: bytes, path: "(key from \(layer.rawValue))", layer: layer)
     }
 
-    private init(key bytes: [UInt8], path: String) {
+    private init(key bytes: [UInt8], path: String, layer: CacheKeyLayer? = nil) {
         key = SymmetricKey(data: bytes)
         self.path = path
+        self.layer = layer
+        ownHeader = layer == .secretService ? Self.secretServiceHeader : Self.header
     }
 
     public func seal(_ plaintext: [UInt8]) throws(TokenCacheError) -> [UInt8] {
-        guard let box = try? AES.GCM.seal(plaintext, using: key, authenticating: Self.header), let combined = box.combined else {
+        guard let box = try? AES.GCM.seal(plaintext, using: key, authenticating: ownHeader), let combined = box.combined else {
             throw .writeFailed(path, "encrypting the cache failed")
         }
-        return Self.header + Array(combined.base64EncodedString().utf8) + [UInt8(ascii: "\n")]
+        return ownHeader + Array(combined.base64EncodedString().utf8) + [UInt8(ascii: "\n")]
     }
 
     public func open(_ sealed: [UInt8]) throws(TokenCacheError) -> [UInt8] {
-        let body = sealed.dropFirst(Self.header.count).filter { $0 != UInt8(ascii: "\n") }
-        guard sealed.starts(with: Self.header), let combined = Data(base64Encoded: Data(body)),
+        if ownHeader != Self.secretServiceHeader, Self.isSealedBySecretService(sealed) {
+            throw .unreadable(
+                path, "the cache is encrypted with a key kept in the Secret Service, which this process cannot use (see auth-sidecar status)")
+        }
+        let body = sealed.dropFirst(ownHeader.count).filter { $0 != UInt8(ascii: "\n") }
+        guard sealed.starts(with: ownHeader), let combined = Data(base64Encoded: Data(body)),
             let box = try? AES.GCM.SealedBox(combined: combined),
-            let plaintext = try? AES.GCM.open(box, using: key, authenticating: Self.header)
+            let plaintext = try? AES.GCM.open(box, using: key, authenticating: ownHeader)
         else { throw .unreadable(path, "the cache cannot be decrypted: another key, or a damaged file") }
         return Array(plaintext)
     }
 
     /// Whether `bytes` look like an encrypted cache file.
-    public static func isSealed(_ bytes: [UInt8]) -> Bool { bytes.starts(with: header) }
+    public static func isSealed(_ bytes: [UInt8]) -> Bool { bytes.starts(with: header) || isSealedBySecretService(bytes) }
+
+    /// Whether `bytes` look like a cache encrypted with a key kept in the Secret Service.
+    public static func isSealedBySecretService(_ bytes: [UInt8]) -> Bool { bytes.starts(with: secretServiceHeader) }
 
     /// A 32-byte key from raw bytes, 64 hex digits or base64 (line ends ignored).
     static func key(from bytes: [UInt8]) -> [UInt8]? {

@@ -10,4 +10,10 @@ import FoundationEssentials
 public protocol CacheEncryption: Sendable {
     func seal(_ plaintext: [UInt8]) throws(TokenCacheError) -> [UInt8]
     func open(_ sealed: [UInt8]) throws(TokenCacheError) -> [UInt8]
+    /// The key store layer the key came from, when known.
+    var layer: CacheKeyLayer? { get }
+}
+
+extension CacheEncryption {
+    public var layer: CacheKeyLayer? { nil }
 }

@@ -163,7 +163,7 @@ public final class FileTokenCacheStore: TokenCacheStore {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
-        var bytes = [UInt8](repeating: 0, count: AESGCMCacheEncryption.header.count)
+        var bytes = [UInt8](repeating: 0, count: AESGCMCacheEncryption.longestHeader)
         var count = 0
         while count < bytes.count {
             let got = bytes.withUnsafeMutableBytes { buffer in
@@ -313,7 +313,11 @@ public final class FileTokenCacheStore: TokenCacheStore {
         do throws(TokenCacheError) {
             bytes = try plaintext(of: stored)
         } catch {
-            guard setAsideUnopenable, encryption != nil, AESGCMCacheEncryption.isSealed(stored) else { throw error }
+            // A file whose key is in the Secret Service is never taken for one whose key is gone
+            // when another layer made the new key: the service may just be out of reach here.
+            guard setAsideUnopenable, encryption != nil, AESGCMCacheEncryption.isSealed(stored),
+                !AESGCMCacheEncryption.isSealedBySecretService(stored) || encryption?.layer == .secretService
+            else { throw error }
             try setAside(&state)
             return (CacheDocument(), nil)
         }

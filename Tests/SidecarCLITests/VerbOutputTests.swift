@@ -112,7 +112,7 @@ import Testing
             ],
             cacheProtection: [
                 "setting": "auto", "layer": "keyFile", "encrypted": true,
-                "skipped": [["layer": "secretService", "reason": "not built in this version"]],
+                "skipped": [["layer": "secretService", "reason": "no D-Bus session (DBUS_SESSION_BUS_ADDRESS is not set)"]],
             ],
             origins: ["file /cfg.json", "--client-id"], engine: .inProcess, agentSocket: "/run/s", agentState: .notRunning,
             agentInfo: nil,
@@ -133,7 +133,7 @@ import Testing
                     ], clientId: "app")))
         let text = report.text(now: 1000)
         #expect(text.contains("/c.json (encrypted), key in the key file /k"))
-        #expect(text.contains("key store:  cacheProtection auto; secretService skipped: not built in this version"))
+        #expect(text.contains("key store:  cacheProtection auto; secretService skipped: no D-Bus session (DBUS_SESSION_BUS_ADDRESS is not set)"))
         #expect(text.contains("file /cfg.json, --client-id"))
         #expect(text.contains("/run/s (not running)"))
         #expect(text.contains("alice (current), token expires in 1 h 0 min, tenant -"))

@@ -31,7 +31,7 @@ import time
 import pytest
 
 from auth_e2e import ALICE, CLIENT_ID, process_env
-from connect_proxy import DefaultPort
+from msal_python import default_port, interactive_cache  # noqa: F401  (default_port: the fixture)
 
 HEADER = b"auth-sidecar-aes256gcm-v1\n"
 KILL_ROUNDS = int(os.environ.get("KEYSTORE_KILL_ROUNDS", "15"))
@@ -152,7 +152,7 @@ def test_keyring_keeps_the_key_and_the_file_holds_no_token(launch, mock, tmp_pat
     result = p.initialize(cache=cache, cacheProtection="auto")
     protection = result["cacheProtection"]
     assert protection["layer"] == "keyring", protection
-    assert protection["skipped"] == [{"layer": "secretService", "reason": "not built in this version"}]
+    assert protection["skipped"] == [{"layer": "secretService", "reason": "no D-Bus session (DBUS_SESSION_BUS_ADDRESS is not set)"}]
     # No key is stored for a cache never written.
     assert keyctl("search", ring, "user", key_description(cache), check=False).returncode != 0
     signed_in = p.sign_in(loginHint=ALICE)
@@ -181,7 +181,7 @@ def test_keyring_keeps_the_key_and_the_file_holds_no_token(launch, mock, tmp_pat
     status = status_json(sidecar_bin, mock, tmp_path, cache)
     assert status["cacheProtection"]["layer"] == "keyring" and status["cacheProtection"]["encrypted"] is True
     shown = text(verb(sidecar_bin, mock, tmp_path, cache, "status"))
-    assert "(encrypted), key in the kernel keyring" in shown and "secretService skipped: not built in this version" in shown
+    assert "(encrypted), key in the kernel keyring" in shown and "secretService skipped: no D-Bus session" in shown
 
 
 def test_processes_starting_together_agree_on_one_key(launch, mock, tmp_path, keyring):
@@ -229,7 +229,7 @@ def test_no_layer_and_no_choice_fails_naming_each_layer(sidecar_bin, mock, tmp_p
     done = verb(sidecar_bin, mock, tmp_path, cache, "status", preexec_fn=refuse_keyctl)
     assert done.returncode == 1, done
     message = done.stderr.decode()
-    for line in ("secretService: not built in this version",
+    for line in ("secretService: no D-Bus session (DBUS_SESSION_BUS_ADDRESS is not set)",
                  "keyring: the kernel refused keyctl(KEYCTL_GET_PERSISTENT): Operation not permitted",
                  'keyFile: not configured; to use it: "cache": {"encryption": {"keyFile": "/absolute/path"}}',
                  "keyCommand: not configured",
@@ -260,40 +260,10 @@ def write_key(tmp_path) -> str:
 
 
 @pytest.fixture
-def default_port(mock):
-    """The mock at https://localhost (port 443, through a CONNECT proxy): only on the default
-    port do MSAL for Python's cache and ours name the environment alike (test_origins.py)."""
-    served = DefaultPort(mock.host)
-    yield served
-    served.stop()
-
-
-@pytest.fixture
-def plaintext_cache(mock, tmp_path, monkeypatch, default_port):
+def plaintext_cache(mock, tmp_path, monkeypatch, default_port):  # noqa: F811
     """(path, bytes, refresh tokens) of a plaintext cache MSAL for Python (unmodified) wrote:
     its interactive sign-in against the mock through the scripted browser, serialized."""
-    msal = pytest.importorskip("msal")
-    requests = pytest.importorskip("requests")
-    authcode = pytest.importorskip("msal.oauth2cli.authcode")
-    import webbrowser
-
-    from auth_e2e import make_browser_wrapper, set_browser_action
-    monkeypatch.setenv("BROWSER", make_browser_wrapper(tmp_path))
-    set_browser_action(tmp_path, "complete")
-    for name in ("REQUESTS_CA_BUNDLE", "SSL_CERT_FILE", "SCRIPTED_BROWSER_CA"):
-        monkeypatch.setenv(name, mock.ca_file)
-    monkeypatch.setenv("SCRIPTED_BROWSER_COOKIES", str(tmp_path / "msal-cookies.txt"))
-    monkeypatch.setattr(webbrowser, "_tryorder", None)
-    monkeypatch.setattr(authcode, "_is_inside_docker", lambda: False)
-    session = requests.Session()
-    session.verify = mock.ca_file
-    cache = msal.SerializableTokenCache()
-    for name, value in default_port.env.items():
-        monkeypatch.setenv(name, value)
-    app = msal.PublicClientApplication(CLIENT_ID, authority=default_port.url + "/organizations", instance_discovery=False,
-                                       http_client=session, token_cache=cache)
-    assert "access_token" in app.acquire_token_interactive(["User.Read"], login_hint=ALICE, timeout=20)
-    data = cache.serialize().encode()
+    data = interactive_cache(mock, tmp_path, monkeypatch, default_port, CLIENT_ID)
     path = tmp_path / "mig" / "cache.json"
     path.parent.mkdir(mode=0o700)
     path.write_bytes(data)
@@ -303,7 +273,7 @@ def plaintext_cache(mock, tmp_path, monkeypatch, default_port):
     return str(path), data, secrets
 
 
-def test_a_plaintext_cache_is_encrypted_in_place_at_start_up(sidecar_bin, mock, tmp_path, plaintext_cache, default_port):
+def test_a_plaintext_cache_is_encrypted_in_place_at_start_up(sidecar_bin, mock, tmp_path, plaintext_cache, default_port):  # noqa: F811
     cache, data, secrets = plaintext_cache
     key = write_key(tmp_path)
     status = status_json(sidecar_bin, mock, tmp_path, cache, key_file=key, origin=default_port)

@@ -15,7 +15,11 @@ struct LoginCommand: ParsableCommand {
             way and why; --browser or --device-code forces one. With --browser and no browser here, \
             the URL is printed with the 'ssh -L' line that forwards the loopback redirect; \
             --redirect-port (the redirectPort key) fixes that port. \
-            Prints 'Signed in as USER' (or --output json: the account, scopes and expiry; no token).
+            Prints 'Signed in as USER' (or --output json: the account, scopes and expiry; no token). \
+            --import instead copies, into an empty cache, the sign-ins Azure CLI \
+            ($AZURE_CONFIG_DIR or ~/.azure/msal_token_cache.json) and azure-identity (its Secret Service \
+            item) already made for this authority: accounts and the refresh tokens this client can use \
+            (its own, or family tokens). Those stores are only read.
             """)
 
     @Flag(name: .customLong("device-code"), help: "Use the device code flow: sign in on another device with a code.")
@@ -28,6 +32,9 @@ struct LoginCommand: ParsableCommand {
         name: .customLong("redirect-port"),
         help: ArgumentHelp("The loopback redirect's port, for a forwarded port (ssh -L, an editor's).", valueName: "port"))
     var redirectPort: Int?
+
+    @Flag(name: .customLong("import"), help: "Import Azure CLI's and azure-identity's sign-ins into an empty cache (read only).")
+    var importSignIns = false
 
     @Option(name: .customLong("scope"), help: ArgumentHelp("A scope to consent to (repeatable; default: the configured scopes).", valueName: "scope"))
     var scopes: [String] = []
@@ -44,9 +51,13 @@ struct LoginCommand: ParsableCommand {
         if deviceCode, browser { throw ValidationError("--browser and --device-code exclude each other") }
         if deviceCode, loginHint != nil { throw ValidationError("--login-hint does not apply to --device-code") }
         if let redirectPort, !(1...65_535).contains(redirectPort) { throw ValidationError("--redirect-port takes a port, 1-65535") }
+        if importSignIns, deviceCode || browser || redirectPort != nil || loginHint != nil || !scopes.isEmpty {
+            throw ValidationError("--import takes no --browser, --device-code, --redirect-port, --login-hint or --scope")
+        }
     }
 
     func run() throws {
+        if importSignIns { return try ImportSignIns.run(common, output: output) }
         var options = common.plain
         options.redirectPort = redirectPort
         try VerbSession.run(options) { session throws(VerbFailure) in

@@ -58,7 +58,8 @@ struct StatusCommand: ParsableCommand {
             configuration: configuration, cacheProtection: try session.cacheProtection, origins: session.sources.origins,
             engine: session.connection.engine,
             agentSocket: session.agentSocket, agentState: session.connection.agentState, agentInfo: try session.agentInfo,
-            accounts: statuses, cache: cacheSummary(configuration), profile: session.sources.profile)
+            accounts: statuses, cache: cacheSummary(configuration), profile: session.sources.profile,
+            importable: statuses.isEmpty ? SignInImport.importableCount(session.sources.overrides) : 0)
     }
 
     /// The file cache's tokens and last refresh error (read here, as `cache export` reads it).

@@ -37,6 +37,8 @@ struct StatusReport {
     var cache: Result<CacheSummary, RPCError>?
     /// The configuration file's profile in force (`nil`: a flat file or none).
     var profile: String?
+    /// How many accounts `login --import` would bring (looked for when there is none).
+    var importable = 0
 
     /// The current account has a token (or can get one silently).
     var signedIn: Bool {
@@ -45,7 +47,15 @@ struct StatusReport {
 
     /// The stderr line when ``signedIn`` is false.
     var signInAdvice: String {
-        accounts.isEmpty ? "no account is signed in; run 'auth-sidecar login'" : "a sign-in is needed; run 'auth-sidecar login'"
+        if accounts.isEmpty { return "no account is signed in; \(nextStep)" }
+        return "a sign-in is needed; run 'auth-sidecar login'"
+    }
+
+    /// With no account: `login --import` when another tool's sign-ins can be imported, else `login`.
+    private var nextStep: String {
+        importable > 0
+            ? "\(importable) account\(importable == 1 ? "" : "s") can be imported: auth-sidecar login --import"
+            : "run 'auth-sidecar login'"
     }
 
     private var summary: CacheSummary? { try? cache?.get() }
@@ -61,6 +71,7 @@ struct StatusReport {
             "agent": agentJSON,
             "accounts": .array(accounts.map(accountJSON)),
             "lastRefreshError": summary?.lastRefreshError.map(JSONValue.object) ?? .null,
+            "importableAccounts": .int(Int64(importable)),
         ]
         if case .failure(let error)? = cache { object["cacheError"] = .string(VerbFailure.oneLine(error.message)) }
         return .object(object)
@@ -105,7 +116,7 @@ struct StatusReport {
     private func identityLines(now: Int64) -> [String] {
         var lines: [String] = []
         if let profile { lines.append(Self.line("profile", profile)) }
-        if accounts.isEmpty { lines.append(Self.line("account", "none signed in; run 'auth-sidecar login'")) }
+        if accounts.isEmpty { lines.append(Self.line("account", "none signed in; \(nextStep)")) }
         for (index, status) in accounts.enumerated() {
             let tenants = status.account["tenants"]?.arrayValue?.compactMap(\.stringValue) ?? []
             let tenant = tenants.isEmpty ? (status.account["tenantId"]?.stringValue ?? "-") : tenants.joined(separator: ", ")

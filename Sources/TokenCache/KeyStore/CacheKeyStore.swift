@@ -62,7 +62,7 @@ public enum CacheKeyStore {
         for protection: CacheProtection, cachePath: String, keyFile: String?, keyCommand: [String]?
     ) -> [any CacheKeySource] {
         let all: [any CacheKeySource] = [
-            SecretServiceKeySource(), KernelKeyringKeySource(cachePath: cachePath), KeyFileKeySource(path: keyFile),
+            SecretServiceKeySource(cachePath: cachePath), KernelKeyringKeySource(cachePath: cachePath), KeyFileKeySource(path: keyFile),
             KeyCommandKeySource(arguments: keyCommand),
         ]
         switch protection {
@@ -74,8 +74,11 @@ public enum CacheKeyStore {
         }
     }
 
-    /// The first layer of `sources` that gives a key; plaintext when `protection` is
-    /// `plaintext`. Throws, naming every layer tried, when none does.
+    /// The first layer of `sources` that holds a key for this cache, else the first that can
+    /// make one (a layer that would make a new key never hides a later layer's existing key:
+    /// the cache stays readable when, say, a Secret Service appears after the kernel keyring
+    /// took the key); plaintext when `protection` is `plaintext`. Throws, naming every layer
+    /// tried, when none gives a key.
     public static func resolve(
         _ protection: CacheProtection, sources: [any CacheKeySource], cachePath: String
     ) throws(CacheProtectionError) -> CacheKeyResolution {
@@ -83,19 +86,37 @@ public enum CacheKeyStore {
             return CacheKeyResolution(layer: .plaintext, encryption: nil, created: false, skipped: [])
         }
         var skipped: [CacheKeyResolution.Skip] = []
+        var maker: CacheKeyResolution?
         for source in sources {
+            let found: (any CacheEncryption, Bool)
             switch source.obtainKey() {
             case .key(let key, let created):
-                if let encryption = AESGCMCacheEncryption(key: key, layer: source.layer) {
-                    return CacheKeyResolution(layer: source.layer, encryption: encryption, created: created, skipped: skipped)
+                guard let encryption = AESGCMCacheEncryption(key: key, layer: source.layer) else {
+                    skipped.append(.init(layer: source.layer, reason: "the key is not 32 bytes", enable: "store a 32-byte key"))
+                    continue
                 }
-                skipped.append(.init(layer: source.layer, reason: "the key is not 32 bytes", enable: "store a 32-byte key"))
+                found = (encryption, created)
             case .encryption(let encryption, let created):
-                return CacheKeyResolution(layer: source.layer, encryption: encryption, created: created, skipped: skipped)
+                found = (encryption, created)
             case .unavailable(let reason, let enable):
                 skipped.append(.init(layer: source.layer, reason: reason, enable: enable))
+                continue
+            }
+            if !found.1 {
+                if let maker {
+                    skipped.insert(
+                        .init(
+                            layer: maker.layer, reason: "holds no key for this cache; \(source.layer.rawValue) does",
+                            enable: "(the cache stays with the layer holding its key)"),
+                        at: maker.skipped.count)
+                }
+                return CacheKeyResolution(layer: source.layer, encryption: found.0, created: false, skipped: skipped)
+            }
+            if maker == nil {
+                maker = CacheKeyResolution(layer: source.layer, encryption: found.0, created: true, skipped: skipped)
             }
         }
+        if let maker { return maker }
         if protection == .auto {
             skipped.append(.init(layer: .plaintext, reason: "not chosen", enable: "\"cacheProtection\": \"plaintext\""))
         }

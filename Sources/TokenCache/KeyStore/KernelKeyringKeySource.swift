@@ -14,7 +14,7 @@ import POSIXSupport
 /// then a new key is made and the old cache, which nothing can open any more, is set aside
 /// (see ``FileTokenCacheStore``).
 ///
-/// A new key is put in the keyring only when the cache is first written (``KeyringEncryption``),
+/// A new key is put in the keyring only when the cache is first written (``StoredKeyEncryption``),
 /// under the cache's lock: a cache never written leaves no key behind, and two processes
 /// starting at once agree on one key.
 public struct KernelKeyringKeySource: CacheKeySource {
@@ -38,10 +38,20 @@ public struct KernelKeyringKeySource: CacheKeySource {
         }
         let ring = Int32(truncatingIfNeeded: keyring)
         if let key = find(in: ring) {
-            return .encryption(KeyringEncryption(source: self, keyring: ring, key: key, stored: true), created: false)
+            return .encryption(StoredKeyEncryption(vault: Vault(source: self, keyring: ring), key: key, stored: true), created: false)
         }
         let key = SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) }
-        return .encryption(KeyringEncryption(source: self, keyring: ring, key: key, stored: false), created: true)
+        return .encryption(StoredKeyEncryption(vault: Vault(source: self, keyring: ring), key: key, stored: false), created: true)
+    }
+
+    /// The persistent keyring, as ``StoredKeyEncryption`` uses it.
+    struct Vault: KeyVault {
+        let source: KernelKeyringKeySource
+        let keyring: Int32
+        var layer: CacheKeyLayer { .keyring }
+        var keyName: String { source.description }
+        func findKey() -> [UInt8]? { source.find(in: keyring) }
+        func storeKey(_ key: [UInt8]) -> String? { source.store(key, in: keyring) }
     }
 
     /// The key in `keyring`, if there is one (of 32 bytes).

@@ -1,11 +1,99 @@
-/// Layer 1, the Secret Service (libsecret over D-Bus): **not built in this version**; it
-/// always reports so, and `auto` goes on to the kernel keyring.
+import Crypto
+import FoundationEssentials
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Layer 1, the Secret Service (GNOME Keyring, KWallet, KeePassXC) over D-Bus, through
+/// libsecret loaded on first use (``SecretLibrary``): the key, base64, is the secret of an item
+/// of schema `org.auth-sidecar.CacheKey` whose `cache` attribute is the cache's path, in the
+/// default collection. What protects it is the keyring's password (unlocked at desktop login);
+/// it survives reboots.
+///
+/// Skipped, saying why, when there is no D-Bus session (`DBUS_SESSION_BUS_ADDRESS` unset: SSH,
+/// containers, services), libsecret is not installed, the service does not answer (not
+/// running, or no answer within the time limit: every call is bounded, see
+/// ``LibsecretService``), or it has no key for this cache yet and its default collection is
+/// missing or locked (storing one would need an unlock prompt). A new key is stored only when
+/// the cache is first written (``StoredKeyEncryption``).
 public struct SecretServiceKeySource: CacheKeySource {
     public let layer = CacheKeyLayer.secretService
+    /// The item's schema.
+    public static let schema = "org.auth-sidecar.CacheKey"
+    /// The cache the key is for.
+    public let cachePath: String
+    private let service: any SecretServiceAccess
+    private let sessionBus: String?
 
-    public init() {}
+    /// - Parameters:
+    ///   - service: the Secret Service (libsecret's unless a test gives a fake).
+    ///   - sessionBus: `DBUS_SESSION_BUS_ADDRESS` (read from the environment unless given).
+    public init(cachePath: String, service: any SecretServiceAccess = LibsecretService(), sessionBus: String?? = .none) {
+        self.cachePath = cachePath
+        self.service = service
+        switch sessionBus {
+        case .some(let given): self.sessionBus = given
+        case .none: self.sessionBus = getenv("DBUS_SESSION_BUS_ADDRESS").map { String(cString: $0) }
+        }
+    }
+
+    /// The item's attributes.
+    public var attributes: [String: String] { ["cache": cachePath] }
 
     public func obtainKey() -> CacheKeyOutcome {
-        .unavailable(reason: "not built in this version", enable: "(not available yet)")
+        guard let sessionBus, !sessionBus.isEmpty else {
+            return .unavailable(
+                reason: "no D-Bus session (DBUS_SESSION_BUS_ADDRESS is not set)",
+                enable: "run in a desktop session, or start a Secret Service in a D-Bus session (dbus-run-session, gnome-keyring-daemon --unlock)")
+        }
+        switch service.lookup(schema: Self.schema, attributes: attributes) {
+        case .failure(let failure):
+            return .unavailable(reason: failure.description, enable: Self.enable(failure))
+        case .success(let secret?):
+            guard let key = AESGCMCacheEncryption.key(from: Array(secret.utf8)) else {
+                return .unavailable(
+                    reason: "its item for this cache holds no 32-byte key", enable: "delete the item (secret-tool clear cache \(cachePath))")
+            }
+            return .encryption(StoredKeyEncryption(vault: Vault(source: self), key: key, stored: true), created: false)
+        case .success(nil):
+            if case .failure(let failure) = service.defaultCollectionUnlocked() {
+                return .unavailable(reason: failure.description, enable: Self.enable(failure))
+            }
+            let key = SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) }
+            return .encryption(StoredKeyEncryption(vault: Vault(source: self), key: key, stored: false), created: true)
+        }
+    }
+
+    private static func enable(_ failure: SecretServiceFailure) -> String {
+        switch failure {
+        case .libraryMissing: "apt install libsecret-1-0"
+        case .serviceError: "start a Secret Service (gnome-keyring-daemon, KeePassXC) in this D-Bus session"
+        case .timedOut, .locked: "unlock the keyring (log in to the desktop, or gnome-keyring-daemon --unlock)"
+        }
+    }
+
+    /// The Secret Service, as ``StoredKeyEncryption`` uses it.
+    struct Vault: KeyVault {
+        let source: SecretServiceKeySource
+        var layer: CacheKeyLayer { .secretService }
+        var keyName: String { "Secret Service item \(SecretServiceKeySource.schema) for \(source.cachePath)" }
+
+        func findKey() -> [UInt8]? {
+            guard case .success(let secret?) = source.service.lookup(schema: SecretServiceKeySource.schema, attributes: source.attributes)
+            else { return nil }
+            return AESGCMCacheEncryption.key(from: Array(secret.utf8))
+        }
+
+        func storeKey(_ key: [UInt8]) -> String? {
+            let label = "auth-sidecar token cache key (\(source.cachePath))"
+            let secret = Data(key).base64EncodedString()
+            if case .failure(let failure) = source.service.store(
+                schema: SecretServiceKeySource.schema, attributes: source.attributes, label: label, secret: secret)
+            {
+                return "the Secret Service refused the cache key: \(failure)"
+            }
+            return nil
+        }
     }
 }

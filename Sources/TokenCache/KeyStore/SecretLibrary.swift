@@ -1,0 +1,129 @@
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// libsecret's entry points (and the few of GLib's its calls need), resolved with
+/// `dlopen`/`dlsym` on first use, like libcurl: a machine without libsecret still runs, the
+/// lean static build links nothing more, and a start that never asks the Secret Service (no
+/// D-Bus session) never loads it. Only the non-variadic calls are used (`…v_sync`, taking
+/// a `GHashTable` of attributes), so no header is needed: the prototypes are declared here.
+struct SecretLibrary: @unchecked Sendable {
+    typealias Pointer = UnsafeMutableRawPointer
+    typealias ErrorOut = UnsafeMutablePointer<Pointer?>
+    typealias HashTableNew = @convention(c) (Pointer?, Pointer?) -> Pointer?
+    typealias HashTableInsert = @convention(c) (Pointer?, Pointer?, Pointer?) -> Int32
+    typealias Unref = @convention(c) (Pointer?) -> Void
+    typealias CancellableNew = @convention(c) () -> Pointer?
+    typealias SchemaNew = @convention(c) (UnsafePointer<CChar>?, Int32, Pointer?) -> Pointer?
+    typealias Lookup = @convention(c) (Pointer?, Pointer?, Pointer?, ErrorOut?) -> UnsafeMutablePointer<CChar>?
+    typealias Store =
+        @convention(c) (
+            Pointer?, Pointer?, UnsafePointer<CChar>?, UnsafePointer<CChar>?, UnsafePointer<CChar>?, Pointer?, ErrorOut?
+        ) -> Int32
+    typealias PasswordFree = @convention(c) (UnsafeMutablePointer<CChar>?) -> Void
+    typealias ServiceGet = @convention(c) (Int32, Pointer?, ErrorOut?) -> Pointer?
+    typealias CollectionForAlias = @convention(c) (Pointer?, UnsafePointer<CChar>?, Int32, Pointer?, ErrorOut?) -> Pointer?
+    typealias GetLocked = @convention(c) (Pointer?) -> Int32
+
+    let hashTableNew: HashTableNew
+    let hashTableInsert: HashTableInsert
+    let hashTableUnref: Unref
+    let strHash: Pointer
+    let strEqual: Pointer
+    let errorFree: Unref
+    let cancellableNew: CancellableNew
+    let cancellableCancel: Unref
+    let objectUnref: Unref
+    let schemaNew: SchemaNew
+    let schemaUnref: Unref
+    let lookup: Lookup
+    let store: Store
+    let passwordFree: PasswordFree
+    let serviceGet: ServiceGet
+    let collectionForAlias: CollectionForAlias
+    let collectionGetLocked: GetLocked
+
+    /// The library, loaded once per process; why not, when it cannot be.
+    static func shared() -> Result<SecretLibrary, SecretServiceFailure> {
+        loaded.withLock { state in
+            if let state { return state }
+            let fresh = load(names: candidates)
+            state = fresh
+            return fresh
+        }
+    }
+
+    private static let loaded = Mutex<Result<SecretLibrary, SecretServiceFailure>?>(nil)
+
+    /// Debian's `libsecret-1-0`, then the development link.
+    static let candidates = ["libsecret-1.so.0", "libsecret-1.so"]
+
+    static func load(names: [String]) -> Result<SecretLibrary, SecretServiceFailure> {
+        var reasons: [String] = []
+        var opened: Pointer?
+        for name in names {
+            opened = dlopen(name, RTLD_NOW | RTLD_LOCAL)
+            if opened != nil { break }
+            reasons.append(dlerror().map { String(cString: $0) } ?? "\(name): not found")
+        }
+        guard let handle = opened else {
+            return .failure(.libraryMissing(reasons.joined(separator: "; ")))
+        }
+        // dlsym on the handle also searches libsecret's own dependencies (GLib, GIO).
+        func symbol<T>(_ name: String, as type: T.Type) -> T? { dlsym(handle, name).map { unsafeBitCast($0, to: type) } }
+        guard let hashTableNew = symbol("g_hash_table_new", as: HashTableNew.self),
+            let hashTableInsert = symbol("g_hash_table_insert", as: HashTableInsert.self),
+            let hashTableUnref = symbol("g_hash_table_unref", as: Unref.self),
+            let strHash = dlsym(handle, "g_str_hash"), let strEqual = dlsym(handle, "g_str_equal"),
+            let errorFree = symbol("g_error_free", as: Unref.self),
+            let cancellableNew = symbol("g_cancellable_new", as: CancellableNew.self),
+            let cancellableCancel = symbol("g_cancellable_cancel", as: Unref.self),
+            let objectUnref = symbol("g_object_unref", as: Unref.self),
+            let schemaNew = symbol("secret_schema_newv", as: SchemaNew.self),
+            let schemaUnref = symbol("secret_schema_unref", as: Unref.self),
+            let lookup = symbol("secret_password_lookupv_sync", as: Lookup.self),
+            let store = symbol("secret_password_storev_sync", as: Store.self),
+            let passwordFree = symbol("secret_password_free", as: PasswordFree.self),
+            let serviceGet = symbol("secret_service_get_sync", as: ServiceGet.self),
+            let collectionForAlias = symbol("secret_collection_for_alias_sync", as: CollectionForAlias.self),
+            let collectionGetLocked = symbol("secret_collection_get_locked", as: GetLocked.self)
+        else {
+            return .failure(.libraryMissing("libsecret lacks an expected symbol"))
+        }
+        return .success(
+            SecretLibrary(
+                hashTableNew: hashTableNew, hashTableInsert: hashTableInsert, hashTableUnref: hashTableUnref,
+                strHash: strHash, strEqual: strEqual, errorFree: errorFree, cancellableNew: cancellableNew,
+                cancellableCancel: cancellableCancel, objectUnref: objectUnref, schemaNew: schemaNew,
+                schemaUnref: schemaUnref, lookup: lookup, store: store, passwordFree: passwordFree,
+                serviceGet: serviceGet, collectionForAlias: collectionForAlias, collectionGetLocked: collectionGetLocked))
+    }
+
+    /// A `GHashTable` of `strings` (each a C string the caller keeps alive), name to value.
+    func table(_ pairs: [(UnsafeMutablePointer<CChar>?, UnsafeMutablePointer<CChar>?)]) -> Pointer? {
+        let table = hashTableNew(strHash, strEqual)
+        for (name, value) in pairs { _ = hashTableInsert(table, name, value) }
+        return table
+    }
+
+    /// The message of a `GError` (its `message` member follows two 32-bit fields), freed.
+    func message(_ error: Pointer?) -> String? {
+        guard let error else { return nil }
+        defer { errorFree(error) }
+        return error.load(fromByteOffset: 8, as: UnsafePointer<CChar>?.self).map { String(cString: $0) } ?? "unknown error"
+    }
+}
+
+/// Why a Secret Service call gave nothing.
+public enum SecretServiceFailure: Error, Sendable, Equatable {
+    /// libsecret cannot be loaded.
+    case libraryMissing(String)
+    /// The service answered with an error (not running, not reachable, refused).
+    case serviceError(String)
+    /// No answer within the time limit (locked and waiting for a prompt, or stuck).
+    case timedOut(Duration)
+    /// The default collection is missing or locked (a new item would need a prompt).
+    case locked(String)
+}

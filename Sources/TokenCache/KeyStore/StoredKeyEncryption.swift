@@ -1,0 +1,68 @@
+import Synchronization
+
+/// Where a layer that makes its own key keeps it (the kernel keyring, the Secret Service).
+protocol KeyVault: Sendable {
+    var layer: CacheKeyLayer { get }
+    /// What the key is called there, for errors.
+    var keyName: String { get }
+    /// The stored key, if there is one (of 32 bytes).
+    func findKey() -> [UInt8]?
+    /// Stores `key`; the refusal as text.
+    func storeKey(_ key: [UInt8]) -> String?
+}
+
+/// AES-256-GCM with a key kept in a ``KeyVault``. A key made at start (the vault had none) is
+/// stored there at the first seal, which the file store does under the cache's lock; if
+/// another process stored one first, that one is adopted. An open that fails asks the vault
+/// again, for the same reason, before it gives up. A cache never written leaves no key behind.
+final class StoredKeyEncryption: CacheEncryption {
+    private let vault: any KeyVault
+    private let state: Mutex<State>
+
+    private struct State {
+        var key: [UInt8]
+        /// Whether `key` is the one in the vault.
+        var stored: Bool
+    }
+
+    var layer: CacheKeyLayer? { vault.layer }
+
+    init(vault: any KeyVault, key: [UInt8], stored: Bool) {
+        self.vault = vault
+        state = Mutex(State(key: key, stored: stored))
+    }
+
+    func seal(_ plaintext: [UInt8]) throws(TokenCacheError) -> [UInt8] {
+        let key = try state.withLock { state throws(TokenCacheError) -> [UInt8] in
+            if !state.stored {
+                if let theirs = vault.findKey() {
+                    state.key = theirs
+                } else if let refusal = vault.storeKey(state.key) {
+                    throw .writeFailed(vault.keyName, refusal)
+                }
+                state.stored = true
+            }
+            return state.key
+        }
+        return try cipher(key).seal(plaintext)
+    }
+
+    func open(_ sealed: [UInt8]) throws(TokenCacheError) -> [UInt8] {
+        let key = state.withLock { $0.key }
+        do {
+            return try cipher(key).open(sealed)
+        } catch {
+            guard let theirs = vault.findKey(), theirs != key else { throw error }
+            let opened = try cipher(theirs).open(sealed)
+            state.withLock { $0 = State(key: theirs, stored: true) }
+            return opened
+        }
+    }
+
+    private func cipher(_ key: [UInt8]) throws(TokenCacheError) -> AESGCMCacheEncryption {
+        guard let cipher = AESGCMCacheEncryption(key: key, layer: vault.layer) else {
+            throw .unreadable("(key from \(vault.layer.rawValue))", "the \(vault.layer.rawValue) key is not 32 bytes")
+        }
+        return cipher
+    }
+}
