@@ -23,6 +23,9 @@ public final class SidecarService: RPCService, Sendable {
         /// The server's message limit (`--max-message-size`): also the largest Graph answer
         /// `callGraph` relays (its reply is one message).
         public var maxMessageSize = 4 << 20
+        /// What `initialize`'s reply says about the agent serving the session (its `agent`
+        /// member: forwarded or not, the forwarded sessions); `nil`: no agent, no member.
+        public var agentInfo: (@Sendable () -> JSONValue)?
         public init() {}
     }
 
@@ -115,7 +118,7 @@ public final class SidecarService: RPCService, Sendable {
     }
 
     /// Tolerated `initialize` members that LSP clients (editors) send.
-    static let editorInitializeKeys: Set<String> = [
+    public static let editorInitializeKeys: Set<String> = [
         "processId", "clientInfo", "capabilities", "trace", "locale", "rootUri", "rootPath",
         "workspaceFolders", "initializationOptions",
     ]
@@ -140,6 +143,7 @@ public final class SidecarService: RPCService, Sendable {
             "configuration": configuration.json,
         ]
         result["cacheProtection"] = configured.methods.cacheProtection?.json
+        result["agent"] = options.agentInfo?()
         return .object(result)
     }
 }

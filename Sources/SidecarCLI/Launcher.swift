@@ -100,6 +100,7 @@ public enum Launcher {
         var agentOptions = AgentServer.Options(socketPath: options.agentSocket ?? UserPaths.agentSocket())
         agentOptions.idleTimeout = options.agentIdleTimeout.map { .seconds($0) }
         if let cap = options.agentMaxConnections { agentOptions.maxConnections = cap }
+        agentOptions.forwardSocketPath = options.agentForwardSocket
         agentOptions.startup = try startupOverrides(options)
         if agentOptions.startup.clientId != nil { _ = try agentOptions.startup.resolved() }  // refuse a bad configuration at once
         let server = AgentServer(options: agentOptions, logger: logger)

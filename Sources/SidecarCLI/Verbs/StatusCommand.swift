@@ -50,7 +50,8 @@ struct StatusCommand: ParsableCommand {
         return StatusReport(
             configuration: try session.configuration, cacheProtection: try session.cacheProtection, origins: session.sources.origins,
             engine: session.connection.engine,
-            agentSocket: session.agentSocket, agentState: session.connection.agentState, accounts: statuses)
+            agentSocket: session.agentSocket, agentState: session.connection.agentState, forwarding: try session.agentInfo,
+            accounts: statuses)
     }
 
     private static func tokenState(_ outcome: Result<JSONValue, RPCError>) -> StatusReport.TokenState {

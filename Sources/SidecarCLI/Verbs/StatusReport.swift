@@ -24,6 +24,9 @@ struct StatusReport {
     var engine: EngineConnection.Engine
     var agentSocket: String
     var agentState: EngineConnection.AgentState
+    /// `initialize`'s `agent` member: a forwarded agent and its host, or the forward socket
+    /// and its sessions (`nil`: no agent).
+    var forwarding: JSONValue? = nil
     var accounts: [AccountStatus]
 
     var json: JSONValue {
@@ -33,6 +36,7 @@ struct StatusReport {
             "cacheProtection": cacheProtection ?? .null,
             "engine": engine == .agent ? "agent" : "inProcess",
             "agent": ["socket": .string(agentSocket), "state": .string(agentStateName), "detail": JSONValue(agentDetail)],
+            "forwarding": forwarding ?? .null,
             "accounts": .array(
                 accounts.map { status in
                     var token: JSONObject = [:]
@@ -59,6 +63,7 @@ struct StatusReport {
             "agent:      \(agentSocket) (\(agentDetail.map { "\(agentStateName): \($0)" } ?? agentStateName))",
             "engine:     \(engine == .agent ? "the agent" : "in this process")",
         ]
+        if let forwardingText { lines.append("forwarded:  \(forwardingText)") }
         if accounts.isEmpty { lines.append("accounts:   none; run 'auth-sidecar login'") }
         for (index, status) in accounts.enumerated() {
             let label = index == 0 ? "accounts:   " : "            "
@@ -105,6 +110,19 @@ struct StatusReport {
         "secretService": "the Secret Service", "keyring": "the kernel keyring (persistent, this user)",
         "keyFile": "the key file", "keyCommand": "the key command's output",
     ]
+
+    /// A forwarded agent's host, or the forward socket's sessions.
+    private var forwardingText: String? {
+        guard let forwarding else { return nil }
+        if forwarding["forwarded"]?.boolValue == true {
+            return "forwarded agent from \(forwarding["host"]?.stringValue ?? "?") (tokens for its forwardScopes only)"
+        }
+        guard let socket = forwarding["forwardSocket"]?.stringValue else { return nil }
+        let sessions = forwarding["forwardedSessions"]?.arrayValue ?? []
+        guard let first = sessions.first else { return "no forwarded sessions on \(socket)" }
+        return "\(sessions.count) forwarded session\(sessions.count == 1 ? "" : "s") on \(socket), the first since "
+            + "\(first["since"]?.stringValue ?? "?") (\(first["peer"]?.stringValue ?? "?"))"
+    }
 
     private var agentStateName: String {
         switch agentState {

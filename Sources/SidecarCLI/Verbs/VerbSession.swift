@@ -85,6 +85,15 @@ final class VerbSession {
         }
     }
 
+    /// `initialize`'s `agent` member (what the agent says about forwarding; `nil`: no agent).
+    var agentInfo: JSONValue? {
+        get throws(VerbFailure) {
+            _ = try configuration
+            if case .success(let result)? = initialized { return result["agent"] }
+            return nil
+        }
+    }
+
     /// Runs a verb: opens the session, runs `body`, and turns a failure into its one line on
     /// stderr and its exit status.
     static func run(_ options: VerbOptions, _ body: (VerbSession) throws(VerbFailure) -> Void) throws {
