@@ -38,6 +38,9 @@ command -v curl >/dev/null || missing+=(curl)  # the README's verbs block (Tests
 command -v git >/dev/null || missing+=(git)
 command -v keyctl >/dev/null || missing+=(keyutils)  # the kernel keyring tests (test_keystore.py)
 command -v kubectl >/dev/null || missing+=(kubernetes-client)  # Debian's kubectl
+# agent forwarding over a real OpenSSH (Tests/e2e_auth/test_forwarding.py)
+[ -x /usr/sbin/sshd ] || missing+=(openssh-server)
+command -v ssh >/dev/null || missing+=(openssh-client)
 # scripts/package.sh and its suite (Tests/packages): the .deb's Depends, the wheel's glibc tag, man.
 command -v dpkg-shlibdeps >/dev/null || missing+=(dpkg-dev)
 command -v objdump >/dev/null || missing+=(binutils)
