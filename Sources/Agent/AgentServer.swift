@@ -63,6 +63,7 @@ public final class AgentServer: Sendable {
     private let options: Options
     private let logger: Logger
     private let applications = ApplicationRegistry()
+    private let approvals = ApprovalGate()
     private let state = Mutex(State())
 
     public init(options: Options, logger: Logger) {
@@ -198,7 +199,7 @@ public final class AgentServer: Sendable {
                 logger.notice("forwarded session opened", metadata: ["peer": "\(forwarded.description)"])
                 service = try ForwardedService(
                     options: serviceOptions, base: options.startup, preamble: own, peer: forwarded, logger: connectionLogger,
-                    audit: logger)
+                    audit: logger, approvals: approvals)
             } else {
                 serviceOptions.startup = (own ?? ConfigurationOverrides()).merged(over: options.startup)
                 service = try SidecarService(options: serviceOptions, logger: connectionLogger)

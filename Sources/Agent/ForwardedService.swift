@@ -28,11 +28,12 @@ final class ForwardedService: RPCService, Sendable {
     /// - Parameters:
     ///   - preamble: the remote stdio relay's configuration (``StartupPreamble``), if it sent one.
     ///   - logger: the session's log; `audit`: the agent's, for the lines about forwarded tokens.
+    ///   - approvals: the agent's one-question-at-a-time gate for `forwardApproval`.
     /// - Throws: ``ForwardPolicy/configurationRefused(_:member:)`` for a preamble naming
     ///   another application or authority.
     init(
         options: SidecarService.Options, base: ConfigurationOverrides, preamble: ConfigurationOverrides?, peer: ForwardPeer,
-        logger: Logger, audit: Logger
+        logger: Logger, audit: Logger, approvals: ApprovalGate
     ) throws(RPCError) {
         var startup = base
         startup.browser = .system
@@ -41,7 +42,7 @@ final class ForwardedService: RPCService, Sendable {
         options.startup = startup
         inner = try SidecarService(options: options, logger: logger)
         self.base = base
-        approver = ForwardApprover(setting: base.forwardApproval ?? .deny)
+        approver = ForwardApprover(setting: base.forwardApproval ?? .deny, gate: approvals)
         self.peer = peer
         self.logger = audit
         defaultScopes = Mutex(Self.scopes(of: startup))

@@ -107,6 +107,24 @@ import Testing
     }
 }
 
+extension ForwardSocketTests {
+    @Test func asksOneQuestionAtATime() async throws {
+        let asking = "/tmp/auth-sidecar-asking-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        defer { unlink(asking) }
+        let agent = try TestAgent(approval: .command(["/bin/sh", "-c", "touch \(asking); sleep 1"]))
+        defer { agent.stop() }
+        let first = try agent.connect(agent.forwardPath)
+        let second = try agent.connect(agent.forwardPath)
+        _ = try await first.call("initialize", [:])
+        _ = try await second.call("initialize", [:])
+        async let asked = first.call("acquireToken", ["scopes": ["User.Read"]])
+        for _ in 0..<1_000 where access(asking, F_OK) != 0 { usleep(5_000) }  // the first question is being asked
+        let refused = try await second.call("acquireToken", ["scopes": ["User.Read"]])["error"]
+        #expect(refused?["message"]?.stringValue?.contains("another forwarded sign-in is waiting for approval") == true)
+        #expect(try await asked["result"]?["accessToken"] != nil)
+    }
+}
+
 /// An agent in this process, on two sockets in a fresh directory, with faked auth dependencies.
 final class TestAgent: Sendable {
     let directory: String
@@ -192,12 +210,17 @@ final class LogCapture: Sendable {
     }
 }
 
-/// A raw NDJSON client on a Unix socket that keeps every byte it receives.
-final class LineClient: @unchecked Sendable {
+/// A raw NDJSON client on a Unix socket that keeps every byte it receives (one call at a time,
+/// each on a thread of its own, under a lock ThreadSanitizer sees).
+final class LineClient: Sendable {
+    private struct State {
+        var buffer: [UInt8] = []
+        var received: [UInt8] = []
+        var nextID = 1
+    }
+
     private let fd: Int32
-    private var buffer: [UInt8] = []
-    private(set) var receivedBytes: [UInt8] = []
-    private var nextID = 1
+    private let state = PthreadMutex(State())
 
     init(path: String) throws {
         fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -216,14 +239,17 @@ final class LineClient: @unchecked Sendable {
 
     deinit { close(fd) }
 
-    var received: String { String(decoding: receivedBytes, as: UTF8.self) }
+    /// Every byte received so far, as text.
+    var received: String { state.withLock { String(decoding: $0.received, as: UTF8.self) } }
 
-    /// Sends a request and returns its reply (skipping notifications), on a thread of its own.
+    /// Sends a request and returns its reply (skipping notifications).
     func call(_ method: String, _ params: JSONValue = [:]) async throws -> JSONValue {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<JSONValue, any Error>) in
             do {
                 try POSIX.startThread { [self] in
-                    do { continuation.resume(returning: try callNow(method, params)) } catch { continuation.resume(throwing: error) }
+                    do { continuation.resume(returning: try state.withLock { try callNow(method, params, &$0) }) } catch {
+                        continuation.resume(throwing: error)
+                    }
                 }
             } catch {
                 continuation.resume(throwing: error)
@@ -231,31 +257,31 @@ final class LineClient: @unchecked Sendable {
         }
     }
 
-    private func callNow(_ method: String, _ params: JSONValue) throws -> JSONValue {
-        let id = nextID
-        nextID += 1
+    private func callNow(_ method: String, _ params: JSONValue, _ state: inout State) throws -> JSONValue {
+        let id = state.nextID
+        state.nextID += 1
         let request: JSONValue = ["jsonrpc": "2.0", "id": .int(Int64(id)), "method": .string(method), "params": params]
         guard POSIX.writeAll(fd, request.serialized() + [UInt8(ascii: "\n")], to: .socketWithoutSignal) else {
             throw HarnessError("write failed")
         }
         while true {
-            let message = try JSONValue.parse(try line())
+            let message = try JSONValue.parse(try line(&state))
             if message["id"] == .int(Int64(id)) || (message["id"] == .null && message["error"] != nil) { return message }
         }
     }
 
-    private func line() throws -> [UInt8] {
+    private func line(_ state: inout State) throws -> [UInt8] {
         var chunk = [UInt8](repeating: 0, count: 65_536)
         while true {
-            if let end = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = Array(buffer[..<end])
-                buffer.removeSubrange(...end)
+            if let end = state.buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = Array(state.buffer[..<end])
+                state.buffer.removeSubrange(...end)
                 return line
             }
             let count = read(fd, &chunk, chunk.count)
             guard count > 0 else { throw HarnessError("the connection ended (errno \(errno))") }
-            buffer += chunk[..<count]
-            receivedBytes += chunk[..<count]
+            state.buffer += chunk[..<count]
+            state.received += chunk[..<count]
         }
     }
 }
