@@ -59,7 +59,12 @@ import Testing
         defer { agent.stop() }
         try await agent.signInOnMainSocket()
         let remote = try agent.connect(agent.forwardPath)
-        _ = try await remote.call("initialize", [:])
+        // The remote cannot widen the policy or choose the laptop's cache, key or browser: ignored.
+        let hello = try await remote.call(
+            "initialize",
+            ["forwardScopes": ["Mail.Read"], "forwardApproval": ["/bin/true"], "cache": ["path": "/tmp/elsewhere.json"], "browser": "client"])
+        #expect(hello["result"]?["configuration"]?["cache"] == ["persistence": "memory"])
+        #expect(hello["result"]?["configuration"]?["browser"] == "system")
         for method in ["signout", "setCurrentAccount"] {
             let error = try await remote.call(method, [:])["error"]
             #expect(error?["code"] == -51014 && error?["data"]?["name"] == "forwardMethodRefused")
