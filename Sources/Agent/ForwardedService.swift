@@ -60,7 +60,7 @@ final class ForwardedService: RPCService, Sendable {
                 let chosen = try ForwardPolicy.configuration(remote: remote, base: base)
                 let result = try run(chosen.json)
                 defaultScopes.withLock { $0 = Self.scopes(of: chosen) }
-                return result
+                return ForwardPolicy.advertised(result)
             }
         case (.getAccounts, .concurrent(let run)), (.getCurrentAccount, .concurrent(let run)):
             return .concurrent { params, context in ForwardPolicy.redact(try await run(params, context)) }

@@ -114,6 +114,18 @@ public enum ForwardPolicy {
         return result
     }
 
+    /// `initialize`'s result for a forwarded session: `capabilities.methods` without the
+    /// methods refused here.
+    public static func advertised(_ result: JSONValue) -> JSONValue {
+        guard case .object(var object) = result, case .object(var capabilities)? = object["capabilities"],
+            let methods = capabilities["methods"]?.arrayValue
+        else { return result }
+        capabilities["methods"] = .array(
+            methods.filter { name in name.stringValue.flatMap(SidecarMethod.init(rawValue:)).map { access($0) != .refused } ?? true })
+        object["capabilities"] = .object(capabilities)
+        return .object(object)
+    }
+
     /// A reply as a forwarded session receives it: no raw ID token (`idToken`) and no ID
     /// token claims beyond the account fields (`idTokenClaims`), wherever an account or a
     /// token result appears. (No reply ever carries a refresh token.)

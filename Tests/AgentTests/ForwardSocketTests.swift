@@ -31,6 +31,8 @@ import Testing
         let hello = try await remote.call("initialize", [:])
         #expect(hello["result"]?["agent"]?["forwarded"] == true)
         #expect(hello["result"]?["agent"]?["host"]?.stringValue?.isEmpty == false)
+        let methods = hello["result"]?["capabilities"]?["methods"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        #expect(methods.contains("acquireTokenSilent") && !methods.contains("signout") && !methods.contains("setCurrentAccount"))
         let token = try await remote.call("acquireTokenSilent", ["scopes": ["User.Read"]])
         #expect(token["result"]?["accessToken"]?.stringValue?.hasPrefix("at-") == true)
         #expect(token["result"]?["account"]?["username"] != nil)
