@@ -84,11 +84,10 @@ class Tap:
                 destination.sendall(chunk)
         except OSError:
             pass
-        for s in (source, destination):
-            try:
-                s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+        try:  # a half-close passes on as one (the stdio relay ends its input so, then reads the replies)
+            destination.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
 
     def bytes(self) -> bytes:
         with self.lock:
@@ -223,8 +222,11 @@ class Forwarding:
                 except subprocess.TimeoutExpired:
                     p.kill()
         self.tap.close()
-        subprocess.run(["pkill", "-KILL", "-u", self.user], capture_output=True)
-        subprocess.run(["userdel", "-f", self.user], capture_output=True)
+        for _ in range(50):  # the user's processes (sshd's session) may take a moment to go
+            subprocess.run(["pkill", "-KILL", "-u", self.user], capture_output=True)
+            if subprocess.run(["userdel", "-f", self.user], capture_output=True).returncode in (0, 6):
+                break
+            time.sleep(0.1)
         shutil.rmtree(self.shared, ignore_errors=True)
 
 
