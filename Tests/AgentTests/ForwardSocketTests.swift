@@ -197,9 +197,10 @@ final class TestAgent: Sendable {
     }
 }
 
-/// Everything logged, as text (to check what the agent's stderr would show).
+/// Everything logged, as text (to check what the agent's stderr would show); under a lock
+/// ThreadSanitizer sees (the sessions log from their own threads).
 final class LogCapture: Sendable {
-    private let lines = Mutex<[String]>([])
+    private let lines = PthreadMutex<[String]>([])
     var text: String { lines.withLock { $0.joined(separator: "\n") } }
 
     struct Handler: LogHandler {
