@@ -92,6 +92,12 @@ public final class AgentServer: Sendable {
         let forwardDone = Mutex(forwardLoop == nil)
         if let forwardLoop, let forwardSocket {
             logger.notice("forward socket listening (tokens for forwardScopes only)", metadata: ["socket": "\(forwardSocket.path)"])
+            if (options.startup.forwardScopes ?? []).isEmpty {
+                logger.warning("forwardScopes is empty: the forward socket hands out no token; list the scopes in the configuration")
+            }
+            if options.startup.clientId == nil {
+                logger.warning("no clientId configured: forwarded sessions are refused until the agent's configuration names one")
+            }
             do {
                 try POSIX.startThread { [self] in
                     forwardLoop.run(

@@ -115,6 +115,17 @@ import Testing
 }
 
 extension ForwardSocketTests {
+    @Test func handsOutNothingWithoutForwardScopes() async throws {
+        let agent = try TestAgent(forwardScopes: nil)
+        defer { agent.stop() }
+        try await agent.signInOnMainSocket()
+        #expect(agent.log.contains("forwardScopes is empty"))
+        let remote = try agent.connect(agent.forwardPath)
+        let error = try await remote.call("acquireTokenSilent", ["scopes": ["User.Read"]])["error"]
+        #expect(error?["data"]?["name"] == "forwardScopeRefused")
+        #expect(try await remote.call("callGraph", ["path": "/me"])["error"]?["data"]?["name"] == "forwardScopeRefused")
+    }
+
     @Test func asksOneQuestionAtATime() async throws {
         let asking = "/tmp/auth-sidecar-asking-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         defer { unlink(asking) }
@@ -141,7 +152,7 @@ final class TestAgent: Sendable {
     private let server: AgentServer
     private let logs: LogCapture
 
-    init(approval: ForwardApproval? = nil) throws {
+    init(approval: ForwardApproval? = nil, forwardScopes: [String]? = ["User.Read"]) throws {
         directory = "/tmp/as-fwd-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         mainPath = directory + "/agent.sock"
         forwardPath = directory + "/forward.sock"
@@ -160,8 +171,9 @@ final class TestAgent: Sendable {
         self.fakes = fakes
         var startup = try ConfigurationOverrides(params: [
             "clientId": .string(InProcessServer.clientId), "authority": "https://login.microsoftonline.com/common",
-            "cache": ["persistence": "memory"], "scopes": ["User.Read"], "forwardScopes": ["User.Read"],
+            "cache": ["persistence": "memory"], "scopes": ["User.Read"],
         ])
+        startup.forwardScopes = forwardScopes
         startup.forwardApproval = approval
         var options = AgentServer.Options(socketPath: mainPath)
         options.forwardSocketPath = forwardPath
