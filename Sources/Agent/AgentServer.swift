@@ -21,6 +21,10 @@ import Synchronization
 /// is closed to make room, else the new one is refused with a JSON-RPC error line; a rest at
 /// EMFILE/ENFILE; and a connection that sends nothing within ``Options/firstByteDeadline`` is
 /// closed. An established session is never timed out: editors keep theirs open for hours.
+///
+/// With ``Options/forwardSocketPath``, a second socket (same rules, its own accept loop) serves
+/// sessions meant to be forwarded (`ssh -R`, a container mount) as ``ForwardedService``s: the
+/// same engine under `ForwardPolicy`.
 public final class AgentServer: Sendable {
     public struct Options: Sendable {
         public var socketPath: String
