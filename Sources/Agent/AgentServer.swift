@@ -192,6 +192,13 @@ public final class AgentServer: Sendable {
             return
         }
         connection.markAnswering()
+        if !forwarded, ForwardPeer.isSSH(peer.pid) {
+            logger.warning(
+                """
+                a connection on the agent socket comes through ssh: the main socket is forwarded with everything the agent can \
+                do; forward the forward socket instead (agent --forward), which hands out access tokens for forwardScopes only
+                """, metadata: ["pid": "\(peer.pid)"])
+        }
         serveSession(fd, peer: peer, forwarded: forwarded ? ForwardPeer(pid: peer.pid) : nil)
     }
 

@@ -27,6 +27,17 @@ struct ForwardPeer: Sendable {
         command = text.isEmpty ? "pid \(pid)" : String(text.prefix(200))
     }
 
+    /// Whether process `pid` is an ssh client (`/proc/PID/comm` is `ssh`): on the main socket,
+    /// someone forwarded it instead of the forward socket.
+    static func isSSH(_ pid: Int32) -> Bool {
+        var name = [UInt8](repeating: 0, count: 16)
+        let fd = open("/proc/\(pid)/comm", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        let count = read(fd, &name, name.count)
+        close(fd)
+        return count == 4 && name[..<4] == Array("ssh\n".utf8)[...]
+    }
+
     /// `"<command> (pid N)"`.
     var description: String { "\(command) (pid \(pid))" }
 }

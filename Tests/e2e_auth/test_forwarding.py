@@ -150,6 +150,7 @@ class Forwarding:
         wait_for(lambda: "forward socket listening" in self.log(), "the agent")
         self.tap = Tap(os.path.join(self.laptop, "tap.sock"), self.forward_socket)
         self.sshd = self.ssh_tunnel = None
+        self.tunnels = []
         self._start_ssh()
 
     def _start_ssh(self):
@@ -177,19 +178,27 @@ class Forwarding:
             with socket.socket() as s:
                 return s.connect_ex(("127.0.0.1", port)) == 0
         wait_for(listening, "sshd")
+        self.ssh_dir, self.ssh_port = d, port
         # The user's command: ssh -R <remote agent.sock>:<laptop forward.sock> (the tap in front of it).
-        self.ssh_tunnel = subprocess.Popen(
-            ["ssh", "-F", "/dev/null", "-N", "-i", str(d / "user_key"), "-p", str(port),
+        self.ssh_tunnel = self.forward(self.tap.path, self.remote_socket)
+
+    def forward(self, local: str, remote: str) -> subprocess.Popen:
+        """`ssh -N -R REMOTE:LOCAL` to the remote user, once the remote socket is there."""
+        log = self.tmp_path / ("ssh-%d.log" % time.monotonic_ns())
+        d = self.ssh_dir
+        tunnel = subprocess.Popen(
+            ["ssh", "-F", "/dev/null", "-N", "-i", str(d / "user_key"), "-p", str(self.ssh_port),
              "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no", "-o", f"UserKnownHostsFile={d}/known_hosts",
              "-o", "ExitOnForwardFailure=yes", "-o", "StreamLocalBindUnlink=yes",
-             "-R", f"{self.remote_socket}:{self.tap.path}", f"{self.user}@127.0.0.1"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=open(self.tmp_path / "ssh.log", "wb"))
+             "-R", f"{remote}:{local}", f"{self.user}@127.0.0.1"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=open(log, "wb"))
+        self.tunnels.append(tunnel)
 
         def forwarded():
-            assert self.ssh_tunnel.poll() is None, (self.tmp_path / "ssh.log").read_text() + \
-                (self.tmp_path / "sshd.log").read_text()
-            return os.path.exists(self.remote_socket)
+            assert tunnel.poll() is None, log.read_text() + (self.tmp_path / "sshd.log").read_text()
+            return os.path.exists(remote)
         wait_for(forwarded, "the forwarded socket on the remote")
+        return tunnel
 
     def log(self) -> str:
         return self.agent_log.read_text(errors="replace")
@@ -214,7 +223,7 @@ class Forwarding:
         assert "result" in reply, reply
 
     def close(self):
-        for p in (self.ssh_tunnel, self.sshd, self.agent):
+        for p in (*self.tunnels, self.sshd, self.agent):
             if p is not None and p.poll() is None:
                 p.terminate()
                 try:
@@ -319,6 +328,13 @@ def test_the_laptop_sees_forwarded_sessions_and_other_users_stay_out(forwarding,
     status = subprocess.run([sidecar_bin, "status"], capture_output=True, text=True, env=f.env, timeout=30)
     assert "1 forwarded session on " + f.forward_socket in status.stdout, status.stdout + status.stderr
     held.close()
+    # Forwarding the main socket instead works as before, with a warning on the laptop.
+    main = f.runtime + "/auth-sidecar/main.sock"
+    f.forward(f.agent_socket, main)
+    through = f.remote(REMOTE_PYTHON, "-c", "import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); "
+                       "s.sendall(b'{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\\n'); print(s.recv(100))", main)
+    assert '"result"' in through.stdout, through
+    wait_for(lambda: "comes through ssh" in f.log(), "the warning")
     # The laptop agent's SO_PEERCRED rule still refuses the other user on both of its sockets,
     # even with the directory and the sockets opened up (the last line of defence).
     os.chmod(f.laptop, 0o755)
