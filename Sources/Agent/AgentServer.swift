@@ -69,6 +69,8 @@ public final class AgentServer: Sendable {
     private let applications = ApplicationRegistry()
     private let approvals = ApprovalGate()
     private let state = Mutex(State())
+    /// When this agent started (seconds since the epoch), for `initialize`'s `agent`.
+    private let startedAt = Int64(time(nil))
 
     public init(options: Options, logger: Logger) {
         self.options = options
@@ -132,17 +134,23 @@ public final class AgentServer: Sendable {
         }
     }
 
-    /// What `initialize` tells a session about this agent: on the main socket, the forward
+    /// What `initialize` tells a session about this agent: its pid, start and connections; on
+    /// the main socket also the forward
     /// socket and the forwarded sessions open now; on the forward socket, that the session is
     /// forwarded and from which host.
     private func agentInfo(forwarded: Bool) -> JSONValue {
-        if forwarded { return ["forwarded": true, "host": .string(Self.hostname)] }
+        var info: JSONObject = ["pid": .int(Int64(getpid())), "startedAt": .int(startedAt), "connections": .int(Int64(connectionCount))]
+        if forwarded {
+            info["forwarded"] = true
+            info["host"] = .string(Self.hostname)
+            return .object(info)
+        }
         let sessions = state.withLock { $0.connections.values.compactMap(\.forwarded) }.sorted { $0.since < $1.since }
-        return [
-            "forwarded": false, "forwardSocket": JSONValue(options.forwardSocketPath),
-            "forwardedSessions": .array(
-                sessions.map { ["since": .string(utcTimestamp($0.since)), "peer": .string($0.command), "pid": .int(Int64($0.pid))] }),
-        ]
+        info["forwarded"] = false
+        info["forwardSocket"] = JSONValue(options.forwardSocketPath)
+        info["forwardedSessions"] = .array(
+            sessions.map { ["since": .string(utcTimestamp($0.since)), "peer": .string($0.command), "pid": .int(Int64($0.pid))] })
+        return .object(info)
     }
 
     private static let hostname: String = {

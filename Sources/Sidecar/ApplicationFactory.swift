@@ -43,6 +43,7 @@ enum ApplicationFactory {
     ) throws(RPCError) -> AuthDependencies {
         let store: any TokenCacheStore
         var refreshLock: any RefreshLock = NoRefreshLock()
+        var refreshErrors: any RefreshErrorLog = MemoryRefreshErrorLog()
         switch configuration.cache {
         case .memory:
             store = MemoryTokenCacheStore()
@@ -76,6 +77,7 @@ enum ApplicationFactory {
             report = CacheProtectionReport(setting: protection, resolution: resolution, store: file)
             store = file
             refreshLock = FileRefreshLock(path: path + ".refresh.lock")
+            refreshErrors = FileRefreshErrorLog(path: path + FileRefreshErrorLog.suffix)
         }
         let caFile = ProcessEnvironment.value("SSL_CERT_FILE") ?? ProcessEnvironment.value("CURL_CA_BUNDLE")
         let transport = CurlTransport(
@@ -83,7 +85,7 @@ enum ApplicationFactory {
             defaultTimeout: .seconds(configuration.httpTimeoutSeconds), logger: logger)
         return AuthDependencies(
             transport: transport,
-            cache: TokenCache(store: store, refreshLock: refreshLock),
+            cache: TokenCache(store: store, refreshLock: refreshLock, refreshErrors: refreshErrors),
             browser: SystemBrowserLauncher(logger: logger),
             listener: LoopbackRedirectListener(logger: logger),
             logger: logger)

@@ -9,6 +9,7 @@ extension ConfigurationOverrides {
         members["clientId"] = clientId.map(JSONValue.string)
         members["authority"] = authority.map(JSONValue.string)
         members["redirectUri"] = redirectUri.map(JSONValue.string)
+        members["redirectPort"] = redirectPort.map { .int(Int64($0)) }
         members["knownAuthorities"] = knownAuthorities.map(JSONValue.init)
         members["scopes"] = scopes.map(JSONValue.init)
         members["graphEndpoint"] = graphEndpoint.map(JSONValue.string)

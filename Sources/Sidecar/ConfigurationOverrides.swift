@@ -1,3 +1,4 @@
+import AuthSeams
 import JSON
 import JSONRPC
 import TokenCache
@@ -8,6 +9,9 @@ public struct ConfigurationOverrides: Sendable, Equatable {
     public var clientId: String?
     public var authority: String?
     public var redirectUri: String?
+    /// Fixes the loopback redirect's port (replaces `redirectUri`'s), so a forwarded port
+    /// (`ssh -L`, an editor's port forwarding) can carry the redirect.
+    public var redirectPort: Int?
     public var knownAuthorities: [String]?
     public var scopes: [String]?
     public var graphEndpoint: String?
@@ -37,7 +41,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         "clientId", "authority", "redirectUri", "knownAuthorities", "scopes", "graphEndpoint",
         "cache", "sharedDeviceMode", "clientCapabilities", "browser", "authorityType", "instanceDiscovery",
         "httpTimeoutSeconds", "interactiveTimeoutSeconds", "postLogoutRedirectUri", "azPassthrough", "cacheProtection",
-        "forwardScopes", "forwardApproval",
+        "redirectPort", "forwardScopes", "forwardApproval",
     ]
 
     /// Reads the configuration keys from `params` (other members must be in `alsoAllowed`).
@@ -46,6 +50,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         clientId = try p.optional("clientId")
         authority = try p.optional("authority")
         redirectUri = try p.optional("redirectUri")
+        redirectPort = try p.optional("redirectPort")
         knownAuthorities = try p.optional("knownAuthorities")
         scopes = try p.optional("scopes")
         graphEndpoint = try p.optional("graphEndpoint")
@@ -86,6 +91,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         result.clientId = clientId ?? base.clientId
         result.authority = authority ?? base.authority
         result.redirectUri = redirectUri ?? base.redirectUri
+        result.redirectPort = redirectPort ?? base.redirectPort
         result.knownAuthorities = knownAuthorities ?? base.knownAuthorities
         result.scopes = scopes ?? base.scopes
         result.graphEndpoint = graphEndpoint ?? base.graphEndpoint
@@ -113,6 +119,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         var config = Configuration(clientId: clientId)
         if let authority { config.authority = authority }
         if let redirectUri { config.redirectUri = redirectUri }
+        if let redirectPort { config.redirectUri = try Self.redirectURI(config.redirectUri, port: redirectPort) }
         if let knownAuthorities { config.knownAuthorities = knownAuthorities }
         if let scopes { config.scopes = scopes }
         if let graphEndpoint { config.graphEndpoint = graphEndpoint }
@@ -128,5 +135,12 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         config.postLogoutRedirectUri = postLogoutRedirectUri
         try ConfigurationValidator.validate(config)
         return config
+    }
+
+    /// `uri` with its port replaced by `port` (1-65535); an invalid `uri` is left to the validator.
+    static func redirectURI(_ uri: String, port: Int) throws(RPCError) -> String {
+        guard (1...65_535).contains(port) else { throw .invalidParams("redirectPort must be a port (1-65535)", member: "redirectPort") }
+        guard let parsed = try? RedirectURI(parsing: uri) else { return uri }
+        return "http://\(parsed.host):\(port)\(parsed.path)"
     }
 }

@@ -23,8 +23,8 @@ public final class SidecarService: RPCService, Sendable {
         /// The server's message limit (`--max-message-size`): also the largest Graph answer
         /// `callGraph` relays (its reply is one message).
         public var maxMessageSize = 4 << 20
-        /// What `initialize`'s reply says about the agent serving the session (its `agent`
-        /// member: forwarded or not, the forwarded sessions); `nil`: no agent, no member.
+        /// The agent serving this session, as `initialize` reports it (`agent`: since when, how
+        /// many connections; forwarded or not, the forwarded sessions); `nil` in the stdio mode.
         public var agentInfo: (@Sendable () -> JSONValue)?
         public init() {}
     }

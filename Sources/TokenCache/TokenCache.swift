@@ -28,10 +28,16 @@ public final class TokenCache: Sendable {
     public let store: any TokenCacheStore
     /// How processes sharing the store take turns on a refresh.
     public let refreshLock: any RefreshLock
+    /// Where the last failed refresh is kept (beside the cache, not in it).
+    public let refreshErrors: any RefreshErrorLog
 
-    public init(store: any TokenCacheStore, refreshLock: any RefreshLock = NoRefreshLock()) {
+    public init(
+        store: any TokenCacheStore, refreshLock: any RefreshLock = NoRefreshLock(),
+        refreshErrors: any RefreshErrorLog = MemoryRefreshErrorLog()
+    ) {
         self.store = store
         self.refreshLock = refreshLock
+        self.refreshErrors = refreshErrors
     }
 
     /// The current document, to read several things from one consistent view at the cost of

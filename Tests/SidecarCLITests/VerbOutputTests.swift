@@ -51,34 +51,37 @@ import Testing
 
     final class Lines { var lines: [String] = [] }
 
-    @Test func headlessPrintsTheURLAndTheForwardingLine() throws {
+    @Test func aPrintedURLComesWithTheForwardingLine() throws {
         let said = Lines()
         var launched = false
         let opener = URLOpener(
-            availability: BrowserAvailability(headless: true, browserVariableSet: false, browserCommand: "/usr/bin/xdg-open"),
-            launch: { _ in
+            method: .printedURL, sshHost: "alice@10.0.0.5",
+            launch: { _, _ in
                 launched = true
                 return true
             }, say: { said.lines.append($0) })
         #expect(try opener.handle(["url": .string(Self.authorizeURL)]).get() == [:])
         #expect(!launched)
         #expect(said.lines.contains(Self.authorizeURL))
-        #expect(said.lines.contains { $0.contains("ssh -L 43123:127.0.0.1:43123") })
+        #expect(said.lines.contains { $0.hasSuffix("ssh -L 43123:127.0.0.1:43123 alice@10.0.0.5") })
     }
 
     @Test func aFailedLauncherFallsBackToPrinting() throws {
         let said = Lines()
-        let opener = URLOpener(
-            availability: BrowserAvailability(headless: false, browserVariableSet: true, browserCommand: "nope"),
-            launch: { _ in false }, say: { said.lines.append($0) })
+        let opener = URLOpener(method: .systemBrowser, launch: { _, _ in false }, say: { said.lines.append($0) })
         #expect(try opener.handle(["url": .string(Self.authorizeURL)]).get() == [:])
         #expect(said.lines.contains(Self.authorizeURL))
+        var used: SignInWay.Method?
         let opened = URLOpener(
-            availability: BrowserAvailability(headless: false, browserVariableSet: true, browserCommand: "b"),
-            launch: { _ in true }, say: { said.lines.append($0) })
+            method: .windowsBrowser("wslview"),
+            launch: { method, _ in
+                used = method
+                return true
+            }, say: { said.lines.append($0) })
         said.lines = []
         _ = opened.handle(["url": .string(Self.authorizeURL)])
-        #expect(!said.lines.contains(Self.authorizeURL))
+        #expect(used == .windowsBrowser("wslview"))
+        #expect(said.lines == ["auth-sidecar: waiting for the browser (Ctrl-C to cancel)"])
     }
 
     @Test func outputsHoldNoToken() {
@@ -112,21 +115,40 @@ import Testing
                 "skipped": [["layer": "secretService", "reason": "not built in this version"]],
             ],
             origins: ["file /cfg.json", "--client-id"], engine: .inProcess, agentSocket: "/run/s", agentState: .notRunning,
+            agentInfo: nil,
             accounts: [
-                .init(account: ["username": "alice"], current: true, token: .valid(expiresOn: 1000 + 3600)),
-                .init(account: ["username": "bob"], current: false, token: .signInNeeded("expired")),
-            ])
+                .init(account: ["username": "alice", "homeAccountId": "a.t"], current: true, token: .valid(expiresOn: 1000 + 3600)),
+                .init(account: ["username": "bob", "homeAccountId": "b.t"], current: false, token: .signInNeeded("expired")),
+            ],
+            cache: .success(
+                CacheSummary(
+                    document: [
+                        "AccessToken": [
+                            "k": [
+                                "client_id": "app", "home_account_id": "a.t", "realm": "t", "target": "User.Read openid",
+                                "expires_on": "4600", "secret": "eyJ.never-shown",
+                            ]
+                        ],
+                        "RefreshToken": ["r": ["client_id": "app", "home_account_id": "a.t", "secret": "1.never-shown"]],
+                    ], clientId: "app")))
         let text = report.text(now: 1000)
         #expect(text.contains("/c.json (encrypted), key in the key file /k"))
         #expect(text.contains("key store:  cacheProtection auto; secretService skipped: not built in this version"))
         #expect(text.contains("file /cfg.json, --client-id"))
         #expect(text.contains("/run/s (not running)"))
-        #expect(text.contains("alice (current), token expires in 1 h 0 min"))
+        #expect(text.contains("alice (current), token expires in 1 h 0 min, tenant -"))
         #expect(text.contains("bob, sign-in needed"))
+        #expect(text.contains("tokens:     alice: User.Read openid (tenant t), 60 min left"))
+        #expect(text.contains("            alice: refresh token present"))
+        #expect(text.contains("            bob: refresh token none"))
+        #expect(!text.contains("never-shown") && !report.json.jsonText.contains("never-shown"))
+        #expect(report.signedIn)
         let json = report.json
         #expect(json["engine"] == "inProcess")
         #expect(json["cacheProtection"]?["layer"] == "keyFile")
         #expect(json["agent"]?["state"] == "not running")
+        #expect(json["accounts"]?.arrayValue?.first?["refreshToken"] == true)
+        #expect(json["accounts"]?.arrayValue?.first?["accessTokens"]?.arrayValue?.first?["scopes"] == ["User.Read", "openid"])
         #expect(json["accounts"]?.arrayValue?.first?["token"]?["expiresOn"] == 4600)
     }
 }

@@ -126,7 +126,7 @@ def verb(sidecar_bin, mock, tmp_path, cache, *args, protection=None, preexec_fn=
 
 def status_json(sidecar_bin, mock, tmp_path, cache, **kw) -> dict:
     done = verb(sidecar_bin, mock, tmp_path, cache, "status", "--output", "json", **kw)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode in (0, 2), done.stderr  # 2: nobody signed in
     return json.loads(done.stdout)
 
 
@@ -353,7 +353,7 @@ def test_kill_9_during_migration_loses_nothing(sidecar_bin, mock, tmp_path, plai
     print(f"kill -9 rounds: {outcomes}")
     done = subprocess.run([sidecar_bin, "status", "--no-agent"], env=env, capture_output=True, timeout=30,
                           stdin=subprocess.DEVNULL)  # left alone, the migration completes
-    assert done.returncode == 0 and open(cache, "rb").read().startswith(HEADER), done.stderr
+    assert done.returncode in (0, 2) and open(cache, "rb").read().startswith(HEADER), done.stderr
 
 
 # --- key command ------------------------------------------------------------------------------

@@ -75,6 +75,7 @@ CONTRACT_CONFIG_DEFAULTS = {
     "clientId": None,
     "authority": "https://login.microsoftonline.com/common",
     "redirectUri": "http://localhost",
+    "redirectPort": None,  # absent: redirectUri's port (or any free one)
     "knownAuthorities": [],
     "scopes": ["user.read"],
     "graphEndpoint": "https://graph.microsoft.com/",
@@ -281,6 +282,8 @@ def test_configuration_keys_and_defaults():
     assert not cfg.is_valid({"authorityType": "OIDC"})
     assert not cfg.is_valid({"instanceDiscovery": "false"})
     cfg.validate({"clientId": APP_ID, "httpTimeoutSeconds": 1, "interactiveTimeoutSeconds": 3600})
+    cfg.validate({"clientId": APP_ID, "redirectPort": 8400})
+    assert not cfg.is_valid({"redirectPort": 0}) and not cfg.is_valid({"redirectPort": 65536})
     for bad in ({"httpTimeoutSeconds": 0}, {"httpTimeoutSeconds": 301}, {"httpTimeoutSeconds": 1.5},
                 {"interactiveTimeoutSeconds": 0}, {"interactiveTimeoutSeconds": 3601}):
         assert not cfg.is_valid(bad), bad

@@ -17,6 +17,7 @@ export interface Configuration {
   clientId?: string;
   authority?: string;
   redirectUri?: string;
+  redirectPort?: number;
   knownAuthorities?: string[] | string;
   scopes?: string[] | string;
   graphEndpoint?: string;

@@ -1,3 +1,4 @@
+import JSON
 import TokenCache
 
 /// A token without UI: a valid cached access token (5-minute margin), else the refresh
@@ -65,13 +66,31 @@ struct SilentFlow: Sendable {
                 authority: resolved.authority, realms: realms(authority, resolved.realm, account),
                 environments: resolved.environments, scopes: scopes, account: account)
             if let fresh = try cached(), !fresh.token.needsRefresh(at: dependencies.clock.now()) { return fresh.result(correlationId) }
-            return try await refresh(lookup, metadata: resolved.metadata, claims: request.claims, correlationId: correlationId)
-        } catch let error as AuthError where error.kind != .interactionRequired {
+            let result = try await refresh(lookup, metadata: resolved.metadata, claims: request.claims, correlationId: correlationId)
+            noteRefresh(failure: nil, account: account)
+            return result
+        } catch let error as AuthError {
+            noteRefresh(failure: error, account: account)
             // Proactive refresh failed (network down, service error): a still-valid token is
             // better than an error.
-            if let valid = try cached() { return valid.result(correlationId) }
+            if error.kind != .interactionRequired, let valid = try cached() { return valid.result(correlationId) }
             throw error
         }
+    }
+
+    /// Keeps the last failed refresh beside the cache (`status` shows it), or forgets it after
+    /// a refresh that worked. Best effort: a record that cannot be written changes no answer.
+    private func noteRefresh(failure: AuthError?, account: Account) {
+        let record: JSONObject? = failure.map { error in
+            var record: JSONObject = [
+                "clientId": .string(configuration.clientId), "at": .int(dependencies.clock.now()), "username": .string(account.username),
+                "homeAccountId": .string(account.homeAccountId), "error": .string(error.kind.rawValue),
+                "message": .string(String(error.message.prefix(500))),
+            ]
+            if let codes = error.errorCodes { record["errorCodes"] = .array(codes.map { .int(Int64($0)) }) }
+            return record
+        }
+        dependencies.cache.refreshErrors.write(record)
     }
 
     struct Lookup {

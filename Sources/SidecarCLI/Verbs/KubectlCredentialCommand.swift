@@ -60,7 +60,11 @@ struct KubectlCredentialCommand: ParsableCommand {
                 Console.say("a sign-in is needed for kubectl; starting a device code sign-in")
                 var signIn = params
                 signIn["flow"] = "deviceCode"
-                result = try session.call("acquireToken", .object(signIn))
+                switch try session.outcome("acquireToken", .object(signIn)) {
+                case .success(let value): result = value
+                case .failure(let error):
+                    throw SignInFailure.deviceCodeRefused(error, host: SignInEnvironment.current().sshHost) ?? .from(error)
+                }
             case .failure(let error): throw .from(error)
             }
             if idToken, Self.idTokenExpiry(result).map({ $0 < Int64(time(nil)) + Self.idTokenMarginSeconds }) ?? true {

@@ -1,20 +1,33 @@
 import ArgumentParser
+import AuthSeams
 import JSON
 import Sidecar
 
-/// `auth-sidecar login`: an interactive sign-in (system browser, or the device code flow).
+/// `auth-sidecar login`: an interactive sign-in, the way this machine allows (``SignInWay``).
 struct LoginCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "login",
-        abstract: "Sign in: in the system browser, or with --device-code on another device.",
+        abstract: "Sign in: in a browser, or with a device code on another device; says which way and why.",
         discussion: """
-            Without a browser here (over SSH: no DISPLAY, WAYLAND_DISPLAY or BROWSER), prints the \
-            sign-in URL on stderr with the 'ssh -L' line that forwards the loopback redirect, and waits. \
+            The way: the system browser with a display or $BROWSER; on WSL the Windows browser \
+            (wslview, explorer.exe, cmd.exe); over SSH with no forwarded display, or with neither, \
+            a device code (the code, its URL and a countdown on stderr). One stderr line says which \
+            way and why; --browser or --device-code forces one. With --browser and no browser here, \
+            the URL is printed with the 'ssh -L' line that forwards the loopback redirect; \
+            --redirect-port (the redirectPort key) fixes that port. \
             Prints 'Signed in as USER' (or --output json: the account, scopes and expiry; no token).
             """)
 
     @Flag(name: .customLong("device-code"), help: "Use the device code flow: sign in on another device with a code.")
     var deviceCode = false
+
+    @Flag(name: .customLong("browser"), help: "Use a browser (the URL is printed when none can be opened here).")
+    var browser = false
+
+    @Option(
+        name: .customLong("redirect-port"),
+        help: ArgumentHelp("The loopback redirect's port, for a forwarded port (ssh -L, an editor's).", valueName: "port"))
+    var redirectPort: Int?
 
     @Option(name: .customLong("scope"), help: ArgumentHelp("A scope to consent to (repeatable; default: the configured scopes).", valueName: "scope"))
     var scopes: [String] = []
@@ -28,16 +41,38 @@ struct LoginCommand: ParsableCommand {
     @OptionGroup var common: VerbOptions
 
     func validate() throws {
+        if deviceCode, browser { throw ValidationError("--browser and --device-code exclude each other") }
         if deviceCode, loginHint != nil { throw ValidationError("--login-hint does not apply to --device-code") }
+        if let redirectPort, !(1...65_535).contains(redirectPort) { throw ValidationError("--redirect-port takes a port, 1-65535") }
     }
 
     func run() throws {
-        try VerbSession.run(common) { session throws(VerbFailure) in
+        var options = common.plain
+        options.redirectPort = redirectPort
+        try VerbSession.run(options) { session throws(VerbFailure) in
+            let configuredURI = try session.configuration["redirectUri"]?.stringValue ?? ""
+            let fixedPort = (try? RedirectURI(parsing: configuredURI))?.port.map(Int.init)
+            let environment = SignInEnvironment.current()
+            var way = SignInWay.choose(environment, forced: browser ? .browser : (deviceCode ? .deviceCode : nil), redirectPort: fixedPort)
+            if loginHint != nil, way.method == .deviceCode {
+                // Unforced, so no browser opens here: the device code takes no hint.
+                way = SignInWay(method: .printedURL, reason: "--login-hint needs a browser sign-in: open the URL yourself")
+            }
+            Console.say(way.line)
+            session.use(URLOpener.system(way, environment: environment))
             var params = JSONObject()
             if !scopes.isEmpty { params["scopes"] = JSONValue(scopes) }
             if let loginHint { params["loginHint"] = .string(loginHint) }
-            if deviceCode { params["flow"] = "deviceCode" }
-            let result = try session.call("acquireToken", .object(params))
+            if way.method == .deviceCode { params["flow"] = "deviceCode" }
+            let result: JSONValue
+            switch try session.outcome("acquireToken", .object(params)) {
+            case .success(let value): result = value
+            case .failure(let error):
+                if way.method == .deviceCode, let refused = SignInFailure.deviceCodeRefused(error, host: environment.sshHost, port: fixedPort) {
+                    throw refused
+                }
+                throw .from(error)
+            }
             switch output {
             case .json: session.print(VerbOutput.signInSummary(result).jsonText)
             case .text: session.print("Signed in as \(VerbOutput.username(result["account"]))")

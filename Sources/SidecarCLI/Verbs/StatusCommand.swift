@@ -9,14 +9,19 @@ import Sidecar
     import Darwin
 #endif
 
-/// `auth-sidecar status`: the configuration in force, the agent, the accounts and their tokens.
+/// `auth-sidecar status`: am I signed in, as whom, until when; the cache, its key, the agent.
 struct StatusCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
-        abstract: "Show the configuration in force, the agent, and the accounts with their token lifetimes.",
+        abstract: "Show who is signed in, each cached token's scopes and minutes left, the cache, its key, and the agent.",
         discussion: """
-            Each account's token is the one for the configured scopes, acquired silently (so an \
-            expired token is renewed, as 'token' would). Never prints a token or a secret.
+            One screen (or --output json): the accounts and their tenants, each cached access \
+            token's scopes and minutes left, whether a refresh token is cached (never its value), \
+            the last failed refresh, where the cache and its key live, the configuration in force, \
+            and whether an agent serves this user (since when, how many clients). Each account's \
+            token for the configured scopes is acquired silently first (an expired one is renewed, \
+            as 'token' would). Exit status 0 when the current account is signed in, 2 when a \
+            sign-in is needed. Never prints a token or a secret.
             """)
 
     @Option(help: "text or json.")
@@ -31,6 +36,7 @@ struct StatusCommand: ParsableCommand {
             case .json: session.print(report.json.jsonText)
             case .text: session.print(report.text(now: Int64(time(nil))))
             }
+            if !report.signedIn { throw VerbFailure(status: VerbFailure.signInNeededStatus, message: report.signInAdvice) }
         }
     }
 
@@ -40,18 +46,32 @@ struct StatusCommand: ParsableCommand {
         let currentID = (try? current.get())?["account"]?["homeAccountId"]
         var statuses: [StatusReport.AccountStatus] = []
         for account in accounts {
-            let isCurrent = currentID != nil && account["homeAccountId"] == currentID
+            let isCurrent = (currentID != nil && account["homeAccountId"] == currentID) || account["isCurrent"] == true
             let outcome =
                 isCurrent
                 ? current
                 : try session.outcome("acquireTokenSilent", ["account": ["homeAccountId": account["homeAccountId"] ?? .null]])
             statuses.append(.init(account: account, current: isCurrent, token: tokenState(outcome)))
         }
+        let configuration = try session.configuration
         return StatusReport(
-            configuration: try session.configuration, cacheProtection: try session.cacheProtection, origins: session.sources.origins,
+            configuration: configuration, cacheProtection: try session.cacheProtection, origins: session.sources.origins,
             engine: session.connection.engine,
-            agentSocket: session.agentSocket, agentState: session.connection.agentState, forwarding: try session.agentInfo,
-            accounts: statuses)
+            agentSocket: session.agentSocket, agentState: session.connection.agentState, agentInfo: try session.agentInfo,
+            accounts: statuses,
+            // A forwarded agent's cache is on its own machine: the path means nothing here.
+            cache: try session.agentInfo?["forwarded"]?.boolValue == true ? nil : cacheSummary(configuration))
+    }
+
+    /// The file cache's tokens and last refresh error (read here, as `cache export` reads it).
+    private static func cacheSummary(_ configuration: JSONValue) -> Result<CacheSummary, RPCError>? {
+        guard configuration["cache"]?["path"] != nil else { return nil }
+        var params: JSONObject = ["cache": configuration["cache"] ?? .null]
+        params["cacheProtection"] = configuration["cacheProtection"]
+        return Result { () throws(RPCError) in
+            try CacheSummary.read(
+                try ConfigurationOverrides(params: .object(params)), clientId: configuration["clientId"]?.stringValue ?? "")
+        }
     }
 
     private static func tokenState(_ outcome: Result<JSONValue, RPCError>) -> StatusReport.TokenState {

@@ -1,8 +1,14 @@
 import JSON
+import JSONRPC
+import Sidecar
 
-/// What `status` shows: the configuration in force and where it came from, the agent, and
-/// each account with the lifetime of its token for the configured scopes. Never a token or a
-/// secret (the configuration holds none; a cache key file appears by path only).
+/// What `status` shows: who is signed in and until when (each cached access token's scopes and
+/// minutes left, a refresh token or not, the last failed refresh), the configuration in force
+/// and where it came from, the cache and its key, and the agent. Never a token or a secret (the
+/// configuration holds none; a cache key file appears by path only).
+///
+/// The text is sections of `label: value` lines (``identityLines``, ``tokenLines``,
+/// ``cacheLines``, ``agentLines``): a new fact is one more line in its section.
 struct StatusReport {
     /// One account's token for the configured scopes.
     enum TokenState: Equatable {
@@ -24,58 +30,164 @@ struct StatusReport {
     var engine: EngineConnection.Engine
     var agentSocket: String
     var agentState: EngineConnection.AgentState
-    /// `initialize`'s `agent` member: a forwarded agent and its host, or the forward socket
-    /// and its sessions (`nil`: no agent).
-    var forwarding: JSONValue? = nil
+    /// `initialize`'s `agent` (pid, startedAt, connections; forwarding) when an agent serves
+    /// this session.
+    var agentInfo: JSONValue?
     var accounts: [AccountStatus]
+    /// The file cache read here (`nil`: a memory cache).
+    var cache: Result<CacheSummary, RPCError>?
+    /// The named configuration in force; `nil` until the configuration has profiles.
+    var profile: String?
+
+    /// The current account has a token (or can get one silently).
+    var signedIn: Bool {
+        accounts.contains { $0.current && { if case .valid = $0.token { true } else { false } }($0) }
+    }
+
+    /// The stderr line when ``signedIn`` is false.
+    var signInAdvice: String {
+        accounts.isEmpty ? "no account is signed in; run 'auth-sidecar login'" : "a sign-in is needed; run 'auth-sidecar login'"
+    }
+
+    private var summary: CacheSummary? { try? cache?.get() }
 
     var json: JSONValue {
-        [
+        var object: JSONObject = [
+            "signedIn": .bool(signedIn),
+            "profile": JSONValue(profile),
             "configuration": configuration,
             "configurationSources": JSONValue(origins),
             "cacheProtection": cacheProtection ?? .null,
             "engine": engine == .agent ? "agent" : "inProcess",
-            "agent": ["socket": .string(agentSocket), "state": .string(agentStateName), "detail": JSONValue(agentDetail)],
-            "forwarding": forwarding ?? .null,
-            "accounts": .array(
-                accounts.map { status in
-                    var token: JSONObject = [:]
-                    switch status.token {
-                    case .valid(let expiresOn): token = ["state": "valid", "expiresOn": .int(expiresOn)]
-                    case .signInNeeded(let reason): token = ["state": "signInNeeded", "detail": .string(reason)]
-                    case .failed(let reason): token = ["state": "error", "detail": .string(reason)]
-                    }
-                    return ["account": status.account, "current": .bool(status.current), "token": .object(token)]
-                }),
+            "agent": agentJSON,
+            "accounts": .array(accounts.map(accountJSON)),
+            "lastRefreshError": summary?.lastRefreshError.map(JSONValue.object) ?? .null,
         ]
+        if case .failure(let error)? = cache { object["cacheError"] = .string(VerbFailure.oneLine(error.message)) }
+        return .object(object)
+    }
+
+    private var agentJSON: JSONValue {
+        var agent: JSONObject = ["socket": .string(agentSocket), "state": .string(agentStateName), "detail": JSONValue(agentDetail)]
+        for key in ["pid", "startedAt", "connections", "forwarded", "host", "forwardSocket", "forwardedSessions"] { agent[key] = agentInfo?[key] }
+        return .object(agent)
+    }
+
+    private func accountJSON(_ status: AccountStatus) -> JSONValue {
+        var token: JSONObject = [:]
+        switch status.token {
+        case .valid(let expiresOn): token = ["state": "valid", "expiresOn": .int(expiresOn)]
+        case .signInNeeded(let reason): token = ["state": "signInNeeded", "detail": .string(reason)]
+        case .failed(let reason): token = ["state": "error", "detail": .string(reason)]
+        }
+        var object: JSONObject = ["account": status.account, "current": .bool(status.current), "token": .object(token)]
+        if let summary, let home = status.account["homeAccountId"]?.stringValue {
+            object["accessTokens"] = .array(
+                summary.accessTokens.filter { $0.homeAccountId == home }.map {
+                    ["scopes": JSONValue($0.scopes), "tenant": .string($0.tenant), "expiresOn": .int($0.expiresOn)]
+                })
+            object["refreshToken"] = .bool(summary.refreshTokenAccounts.contains(home))
+        }
+        return .object(object)
     }
 
     func text(now: Int64) -> String {
+        let sections = [identityLines(now: now), tokenLines(now: now), configurationLines, cacheLines, agentLines(now: now)]
+        return sections.flatMap { $0 }.joined(separator: "\n")
+    }
+
+    /// `label:` padded to one column.
+    private static func line(_ label: String, _ value: String) -> String {
+        let head = label.isEmpty ? "" : label + ":"
+        return head + String(repeating: " ", count: max(1, 12 - head.count)) + value
+    }
+
+    /// The profile (when the configuration has them) and the accounts with their tenants.
+    private func identityLines(now: Int64) -> [String] {
+        var lines: [String] = []
+        if let profile { lines.append(Self.line("profile", profile)) }
+        if accounts.isEmpty { lines.append(Self.line("account", "none signed in; run 'auth-sidecar login'")) }
+        for (index, status) in accounts.enumerated() {
+            let tenants = status.account["tenants"]?.arrayValue?.compactMap(\.stringValue) ?? []
+            let tenant = tenants.isEmpty ? (status.account["tenantId"]?.stringValue ?? "-") : tenants.joined(separator: ", ")
+            let state: String =
+                switch status.token {
+                case .valid(let expiresOn): "token \(VerbOutput.lifetime(secondsLeft: expiresOn - now)), tenant \(tenant)"
+                case .signInNeeded: "sign-in needed, tenant \(tenant)"
+                case .failed(let reason): "tenant \(tenant), error: \(reason)"
+                }
+            let who = VerbOutput.username(status.account) + (status.current ? " (current)" : "")
+            lines.append(Self.line(index == 0 ? "account" : "", "\(who), \(state)"))
+        }
+        return lines
+    }
+
+    /// Each cached access token's scopes and minutes left, the refresh token, the last failed refresh.
+    private func tokenLines(now: Int64) -> [String] {
+        guard let cache else {
+            let forwarded = agentInfo?["forwarded"]?.boolValue == true
+            return [Self.line("tokens", forwarded ? "kept by the forwarding agent (not shown)" : "in memory only (not shown)")]
+        }
+        guard case .success(let summary) = cache else {
+            if case .failure(let error) = cache { return [Self.line("tokens", "cannot read the cache: \(VerbFailure.oneLine(error.message))")] }
+            return []
+        }
+        var lines: [String] = []
+        for status in accounts {
+            guard let home = status.account["homeAccountId"]?.stringValue else { continue }
+            let name = VerbOutput.username(status.account)
+            for token in summary.accessTokens where token.homeAccountId == home {
+                let left = token.expiresOn - now
+                let minutes = left > 0 ? "\(left / 60) min left" : "expired"
+                lines.append(
+                    Self.line(lines.isEmpty ? "tokens" : "", "\(name): \(token.scopes.joined(separator: " ")) (tenant \(token.tenant)), \(minutes)"))
+            }
+            let refresh = summary.refreshTokenAccounts.contains(home) ? "present" : "none (a sign-in will be needed)"
+            lines.append(Self.line(lines.isEmpty ? "tokens" : "", "\(name): refresh token \(refresh)"))
+        }
+        if let failure = summary.lastRefreshError {
+            let age = failure["at"]?.intValue.map { " \(VerbOutput.age(secondsAgo: now - $0))" } ?? ""
+            let who = failure["username"]?.stringValue.map { " for \($0)" } ?? ""
+            let what = VerbFailure.oneLine(failure["message"]?.stringValue ?? "-")
+            lines.append(Self.line("last refresh", "failed\(age)\(who): \(what) (\(failure["error"]?.stringValue ?? "error"))"))
+        } else {
+            lines.append(Self.line("last refresh", "no failure recorded"))
+        }
+        return lines
+    }
+
+    private var configurationLines: [String] {
+        [
+            Self.line("client id", configuration["clientId"]?.stringValue ?? "-"),
+            Self.line("authority", configuration["authority"]?.stringValue ?? "-"),
+            Self.line("scopes", configuration["scopes"]?.arrayValue?.compactMap(\.stringValue).joined(separator: " ") ?? "-"),
+            Self.line("redirect", configuration["redirectUri"]?.stringValue ?? "-"),
+            Self.line("from", origins.isEmpty ? "defaults" : origins.joined(separator: ", ")),
+        ]
+    }
+
+    /// Where the cache and its key live (the key layers' reasons in `key store`).
+    private var cacheLines: [String] {
         let cacheText: String =
             if let path = configuration["cache"]?["path"]?.stringValue { "\(path) \(protectionText)" } else { "in memory only" }
-        var lines = [
-            "client id:  \(configuration["clientId"]?.stringValue ?? "-")",
-            "authority:  \(configuration["authority"]?.stringValue ?? "-")",
-            "scopes:     \(configuration["scopes"]?.arrayValue?.compactMap(\.stringValue).joined(separator: " ") ?? "-")",
-            "cache:      \(cacheText)",
-            "key store:  \(keyStoreText)",
-            "from:       \(origins.isEmpty ? "defaults" : origins.joined(separator: ", "))",
-            "agent:      \(agentSocket) (\(agentDetail.map { "\(agentStateName): \($0)" } ?? agentStateName))",
-            "engine:     \(engine == .agent ? "the agent" : "in this process")",
-        ]
-        if let forwardingText { lines.append("forwarded:  \(forwardingText)") }
-        if accounts.isEmpty { lines.append("accounts:   none; run 'auth-sidecar login'") }
-        for (index, status) in accounts.enumerated() {
-            let label = index == 0 ? "accounts:   " : "            "
-            let token: String =
-                switch status.token {
-                case .valid(let expiresOn): "token \(VerbOutput.lifetime(secondsLeft: expiresOn - now))"
-                case .signInNeeded: "sign-in needed"
-                case .failed(let reason): "error: \(reason)"
-                }
-            lines.append(label + VerbOutput.username(status.account) + (status.current ? " (current)" : "") + ", " + token)
+        return [Self.line("cache", cacheText), Self.line("key store", keyStoreText)]
+    }
+
+    /// Whether an agent serves this user, since when, with how many clients.
+    private func agentLines(now: Int64) -> [String] {
+        var state = agentDetail.map { "\(agentStateName): \($0)" } ?? agentStateName
+        if let info = agentInfo {
+            let since = info["startedAt"]?.intValue.map { ", up \(VerbOutput.age(secondsAgo: now - $0, suffix: false))" } ?? ""
+            let others = info["connections"]?.intValue.map { ", \(max(0, $0 - 1)) other client\($0 == 2 ? "" : "s")" } ?? ""
+            let pid = info["pid"]?.intValue.map { ", pid \($0)" } ?? ""
+            state += "\(pid)\(since)\(others)"
         }
-        return lines.joined(separator: "\n")
+        var lines = [
+            Self.line("agent", "\(agentSocket) (\(state))"),
+            Self.line("engine", engine == .agent ? "the agent" : "in this process"),
+        ]
+        if let forwardingText { lines.append(Self.line("forwarded", forwardingText)) }
+        return lines
     }
 
     /// Whether the file is encrypted, and by which layer's key.
@@ -113,7 +225,7 @@ struct StatusReport {
 
     /// A forwarded agent's host, or the forward socket's sessions.
     private var forwardingText: String? {
-        guard let forwarding else { return nil }
+        guard let forwarding = agentInfo else { return nil }
         if forwarding["forwarded"]?.boolValue == true {
             return "forwarded agent from \(forwarding["host"]?.stringValue ?? "?") (tokens for its forwardScopes only)"
         }

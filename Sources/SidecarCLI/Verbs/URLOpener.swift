@@ -13,39 +13,51 @@ import Synchronization
 #endif
 
 /// The verbs' answer to the engine's `openUrl` request (they initialize with
-/// `browser: "client"`): open the system browser when this machine can, else print the URL
-/// on stderr (with the `ssh -L` line that forwards the loopback redirect) and let the sign-in
-/// keep waiting for it. Either way the request succeeds, so the engine waits for the redirect.
+/// `browser: "client"`): open the browser the sign-in way names (the system browser, or WSL's
+/// Windows browser), else print the URL on stderr (with the `ssh -L` line that forwards the
+/// loopback redirect) and let the sign-in keep waiting for it. Either way the request
+/// succeeds, so the engine waits for the redirect.
 struct URLOpener {
-    var availability: BrowserAvailability
-    /// Opens the URL in the system browser; false when no command could be started.
-    var launch: (String) -> Bool
+    /// `.systemBrowser`, `.windowsBrowser`, or anything else: print the URL.
+    var method: SignInWay.Method
+    /// The host `ssh -L` is run against (`user@address` over SSH).
+    var sshHost = "THIS-HOST"
+    /// Opens the URL the way `method` names; false when no command could be started.
+    var launch: (SignInWay.Method, String) -> Bool
     /// Writes one whole line for the user (stderr).
     var say: (String) -> Void
 
-    static func system() -> URLOpener {
-        URLOpener(availability: .current(), launch: launchSystemBrowser) { Console.write($0 + "\n", to: STDERR_FILENO) }
+    /// The opener for `way` (the default: the browser a forced `--browser` would use).
+    static func system(_ way: SignInWay? = nil, environment: SignInEnvironment = .current()) -> URLOpener {
+        let method = (way ?? SignInWay.choose(environment, forced: .browser)).method
+        return URLOpener(method: method, sshHost: environment.sshHost, launch: launchBrowser) {
+            Console.write($0 + "\n", to: STDERR_FILENO)
+        }
     }
 
     /// Handles `openUrl`'s params.
     func handle(_ params: JSONValue?) -> Result<JSONValue, RPCError> {
         guard let url = params?["url"]?.stringValue else { return .failure(.invalidParams("missing 'url'", member: "url")) }
-        if availability.canOpenSystemBrowser, launch(url) {
-            if Self.redirectPort(in: url) != nil { say("auth-sidecar: waiting for the sign-in in the browser...") }
-            return .success([:])
+        switch method {
+        case .systemBrowser, .windowsBrowser:
+            if launch(method, url) {
+                if Self.redirectPort(in: url) != nil { say("auth-sidecar: waiting for the browser (Ctrl-C to cancel)") }
+                return .success([:])
+            }
+        case .printedURL, .deviceCode: break
         }
-        for line in Self.instructions(url: url) { say(line) }
+        for line in Self.instructions(url: url, host: sshHost) { say(line) }
         return .success([:])
     }
 
     /// What to tell a user who must open `url` by hand (the URL alone on its line, to copy).
-    static func instructions(url: String) -> [String] {
+    static func instructions(url: String, host: String = "THIS-HOST") -> [String] {
         guard let port = redirectPort(in: url) else { return ["auth-sidecar: no browser could be opened; open this URL:", url] }
         return [
-            "auth-sidecar: no browser could be opened; to sign in, open this URL in a browser:",
+            "auth-sidecar: to sign in, open this URL in a browser:",
             url,
-            "auth-sidecar: from another machine, first forward the sign-in redirect: ssh -L \(port):127.0.0.1:\(port) THIS-HOST",
-            "auth-sidecar: waiting for the sign-in...",
+            "auth-sidecar: from another machine, first forward the sign-in redirect: ssh -L \(port):127.0.0.1:\(port) \(host)",
+            "auth-sidecar: waiting for the sign-in (Ctrl-C to cancel)...",
         ]
     }
 
@@ -76,13 +88,18 @@ struct URLOpener {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// `$BROWSER`/xdg-open through the same launcher the engine uses, waited for here.
-    private static func launchSystemBrowser(_ url: String) -> Bool {
+    /// `$BROWSER`/xdg-open (or WSL's Windows launcher) through the engine's launchers, waited for here.
+    private static func launchBrowser(_ method: SignInWay.Method, _ url: String) -> Bool {
+        let launcher: any BrowserLauncher =
+            switch method {
+            case .windowsBrowser(let program): WindowsBrowserLauncher(launcher: program)
+            default: SystemBrowserLauncher()
+            }
         let outcome = Outcome()
         let done = DispatchSemaphore(value: 0)
         Task {
             do {
-                try await SystemBrowserLauncher().open(url)
+                try await launcher.open(url)
                 outcome.opened.withLock { $0 = true }
             } catch BrowserError.unavailable(let reason) {
                 Console.say("the browser could not be opened: \(reason)")

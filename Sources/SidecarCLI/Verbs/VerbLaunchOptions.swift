@@ -4,4 +4,6 @@ struct VerbLaunchOptions: Equatable {
     var launch = LaunchOptions()
     /// `--no-agent`: run the engine in this process.
     var noAgent = false
+    /// `login --redirect-port`: the loopback redirect's port (the `redirectPort` key).
+    var redirectPort: Int?
 }

@@ -48,4 +48,12 @@ enum VerbOutput {
         let text = minutes >= 60 ? "\(minutes / 60) h \(minutes % 60) min" : minutes > 0 ? "\(minutes) min" : "\(abs(secondsLeft)) s"
         return secondsLeft >= 0 ? "expires in \(text)" : "expired \(text) ago"
     }
+
+    /// How long ago (`12 min ago`), or with `suffix` false how long (`2 h 5 min`).
+    static func age(secondsAgo: Int64, suffix: Bool = true) -> String {
+        let seconds = max(0, secondsAgo)
+        let minutes = seconds / 60
+        let text = minutes >= 60 ? "\(minutes / 60) h \(minutes % 60) min" : minutes > 0 ? "\(minutes) min" : "\(seconds) s"
+        return suffix ? "\(text) ago" : text
+    }
 }

@@ -41,6 +41,8 @@ final class VerbSession {
     let useAgent: Bool
     /// Logs to stderr at the `--log-level`.
     let logger: Logger
+    /// The device code and its countdown on stderr.
+    let progress = SignInProgress()
     private let output: Int32
     private var initialized: Result<JSONValue, VerbFailure>?
     private let initializeID: RequestID
@@ -85,7 +87,8 @@ final class VerbSession {
         }
     }
 
-    /// `initialize`'s `agent` member (what the agent says about forwarding; `nil`: no agent).
+    /// `initialize`'s `agent` member: the serving agent's pid, start and connections, and
+    /// forwarding (`nil`: none).
     var agentInfo: JSONValue? {
         get throws(VerbFailure) {
             _ = try configuration
@@ -97,7 +100,12 @@ final class VerbSession {
     /// Runs a verb: opens the session, runs `body`, and turns a failure into its one line on
     /// stderr and its exit status.
     static func run(_ options: VerbOptions, _ body: (VerbSession) throws(VerbFailure) -> Void) throws {
-        let status = exitStatus(options.plain, body)
+        try run(options.plain, body)
+    }
+
+    /// Runs a verb with these options as plain values (`login --redirect-port`).
+    static func run(_ options: VerbLaunchOptions, _ body: (VerbSession) throws(VerbFailure) -> Void) throws {
+        let status = exitStatus(options, body)
         if status != 0 { throw ExitCode(status) }
     }
 
@@ -121,7 +129,7 @@ final class VerbSession {
         let logger = Launcher.makeLogger(level: launch.logLevel)
         let sources: ConfigurationSources
         do { sources = try ConfigurationSources.load(launch) } catch { throw VerbFailure(message: error.message) }
-        return try connect(sources: sources, useAgent: !options.noAgent, logger: logger, output: output)
+        return try connect(sources: sources, useAgent: !options.noAgent, redirectPort: options.redirectPort, logger: logger, output: output)
     }
 
     /// A new session like this one (same configuration, output and agent choice) on a new
@@ -129,32 +137,46 @@ final class VerbSession {
     /// connection was lost (the agent restarted); the caller closes this one.
     func reconnected() throws(VerbFailure) -> VerbSession {
         client.close()
-        return try Self.connect(sources: sources, useAgent: useAgent, logger: logger, output: output)
+        return try Self.connect(sources: sources, useAgent: useAgent, redirectPort: nil, logger: logger, output: output)
     }
 
     private static func connect(
-        sources: ConfigurationSources, useAgent: Bool, logger: Logger, output: Int32
+        sources: ConfigurationSources, useAgent: Bool, redirectPort: Int?, logger: Logger, output: Int32
     ) throws(VerbFailure) -> VerbSession {
         let socket = UserPaths.agentSocket()
         let connection = try EngineConnection.open(
             socketPath: socket, useAgent: useAgent && !AgentConnection.disabledByEnvironment, logger: logger)
         let client = JSONRPCClient(fd: connection.fd)
-        let opener = URLOpener.system()
-        client.onRequest = { method, params in
-            method == "openUrl" ? opener.handle(params) : .failure(.methodNotFound(method))
-        }
-        client.onNotification = { method, params in
-            if method == "deviceCode", let message = params?["message"]?.stringValue { Console.say(message) }
-        }
         var params = sources.overrides
         params.browser = .client
+        if let redirectPort { params.redirectPort = redirectPort }
         let initializeID: RequestID
         do { initializeID = try client.sendRequest("initialize", params: params.json) } catch {
             throw .connection(error, engine: connection.engine)
         }
-        return VerbSession(
+        let session = VerbSession(
             client: client, connection: connection, agentSocket: socket, sources: sources, useAgent: useAgent,
             initializeID: initializeID, logger: logger, output: output)
+        session.use(nil)
+        let progress = session.progress
+        client.onNotification = { method, params in
+            guard method == "deviceCode" else { return }
+            if let code = params?["userCode"]?.stringValue, let url = params?["verificationUri"]?.stringValue {
+                progress.deviceCode(userCode: code, verificationUri: url, expiresOn: params?["expiresOn"]?.intValue)
+            } else if let message = params?["message"]?.stringValue {
+                Console.say(message)
+            }
+        }
+        return session
+    }
+
+    /// Answers `openUrl` with `opener` from now on (`nil`: the browser `--browser` would use,
+    /// looked up only when a URL comes, so a verb that signs nobody in reads no more).
+    func use(_ opener: URLOpener?) {
+        client.onRequest = { method, params in
+            guard method == "openUrl" else { return .failure(.methodNotFound(method)) }
+            return (opener ?? URLOpener.system()).handle(params)
+        }
     }
 
     /// Sends a request; its error becomes a ``VerbFailure`` (`account`: the username it named).
@@ -163,6 +185,7 @@ final class VerbSession {
     ///   configuration would answer them, and that answer is dropped).
     func call(_ method: String, _ params: JSONValue = [:], account: String? = nil, pipelined: Bool = false) throws(VerbFailure) -> JSONValue {
         if !pipelined { _ = try configuration }
+        defer { progress.finish() }
         let id = try send(method, params)
         _ = try configuration
         return try Self.outcome(client, connection.engine, id, account: account)
@@ -171,6 +194,7 @@ final class VerbSession {
     /// The raw outcome of a request (for callers that treat some errors as answers).
     func outcome(_ method: String, _ params: JSONValue = [:]) throws(VerbFailure) -> Result<JSONValue, RPCError> {
         _ = try configuration
+        defer { progress.finish() }
         let id = try send(method, params)
         do { return try client.reply(to: id) } catch { throw .connection(error, engine: connection.engine) }
     }
