@@ -133,6 +133,12 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(
+            name: "AgentTests",
+            dependencies: [
+                "Agent", "Sidecar", "AuthCore", "AuthSeams", "AuthTestSupport", "SidecarTestSupport", "JSON", "POSIXSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        .testTarget(
             name: "SidecarCLITests",
             dependencies: [
                 "SidecarCLI", "Sidecar", "JSONRPC", "JSON", .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -47,6 +47,9 @@ for pkg in libsecret-1-0 python3-msal-extensions python3-gi gir1.2-secret-1; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
 done
 command -v kubectl >/dev/null || missing+=(kubernetes-client)  # Debian's kubectl
+# agent forwarding over a real OpenSSH (Tests/e2e_auth/test_forwarding.py)
+[ -x /usr/sbin/sshd ] || missing+=(openssh-server)
+command -v ssh >/dev/null || missing+=(openssh-client)
 # scripts/package.sh and its suite (Tests/packages): the .deb's Depends, the wheel's glibc tag, man.
 command -v dpkg-shlibdeps >/dev/null || missing+=(dpkg-dev)
 command -v objdump >/dev/null || missing+=(binutils)

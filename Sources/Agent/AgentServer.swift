@@ -21,6 +21,10 @@ import Synchronization
 /// is closed to make room, else the new one is refused with a JSON-RPC error line; a rest at
 /// EMFILE/ENFILE; and a connection that sends nothing within ``Options/firstByteDeadline`` is
 /// closed. An established session is never timed out: editors keep theirs open for hours.
+///
+/// With ``Options/forwardSocketPath``, a second socket (same rules, its own accept loop) serves
+/// sessions meant to be forwarded (`ssh -R`, a container mount) as ``ForwardedService``s: the
+/// same engine under `ForwardPolicy`.
 public final class AgentServer: Sendable {
     public struct Options: Sendable {
         public var socketPath: String
@@ -42,6 +46,11 @@ public final class AgentServer: Sendable {
         /// anything to ask (an editor at start-up), so this is generous; at the cap, silent
         /// connections are closed first anyway.
         public var firstByteDeadline: Duration = .seconds(60)
+        /// The forward socket (`--forward`, `--forward-socket`), the one meant for `ssh -R` and
+        /// containers, served under ``ForwardPolicy``; `nil`: none (the default).
+        public var forwardSocketPath: String?
+        /// The auth dependencies of every session instead of the live ones (tests).
+        public var dependencies: SidecarService.DependencyFactory?
 
         public init(socketPath: String) { self.socketPath = socketPath }
     }
@@ -56,11 +65,14 @@ public final class AgentServer: Sendable {
     private struct Connection: Sendable {
         let fd: Int32
         let server: JSONRPCServer
+        /// Who is at the other end of a forward-socket connection; `nil` on the main socket.
+        let forwarded: ForwardPeer?
     }
 
     private let options: Options
     private let logger: Logger
     private let applications = ApplicationRegistry()
+    private let approvals = ApprovalGate()
     private let state = Mutex(State())
     /// When this agent started (seconds since the epoch), for `initialize`'s `agent`.
     private let startedAt = Int64(time(nil))
@@ -74,23 +86,83 @@ public final class AgentServer: Sendable {
     /// socket and returns.
     public func run() throws(AgentError) {
         let socket = try AgentSocket(path: options.socketPath)
-        logger.notice("agent listening", metadata: ["socket": "\(socket.path)", "pid": "\(getpid())"])
-        let limits = ServerLimits(
-            maxConnections: options.maxConnections, atCapacity: .evictOldestWaiting, requestDeadline: options.firstByteDeadline)
-        let loop: AcceptLoop
-        do {
-            loop = try AcceptLoop(listenFD: socket.fd, limits: limits, logger: logger)
+        let forwardSocket: AgentSocket?
+        do throws(AgentError) {
+            forwardSocket = try options.forwardSocketPath.map { path throws(AgentError) in try AgentSocket(path: path) }
         } catch {
             socket.remove()
-            throw AgentError("cannot start accepting connections: \(error)")
+            throw error
+        }
+        defer {
+            socket.remove()
+            forwardSocket?.remove()
+        }
+        logger.notice("agent listening", metadata: ["socket": "\(socket.path)", "pid": "\(getpid())"])
+        let loop = try acceptLoop(socket)
+        let forwardLoop = try forwardSocket.map { socket throws(AgentError) in try acceptLoop(socket) }
+        let forwardDone = Mutex(forwardLoop == nil)
+        if let forwardLoop, let forwardSocket {
+            logger.notice("forward socket listening (tokens for forwardScopes only)", metadata: ["socket": "\(forwardSocket.path)"])
+            if (options.startup.forwardScopes ?? []).isEmpty {
+                logger.warning("forwardScopes is empty: the forward socket hands out no token; list the scopes in the configuration")
+            }
+            if options.startup.clientId == nil {
+                logger.warning("no clientId configured: forwarded sessions are refused until the agent's configuration names one")
+            }
+            do {
+                try POSIX.startThread { [self] in
+                    forwardLoop.run(
+                        while: { !self.isStopping && !self.idleTimedOut() }, admit: admit, refuse: refuseBusy,
+                        serve: { [self] connection in serve(connection, forwarded: true) })
+                    forwardDone.withLock { $0 = true }
+                }
+            } catch {
+                throw AgentError("cannot start accepting forwarded connections: \(error)")
+            }
         }
         loop.run(
             while: { !isStopping && !idleTimedOut() }, admit: admit, refuse: refuseBusy,
-            serve: { [self] connection in serve(connection) })
+            serve: { [self] connection in serve(connection, forwarded: false) })
+        forwardLoop?.stop()
+        while !forwardDone.withLock({ $0 }) { usleep(10_000) }
         drain()
-        socket.remove()
         logger.notice("agent stopped")
     }
+
+    private func acceptLoop(_ socket: AgentSocket) throws(AgentError) -> AcceptLoop {
+        let limits = ServerLimits(
+            maxConnections: options.maxConnections, atCapacity: .evictOldestWaiting, requestDeadline: options.firstByteDeadline)
+        do {
+            return try AcceptLoop(listenFD: socket.fd, limits: limits, logger: logger)
+        } catch {
+            throw AgentError("cannot start accepting connections: \(error)")
+        }
+    }
+
+    /// What `initialize` tells a session about this agent: its pid, start and connections; on
+    /// the main socket also the forward
+    /// socket and the forwarded sessions open now; on the forward socket, that the session is
+    /// forwarded and from which host.
+    private func agentInfo(forwarded: Bool) -> JSONValue {
+        var info: JSONObject = ["pid": .int(Int64(getpid())), "startedAt": .int(startedAt), "connections": .int(Int64(connectionCount))]
+        if forwarded {
+            info["forwarded"] = true
+            info["host"] = .string(Self.hostname)
+            return .object(info)
+        }
+        let sessions = state.withLock { $0.connections.values.compactMap(\.forwarded) }.sorted { $0.since < $1.since }
+        info["forwarded"] = false
+        info["forwardSocket"] = JSONValue(options.forwardSocketPath)
+        info["forwardedSessions"] = .array(
+            sessions.map { ["since": .string(utcTimestamp($0.since)), "peer": .string($0.command), "pid": .int(Int64($0.pid))] })
+        return .object(info)
+    }
+
+    private static let hostname: String = {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "unknown" }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }()
 
     /// Asks ``run()`` to finish (from a signal handler thread).
     public func stop() {
@@ -124,7 +196,7 @@ public final class AgentServer: Sendable {
                 name: "tooManyConnections"))
     }
 
-    private func serve(_ connection: AcceptLoop.Connection) {
+    private func serve(_ connection: AcceptLoop.Connection, forwarded: Bool) {
         let fd = connection.fd
         guard let peer = PeerCredentials(socket: fd) else { return }
         var first = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
@@ -133,26 +205,39 @@ public final class AgentServer: Sendable {
             return
         }
         connection.markAnswering()
-        serveSession(fd, peer: peer)
+        if !forwarded, ForwardPeer.isSSH(peer.pid) {
+            logger.warning(
+                """
+                a connection on the agent socket comes through ssh: the main socket is forwarded with everything the agent can \
+                do; forward the forward socket instead (agent --forward), which hands out access tokens for forwardScopes only
+                """, metadata: ["pid": "\(peer.pid)"])
+        }
+        serveSession(fd, peer: peer, forwarded: forwarded ? ForwardPeer(pid: peer.pid) : nil)
     }
 
-    private func serveSession(_ fd: Int32, peer: PeerCredentials) {
+    private func serveSession(_ fd: Int32, peer: PeerCredentials, forwarded: ForwardPeer?) {
         var serviceOptions = SidecarService.Options()
         serviceOptions.applications = applications
         serviceOptions.maxMessageSize = options.maxMessageSize
-        serviceOptions.agentInfo = { [self] in
-            ["pid": .int(Int64(getpid())), "startedAt": .int(startedAt), "connections": .int(Int64(connectionCount))]
-        }
+        serviceOptions.dependencies = options.dependencies
+        serviceOptions.agentInfo = { [self] in agentInfo(forwarded: forwarded != nil) }
         let connectionLogger = Logger(label: "auth-sidecar.agent.\(peer.pid)")
-        let service: SidecarService
+        let service: any RPCService
         do throws(RPCError) {
             let own = try StartupPreamble.read(from: fd)
-            let given = own?.overrides ?? ConfigurationOverrides()
-            serviceOptions.startup = given.merged(
-                over: try options.profiles.base(profile: own?.profile, given: given, startup: options.startup))
-            serviceOptions.startupProfile = own?.profile ?? options.startupProfile
-            serviceOptions.profiles = options.profiles
-            service = try SidecarService(options: serviceOptions, logger: connectionLogger)
+            if let forwarded {
+                logger.notice("forwarded session opened", metadata: ["peer": "\(forwarded.description)"])
+                service = try ForwardedService(
+                    options: serviceOptions, base: options.startup, preamble: own?.overrides, peer: forwarded, logger: connectionLogger,
+                    audit: logger, approvals: approvals)
+            } else {
+                let given = own?.overrides ?? ConfigurationOverrides()
+                serviceOptions.startup = given.merged(
+                    over: try options.profiles.base(profile: own?.profile, given: given, startup: options.startup))
+                serviceOptions.startupProfile = own?.profile ?? options.startupProfile
+                serviceOptions.profiles = options.profiles
+                service = try SidecarService(options: serviceOptions, logger: connectionLogger)
+            }
         } catch {
             StartupPreamble.refuse(fd, error)
             logger.warning("refused a connection's configuration", metadata: ["error": "\(error.message)"])
@@ -161,7 +246,7 @@ public final class AgentServer: Sendable {
         let server = JSONRPCServer(service: service, options: .init(maxMessageSize: options.maxMessageSize), logger: connectionLogger)
         let id = state.withLock { state in
             defer { state.nextId += 1 }
-            state.connections[state.nextId] = Connection(fd: fd, server: server)
+            state.connections[state.nextId] = Connection(fd: fd, server: server, forwarded: forwarded)
             return state.nextId
         }
         logger.debug("connection opened", metadata: ["pid": "\(peer.pid)"])
@@ -171,6 +256,7 @@ public final class AgentServer: Sendable {
             if state.connections.isEmpty { state.idleSince = .now }
         }
         logger.debug("connection closed", metadata: ["pid": "\(peer.pid)"])
+        if let forwarded { logger.notice("forwarded session closed", metadata: ["peer": "\(forwarded.description)"]) }
     }
 
     /// Stops reading every connection (requests in flight finish and are answered), waits up

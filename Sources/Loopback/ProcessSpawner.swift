@@ -7,16 +7,16 @@ import POSIXSupport
     import Musl
 #endif
 
-/// Starts helper programs (browsers) with `posix_spawnp`: no shell, the arguments are
+/// Starts helper programs (browsers, the agent's forward approval command) with `posix_spawnp`: no shell, the arguments are
 /// passed as they are.
 ///
 /// The child gets stdin from /dev/null and stdout pointed at our stderr (it can never
 /// write into the protocol stream), no descriptor above 2, default signal dispositions and
 /// an empty signal mask (we block or ignore some), and its own session (a Ctrl-C meant for
 /// us does not close the browser).
-enum ProcessSpawner {
+public enum ProcessSpawner {
     /// How a child ended.
-    enum Termination: Equatable {
+    public enum Termination: Equatable, Sendable {
         case exited(Int32)
         case signaled(Int32)
         /// Reaped elsewhere (e.g. SIGCHLD ignored): status unknown.
@@ -28,7 +28,7 @@ enum ProcessSpawner {
 
     /// Spawns `arguments[0]` (searched in PATH when it has no `/`); returns the pid or
     /// throws a readable reason.
-    static func spawn(_ arguments: [String]) throws(BrowserError) -> pid_t {
+    public static func spawn(_ arguments: [String]) throws(BrowserError) -> pid_t {
         guard let program = arguments.first, !program.isEmpty else { throw .unavailable("empty command") }
         guard !arguments.contains(where: { $0.utf8.contains(0) }) else { throw .invalidURL }
 
@@ -67,7 +67,7 @@ enum ProcessSpawner {
     }
 
     /// Polls the child for up to `grace`; nil when it is still running then.
-    static func waitBriefly(_ pid: pid_t, grace: Duration) async throws -> Termination? {
+    public static func waitBriefly(_ pid: pid_t, grace: Duration) async throws -> Termination? {
         let deadline = ContinuousClock.now + grace
         var interval = Duration.milliseconds(5)
         while true {
@@ -81,7 +81,7 @@ enum ProcessSpawner {
     /// Reaps `pid` in the background once it exits, so no zombie is left behind. Polls
     /// (no SIGCHLD handler, which would interfere with the rest of the process) from every
     /// 100 ms up to every 2 s; browsers usually detach at once.
-    static func reapInBackground(_ pid: pid_t) {
+    public static func reapInBackground(_ pid: pid_t) {
         Task.detached(priority: .background) {
             var interval = Duration.milliseconds(100)
             while reap(pid) == nil {

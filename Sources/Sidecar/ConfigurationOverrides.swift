@@ -28,6 +28,11 @@ public struct ConfigurationOverrides: Sendable, Equatable {
     /// Whether the `az` shim hands a command it does not answer to a real Azure CLI further
     /// down `PATH` (read by the shim only; the engine ignores it).
     public var azPassthrough: Bool?
+    /// The scopes a forwarded session (the agent's forward socket) may have tokens for (read
+    /// by the agent from its own configuration only; the engine ignores it).
+    public var forwardScopes: [String]?
+    /// Who approves a sign-in a forwarded session asks for (read by the agent only).
+    public var forwardApproval: ForwardApproval?
 
     public init() {}
 
@@ -36,7 +41,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         "clientId", "authority", "redirectUri", "knownAuthorities", "scopes", "graphEndpoint",
         "cache", "sharedDeviceMode", "clientCapabilities", "browser", "authorityType", "instanceDiscovery",
         "httpTimeoutSeconds", "interactiveTimeoutSeconds", "postLogoutRedirectUri", "azPassthrough", "cacheProtection",
-        "redirectPort",
+        "redirectPort", "forwardScopes", "forwardApproval",
     ]
 
     /// Reads the configuration keys from `params` (other members must be in `alsoAllowed`).
@@ -58,6 +63,8 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         interactiveTimeoutSeconds = try p.optional("interactiveTimeoutSeconds")
         postLogoutRedirectUri = try p.optional("postLogoutRedirectUri")
         azPassthrough = try p.optional("azPassthrough")
+        forwardScopes = try p.optional("forwardScopes")
+        forwardApproval = try ForwardApproval(p.members["forwardApproval"])
         cacheProtection = try p.optional("cacheProtection", oneOf: CacheProtection.names).flatMap(CacheProtection.init(name:))
         if let cacheParams = try p.nested("cache", allowed: ["path", "persistence", "encryption"]) {
             let persistence = try cacheParams.optional("persistence", oneOf: ["file", "memory"])
@@ -99,6 +106,8 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         result.interactiveTimeoutSeconds = interactiveTimeoutSeconds ?? base.interactiveTimeoutSeconds
         result.postLogoutRedirectUri = postLogoutRedirectUri ?? base.postLogoutRedirectUri
         result.azPassthrough = azPassthrough ?? base.azPassthrough
+        result.forwardScopes = forwardScopes ?? base.forwardScopes
+        result.forwardApproval = forwardApproval ?? base.forwardApproval
         return result
     }
 

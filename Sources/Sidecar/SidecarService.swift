@@ -27,8 +27,8 @@ public final class SidecarService: RPCService, Sendable {
         /// The server's message limit (`--max-message-size`): also the largest Graph answer
         /// `callGraph` relays (its reply is one message).
         public var maxMessageSize = 4 << 20
-        /// The agent serving this session, as `initialize` reports it (`agent`: since when,
-        /// how many connections); `nil` in the stdio mode.
+        /// The agent serving this session, as `initialize` reports it (`agent`: since when, how
+        /// many connections; forwarded or not, the forwarded sessions); `nil` in the stdio mode.
         public var agentInfo: (@Sendable () -> JSONValue)?
         public init() {}
     }
@@ -122,7 +122,7 @@ public final class SidecarService: RPCService, Sendable {
     }
 
     /// Tolerated `initialize` members that LSP clients (editors) send.
-    static let editorInitializeKeys: Set<String> = [
+    public static let editorInitializeKeys: Set<String> = [
         "processId", "clientInfo", "capabilities", "trace", "locale", "rootUri", "rootPath",
         "workspaceFolders", "initializationOptions",
     ]

@@ -19,6 +19,12 @@ public enum UserPaths {
         return "/tmp/auth-sidecar-\(getuid())/agent.sock"
     }
 
+    /// The forward socket's default: `forward.sock` in the agent socket's directory
+    /// (`$XDG_RUNTIME_DIR/auth-sidecar/forward.sock` by default).
+    public static func forwardSocket(beside agentSocket: String) -> String {
+        String(agentSocket[..<(agentSocket.lastIndex(of: "/") ?? agentSocket.startIndex)]) + "/forward.sock"
+    }
+
     /// The default configuration file: `$AUTH_SIDECAR_CONFIG` (an absolute path: a
     /// configuration of its own for one shell, such as `scripts/try.sh`'s), else
     /// `$XDG_CONFIG_HOME/auth-sidecar/config.json`, else `~/.config/auth-sidecar/config.json`;

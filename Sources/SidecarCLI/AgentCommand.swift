@@ -20,10 +20,24 @@ struct AgentCommand: ParsableCommand {
             (AUTH_SIDECAR_SOCK, default $XDG_RUNTIME_DIR/auth-sidecar/agent.sock); set \
             AUTH_SIDECAR_NO_AGENT=1 to keep a process standalone. SIGTERM lets requests in flight \
             finish, cancels the rest and removes the socket.
+
+            --forward adds a second, restricted socket meant for 'ssh -R' and containers (off unless \
+            asked for): it hands out access tokens for the scopes the configuration's forwardScopes \
+            lists, never a refresh or ID token, refuses signout and setCurrentAccount, and signs in \
+            (on this machine) only when forwardApproval's command approves. Every token it hands out \
+            is a line on stderr.
             """)
 
     @Option(help: ArgumentHelp("The socket (default: $AUTH_SIDECAR_SOCK, else under $XDG_RUNTIME_DIR).", valueName: "path"))
     var socket: String?
+
+    @Flag(help: "Also listen on the forward socket (forward.sock beside the agent socket), for 'ssh -R' and containers.")
+    var forward = false
+
+    @Option(
+        name: .customLong("forward-socket"),
+        help: ArgumentHelp("The forward socket (implies --forward; default: forward.sock beside the agent socket).", valueName: "path"))
+    var forwardSocket: String?
 
     @Option(
         name: .customLong("idle-timeout"),
@@ -64,6 +78,9 @@ struct AgentCommand: ParsableCommand {
 
     func validate() throws {
         if let idleTimeout, idleTimeout < 1 { throw ValidationError("--idle-timeout must be at least 1 second") }
+        if let forwardSocket, forwardSocket == (socket ?? UserPaths.agentSocket()) {
+            throw ValidationError("--forward-socket must differ from the agent socket")
+        }
         if let maxConnections, !(1...4096).contains(maxConnections) {
             throw ValidationError("--max-connections must be between 1 and 4096")
         }
@@ -76,6 +93,9 @@ struct AgentCommand: ParsableCommand {
         launch.agentSocket = socket
         launch.agentIdleTimeout = idleTimeout
         launch.agentMaxConnections = maxConnections
+        if forward || forwardSocket != nil {
+            launch.agentForwardSocket = forwardSocket ?? UserPaths.forwardSocket(beside: socket ?? UserPaths.agentSocket())
+        }
         do {
             try Launcher.runAgent(launch)
         } catch let error as RPCError {

@@ -27,6 +27,8 @@ public struct LaunchOptions: Sendable, Equatable {
     public var agentIdleTimeout: Int?
     /// `agent --max-connections`.
     public var agentMaxConnections: Int?
+    /// `agent --forward` / `--forward-socket`: the forward socket's path (`nil`: none).
+    public var agentForwardSocket: String?
 
     public init(
         clientID: String? = nil, authority: String? = nil, config: String? = nil, cache: String? = nil,

@@ -104,6 +104,7 @@ public enum Launcher {
         var agentOptions = AgentServer.Options(socketPath: options.agentSocket ?? UserPaths.agentSocket())
         agentOptions.idleTimeout = options.agentIdleTimeout.map { .seconds($0) }
         if let cap = options.agentMaxConnections { agentOptions.maxConnections = cap }
+        agentOptions.forwardSocketPath = options.agentForwardSocket
         let sources = try ConfigurationSources.load(options, requireProfile: false)
         agentOptions.startup = sources.overrides
         agentOptions.startupProfile = sources.profile

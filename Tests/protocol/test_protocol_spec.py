@@ -90,6 +90,8 @@ CONTRACT_CONFIG_DEFAULTS = {
     "interactiveTimeoutSeconds": 600,
     "postLogoutRedirectUri": None,  # absent/null: not sent
     "azPassthrough": False,
+    "forwardScopes": [],  # read by the agent only (its forward socket)
+    "forwardApproval": "deny",
 }
 CONTRACT_CODES = {-32700, -32600, -32601, -32602, -32603, -32002, -32800,
                   -50000, -50001, -50002, -50003, -50004, -50005, -50006}

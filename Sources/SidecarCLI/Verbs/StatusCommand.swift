@@ -58,7 +58,9 @@ struct StatusCommand: ParsableCommand {
             configuration: configuration, cacheProtection: try session.cacheProtection, origins: session.sources.origins,
             engine: session.connection.engine,
             agentSocket: session.agentSocket, agentState: session.connection.agentState, agentInfo: try session.agentInfo,
-            accounts: statuses, cache: cacheSummary(configuration), profile: session.sources.profile,
+            accounts: statuses,  // A forwarded agent's cache is on its own machine: the path means nothing here.
+            cache: try session.agentInfo?["forwarded"]?.boolValue == true ? nil : cacheSummary(configuration),
+            profile: session.sources.profile,
             importable: statuses.isEmpty ? SignInImport.importableCount(session.sources.overrides) : 0)
     }
 

@@ -30,7 +30,8 @@ struct StatusReport {
     var engine: EngineConnection.Engine
     var agentSocket: String
     var agentState: EngineConnection.AgentState
-    /// `initialize`'s `agent` (pid, startedAt, connections) when an agent serves this session.
+    /// `initialize`'s `agent` (pid, startedAt, connections; forwarding) when an agent serves
+    /// this session.
     var agentInfo: JSONValue?
     var accounts: [AccountStatus]
     /// The file cache read here (`nil`: a memory cache).
@@ -79,7 +80,7 @@ struct StatusReport {
 
     private var agentJSON: JSONValue {
         var agent: JSONObject = ["socket": .string(agentSocket), "state": .string(agentStateName), "detail": JSONValue(agentDetail)]
-        for key in ["pid", "startedAt", "connections"] { agent[key] = agentInfo?[key] }
+        for key in ["pid", "startedAt", "connections", "forwarded", "host", "forwardSocket", "forwardedSessions"] { agent[key] = agentInfo?[key] }
         return .object(agent)
     }
 
@@ -134,7 +135,10 @@ struct StatusReport {
 
     /// Each cached access token's scopes and minutes left, the refresh token, the last failed refresh.
     private func tokenLines(now: Int64) -> [String] {
-        guard let cache else { return [Self.line("tokens", "in memory only (not shown)")] }
+        guard let cache else {
+            let forwarded = agentInfo?["forwarded"]?.boolValue == true
+            return [Self.line("tokens", forwarded ? "kept by the forwarding agent (not shown)" : "in memory only (not shown)")]
+        }
         guard case .success(let summary) = cache else {
             if case .failure(let error) = cache { return [Self.line("tokens", "cannot read the cache: \(VerbFailure.oneLine(error.message))")] }
             return []
@@ -189,10 +193,12 @@ struct StatusReport {
             let pid = info["pid"]?.intValue.map { ", pid \($0)" } ?? ""
             state += "\(pid)\(since)\(others)"
         }
-        return [
+        var lines = [
             Self.line("agent", "\(agentSocket) (\(state))"),
             Self.line("engine", engine == .agent ? "the agent" : "in this process"),
         ]
+        if let forwardingText { lines.append(Self.line("forwarded", forwardingText)) }
+        return lines
     }
 
     /// Whether the file is encrypted, and by which layer's key.
@@ -227,6 +233,19 @@ struct StatusReport {
         "secretService": "the Secret Service", "keyring": "the kernel keyring (persistent, this user)",
         "keyFile": "the key file", "keyCommand": "the key command's output",
     ]
+
+    /// A forwarded agent's host, or the forward socket's sessions.
+    private var forwardingText: String? {
+        guard let forwarding = agentInfo else { return nil }
+        if forwarding["forwarded"]?.boolValue == true {
+            return "forwarded agent from \(forwarding["host"]?.stringValue ?? "?") (tokens for its forwardScopes only)"
+        }
+        guard let socket = forwarding["forwardSocket"]?.stringValue else { return nil }
+        let sessions = forwarding["forwardedSessions"]?.arrayValue ?? []
+        guard let first = sessions.first else { return "no forwarded sessions on \(socket)" }
+        return "\(sessions.count) forwarded session\(sessions.count == 1 ? "" : "s") on \(socket), the first since "
+            + "\(first["since"]?.stringValue ?? "?") (\(first["peer"]?.stringValue ?? "?"))"
+    }
 
     private var agentStateName: String {
         switch agentState {

@@ -87,7 +87,8 @@ final class VerbSession {
         }
     }
 
-    /// `initialize`'s `agent` member: the serving agent's pid, start and connections (`nil`: none).
+    /// `initialize`'s `agent` member: the serving agent's pid, start and connections, and
+    /// forwarding (`nil`: none).
     var agentInfo: JSONValue? {
         get throws(VerbFailure) {
             _ = try configuration
