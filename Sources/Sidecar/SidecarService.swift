@@ -75,7 +75,9 @@ public final class SidecarService: RPCService, Sendable {
                 return ["sleptMs": .int(Int64(milliseconds))]
             }
         case .acquireToken: return auth { $0.acquireToken }
-        case .acquireTokenSilent: return auth { $0.acquireTokenSilent }
+        case .acquireTokenSilent:
+            guard let methods = session.methods else { return .failure(.serverNotInitialized) }
+            return .quickOrConcurrent(quick: methods.acquireTokenSilentFromMemory(_:receivedAt:), concurrent: methods.acquireTokenSilent)
         case .getCurrentAccount: return auth { $0.getCurrentAccount }
         case .getAccounts: return auth { $0.getAccounts }
         case .setCurrentAccount: return auth { $0.setCurrentAccount }
