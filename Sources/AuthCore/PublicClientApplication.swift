@@ -86,10 +86,13 @@ public final class PublicClientApplication: Sendable {
     ///   checked again, so one `stat` serves every request of one input chunk, and none is
     ///   answered from a check made before it arrived. `nil`: always checked.
     public func cachedSilentAnswer(_ request: SilentRequest, checkedAfter: UInt64? = nil) -> CachedSilentAnswer? {
-        SilentFlow(
-            configuration: configuration, dependencies: dependencies, resolver: resolver,
-            coordinator: refreshes, memo: silentMemo
-        ).answerFromMemo(request, checkedAfter: checkedAfter)
+        guard !request.forceRefresh, request.claims == nil,
+            let authority = try? configuration.authority(for: request.authority),
+            let stamp = try? dependencies.cache.stampIfReady(checkedAfter: checkedAfter)
+        else { return nil }
+        let scopes = Scopes.deduplicated(request.scopes ?? configuration.defaultScopes)
+        let key = SilentMemo.key(request.account, authority: authority, scopes: scopes)
+        return silentMemo.answer(key, stamp: stamp, now: dependencies.clock.now())
     }
 
     /// The accounts in the cache (optionally those with `username`).

@@ -47,7 +47,7 @@ public final class SidecarService: RPCService, Sendable {
             return .failure(.methodNotFound(name))
         }
         guard method.isImplemented else { return .failure(.methodNotFound(name, planned: true)) }
-        if method.needsConfiguration, session.configuration == nil { return .failure(.serverNotInitialized) }
+        if method.needsConfiguration, !session.isConfigured { return .failure(.serverNotInitialized) }
         switch method {
         case .initialize:
             return .immediate { [self] params in try initialize(params) }
@@ -76,8 +76,7 @@ public final class SidecarService: RPCService, Sendable {
             }
         case .acquireToken: return auth { $0.acquireToken }
         case .acquireTokenSilent:
-            guard let methods = session.methods else { return .failure(.serverNotInitialized) }
-            return .quickOrConcurrent(quick: methods.acquireTokenSilentFromMemory(_:receivedAt:), concurrent: methods.acquireTokenSilent)
+            return session.silentRoute ?? .failure(.serverNotInitialized)
         case .getCurrentAccount: return auth { $0.getCurrentAccount }
         case .getAccounts: return auth { $0.getAccounts }
         case .setCurrentAccount: return auth { $0.setCurrentAccount }

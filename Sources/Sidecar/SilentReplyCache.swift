@@ -70,9 +70,14 @@ final class SilentReplyCache: Sendable {
     /// Whether `id` goes into JSON text as it is (letters, digits, dashes: what
     /// ``AuthJSON/correlationId(_:)`` accepts and makes).
     private static func isPlain(_ id: String) -> Bool {
-        id.utf8.allSatisfy { byte in
-            (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
-                || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: "-")
+        for byte in id.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"):
+                continue
+            default: return false
+            }
         }
+        return true
     }
 }

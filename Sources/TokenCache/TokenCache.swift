@@ -47,6 +47,12 @@ public final class TokenCache: Sendable {
         try store.readIfReady(checkedAfter: checkedAfter) { $0 }
     }
 
+    /// The current document's ``CacheDocument/stamp`` on the same terms as
+    /// ``snapshotIfReady(checkedAfter:)`` (without copying the document).
+    public func stampIfReady(checkedAfter: UInt64? = nil) throws -> UInt64? {
+        try store.readIfReady(checkedAfter: checkedAfter) { $0.stamp }
+    }
+
     /// Runs `body` on the current document, unchanged: several lookups from one consistent
     /// view at the cost of one (see ``CacheDocument``'s queries).
     public func read<T: Sendable>(_ body: (CacheDocument) throws -> T) throws -> T {

@@ -43,25 +43,6 @@ struct SilentFlow: Sendable {
         }
     }
 
-    /// The answer `run` would give from what an identical request found in this version of
-    /// the cache, if that needs no waiting (the cache unchanged, one `stat`), the token is good
-    /// for 5 more minutes and not due for a proactive refresh (`refresh_on`); `nil` otherwise
-    /// (`run` then decides, errors included). The file is not looked at again if it was after
-    /// `checkedAfter` (monotonic nanoseconds).
-    func answerFromMemo(_ request: SilentRequest, checkedAfter: UInt64?) -> CachedSilentAnswer? {
-        guard !request.forceRefresh, request.claims == nil,
-            let authority = try? configuration.authority(for: request.authority),
-            let stamp = try? dependencies.cache.snapshotIfReady(checkedAfter: checkedAfter)?.stamp
-        else { return nil }
-        let scopes = Scopes.deduplicated(request.scopes ?? configuration.defaultScopes)
-        let key = SilentMemo.key(request.account, authority: authority, scopes: scopes)
-        let now = dependencies.clock.now()
-        guard let found = memo.lookup(key, stamp: stamp), found.account != nil, let cached = found.cached,
-            !cached.token.isExpired(at: now), !cached.token.needsRefresh(at: now)
-        else { return nil }
-        return CachedSilentAnswer(identity: .init(stamp: stamp, key: key), result: cached.result)
-    }
-
     /// With the refresh to ourselves: a token another request (or process) just got is taken
     /// from the cache; else the refresh token is redeemed. A failure that is not
     /// `interactionRequired` still returns a cached token that is valid.
@@ -116,7 +97,7 @@ struct SilentFlow: Sendable {
     private func find(_ reference: AccountReference?, authority: Authority, scopes: [String], useCache: Bool) async throws -> Found {
         let document = try CacheAccess.run { try dependencies.cache.snapshot() }
         let memoKey = SilentMemo.key(reference, authority: authority, scopes: scopes)
-        if useCache, let found = memo.lookup(memoKey, stamp: document.stamp), isStillUsable(found) {
+        if useCache, let found = memo.lookup(memoKey, stamp: document.stamp)?.found, isStillUsable(found) {
             return found
         }
         let view = try await resolver.cacheView(authority, in: document)
