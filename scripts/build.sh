@@ -39,7 +39,10 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$line" ]; then
     echo "$line" >"$stamp"
 fi
 
+# --disable-local-rpath: no RUNPATH $ORIGIN (SwiftPM's default for executables), which made the
+# loader look for libm, libgcc_s and libc in 11 places beside the binary at every start, and
+# dlopen look for libcurl there too; the lean binary needs nothing beside it.
 swift build -c release --product auth-sidecar "${STRICT_BUILD_FLAGS[@]}" \
     --static-swift-stdlib -Xswiftc -DAUTH_SIDECAR_LEAN_BUILD \
-    -Xswiftc -L"$static_libs" -Xlinker -s >&2
+    -Xswiftc -L"$static_libs" -Xlinker -s --disable-local-rpath >&2
 echo "$PWD/.build/release/auth-sidecar"

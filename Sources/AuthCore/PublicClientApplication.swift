@@ -76,6 +76,25 @@ public final class PublicClientApplication: Sendable {
         return try await flow.run(request, correlationId: correlationId)
     }
 
+    /// What ``acquireTokenSilently(_:correlationId:)`` would answer from the cache, when an
+    /// identical request already found the token in this version of the cache and answering
+    /// needs no waiting (no load, no lock, no network); `nil`: call that instead. Never throws:
+    /// a request in error is for the full call to report.
+    ///
+    /// - Parameter checkedAfter: when (monotonic nanoseconds, `POSIX.monotonicNanoseconds()`)
+    ///   the request had been received: a cache file checked for changes since then is not
+    ///   checked again, so one `stat` serves every request of one input chunk, and none is
+    ///   answered from a check made before it arrived. `nil`: always checked.
+    public func cachedSilentAnswer(_ request: SilentRequest, checkedAfter: UInt64? = nil) -> CachedSilentAnswer? {
+        guard !request.forceRefresh, request.claims == nil,
+            let authority = try? configuration.authority(for: request.authority),
+            let stamp = try? dependencies.cache.stampIfReady(checkedAfter: checkedAfter)
+        else { return nil }
+        let scopes = Scopes.deduplicated(request.scopes ?? configuration.defaultScopes)
+        let key = SilentMemo.key(request.account, authority: authority, scopes: scopes)
+        return silentMemo.answer(key, stamp: stamp, now: dependencies.clock.now())
+    }
+
     /// The accounts in the cache (optionally those with `username`).
     public func accounts(username: String? = nil) async throws -> [Account] {
         try await directory().all(username: username)

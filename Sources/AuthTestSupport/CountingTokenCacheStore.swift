@@ -23,5 +23,10 @@ public final class CountingTokenCacheStore: TokenCacheStore {
         return try inner.read(body)
     }
 
+    public func readIfReady<T: Sendable>(checkedAfter: UInt64?, _ body: (CacheDocument) throws -> T) throws -> T? {
+        count.withLock { $0.reads += 1 }
+        return try inner.readIfReady(checkedAfter: checkedAfter, body)
+    }
+
     public func changeToken() throws -> CacheChangeToken { try inner.changeToken() }
 }

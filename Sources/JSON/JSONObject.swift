@@ -7,6 +7,12 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
 
     public init() {}
 
+    /// An empty object with room for `minimumCapacity` members.
+    public init(minimumCapacity: Int) {
+        keys.reserveCapacity(minimumCapacity)
+        storage.reserveCapacity(minimumCapacity)
+    }
+
     /// An object with `members` in order; a repeated key keeps its first position and last value.
     public init<S: Sequence>(_ members: S) where S.Element == (String, JSONValue) {
         for (key, value) in members { self[key] = value }

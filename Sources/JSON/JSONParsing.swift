@@ -100,7 +100,7 @@ struct JanssonReader {
     }
 
     private func object(of json: UnsafeMutablePointer<json_t>, depth: Int) -> JSONValue? {
-        var object = JSONObject()
+        var object = JSONObject(minimumCapacity: json_object_size(json))
         var iterator = json_object_iter(json)
         while let current = iterator {
             guard let keyChars = json_object_iter_key(current),

@@ -14,13 +14,19 @@ public enum Framing: String, Sendable {
 
     /// Appends `body` to `output` framed for this framing.
     public func frame(_ body: [UInt8], into output: inout [UInt8]) {
+        frame(pieces: CollectionOfOne(body), into: &output)
+    }
+
+    /// Appends the message made of `pieces`, one after the other, framed for this framing.
+    public func frame<Pieces: Collection<[UInt8]>>(pieces: Pieces, into output: inout [UInt8]) {
         switch self {
         case .ndjson:
-            output.append(contentsOf: body)
+            for piece in pieces { output.append(contentsOf: piece) }
             output.append(UInt8(ascii: "\n"))
         case .lsp:
-            output.append(contentsOf: "Content-Length: \(body.count)\r\n\r\n".utf8)
-            output.append(contentsOf: body)
+            let count = pieces.reduce(0) { $0 + $1.count }
+            output.append(contentsOf: "Content-Length: \(count)\r\n\r\n".utf8)
+            for piece in pieces { output.append(contentsOf: piece) }
         }
     }
 }

@@ -1,5 +1,6 @@
 import JSON
 import Logging
+import POSIXSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -43,6 +44,8 @@ public final class JSONRPCServer: @unchecked Sendable {
     private var shutdownRequested = false
     private var stopped = false
     private let peer = ConnectionPeerChannel()
+    /// When the last read of input returned (`POSIX.monotonicNanoseconds()`); the reader's own.
+    private var receivedAt: UInt64 = 0
 
     public init(service: any RPCService, options: Options = Options(), logger: Logger) {
         self.service = service
@@ -67,6 +70,7 @@ public final class JSONRPCServer: @unchecked Sendable {
                 decoder.finish { handle($0, exitStatus: &exitStatus) }
                 break
             }
+            receivedAt = POSIX.monotonicNanoseconds()
             let bytes = UnsafeRawBufferPointer(rebasing: chunk[..<count])
             if decoder.framing == nil, let first = bytes.first(where: { !$0.isJSONWhitespace }) {
                 openOutput(fd: outputFD, framing: Framing(firstByte: first))
@@ -74,6 +78,7 @@ public final class JSONRPCServer: @unchecked Sendable {
             decoder.feed(bytes) { event in
                 if exitStatus == nil { handle(event, exitStatus: &exitStatus) }
             }
+            state.withLock { output }?.flush()  // the replies answered on this thread, at once
         }
         logger.debug("input ended; waiting for requests in flight", metadata: ["count": "\(inFlight.count)"])
         peer.inputEnded()
@@ -112,6 +117,11 @@ public final class JSONRPCServer: @unchecked Sendable {
         state.withLock { output }?.send(message)
     }
 
+    /// A reply made on the reader thread: the writer is woken at the end of the input chunk.
+    private func sendFromReader(serialized pieces: [[UInt8]]) {
+        state.withLock { output }?.send(serialized: pieces, deferringWake: true)
+    }
+
     private func handle(_ event: FrameEvent, exitStatus: inout Int32?) {
         switch event {
         case .error(let error):
@@ -131,7 +141,7 @@ public final class JSONRPCServer: @unchecked Sendable {
             if case .array(let members) = value {
                 handleBatch(members, exitStatus: &exitStatus)
             } else {
-                dispatch(IncomingMessage(value), exitStatus: &exitStatus) { [weak self] reply in
+                dispatch(IncomingMessage(value), exitStatus: &exitStatus, alone: true) { [weak self] reply in
                     if let reply { self?.send(reply) }
                 }
             }
@@ -151,9 +161,10 @@ public final class JSONRPCServer: @unchecked Sendable {
         }
     }
 
-    /// Runs one message; `reply` is called exactly once, with `nil` when no reply is due.
+    /// Runs one message; `reply` is called exactly once, with `nil` when no reply is due
+    /// (or, for a message `alone` (not in a batch), the reply is sent already serialized).
     private func dispatch(
-        _ message: IncomingMessage, exitStatus: inout Int32?,
+        _ message: IncomingMessage, exitStatus: inout Int32?, alone: Bool = false,
         reply: @escaping @Sendable (JSONValue?) -> Void
     ) {
         switch message {
@@ -180,7 +191,7 @@ public final class JSONRPCServer: @unchecked Sendable {
             } else if method == "shutdown" {
                 reply(OutgoingMessage.result(.null, id: id))
             } else {
-                run(route: service.route(forRequest: method), id: id, params: params, reply: reply)
+                run(route: service.route(forRequest: method), id: id, params: params, alone: alone, reply: reply)
             }
         }
     }
@@ -196,7 +207,10 @@ public final class JSONRPCServer: @unchecked Sendable {
         }
     }
 
-    private func run(route: RPCRoute, id: RequestID, params: JSONValue?, reply: @escaping @Sendable (JSONValue?) -> Void) {
+    private func run(
+        route: RPCRoute, id: RequestID, params: JSONValue?, alone: Bool = false,
+        reply: @escaping @Sendable (JSONValue?) -> Void
+    ) {
         switch route {
         case .failure(let error):
             reply(OutgoingMessage.error(error, id: id))
@@ -205,6 +219,12 @@ public final class JSONRPCServer: @unchecked Sendable {
                 reply(OutgoingMessage.result(try handler(params), id: id))
             } catch {
                 reply(OutgoingMessage.error(.from(error, cancelled: false), id: id))
+            }
+        case .quickOrConcurrent(let quick, let concurrent):
+            if alone, let result = quick(params, receivedAt) {
+                sendFromReader(serialized: OutgoingMessage.result(result, id: id))
+            } else {
+                run(route: .concurrent(concurrent), id: id, params: params, reply: reply)
             }
         case .concurrent(let handler):
             guard let serial = inFlight.reserve(id) else {

@@ -20,6 +20,8 @@ public final class OutputChannel: @unchecked Sendable {
     private var closing = false
     private var finished = false
     private var broken = false
+    /// Messages were queued for a sleeping writer without waking it (``flush()`` will).
+    private var wakeOwed = false
     /// No writer thread could be started: senders write themselves, under the lock.
     private var writesDirectly = false
     public let framing: Framing
@@ -32,17 +34,39 @@ public final class OutputChannel: @unchecked Sendable {
 
     /// Queues one message.
     public func send(_ message: JSONValue) {
-        var framed: [UInt8] = []
-        framing.frame(message.serialized(), into: &framed)
+        send(serialized: [message.serialized()])
+    }
+
+    /// Queues one message already serialized (by this process: the text is trusted), in
+    /// pieces sent one after the other. With
+    /// `deferringWake`, an idle writer is left asleep until ``flush()`` or the next send
+    /// without it: a reader answering many requests of one input chunk wakes it once.
+    public func send(serialized pieces: [[UInt8]], deferringWake: Bool = false) {
         lock.withLock {
             guard !closing, !broken else { return }
             if writesDirectly {
+                var framed: [UInt8] = []
+                framing.frame(pieces: pieces, into: &framed)
                 broken = !POSIX.writeAll(fd, framed)
                 return
             }
             let wasEmpty = pending.isEmpty
-            pending.append(contentsOf: framed)
-            if wasEmpty { lock.broadcast() }
+            framing.frame(pieces: pieces, into: &pending)
+            if deferringWake {
+                if wasEmpty { wakeOwed = true }
+            } else if wasEmpty || wakeOwed {
+                wakeOwed = false
+                lock.broadcast()
+            }
+        }
+    }
+
+    /// Wakes the writer for what was queued with `deferringWake`.
+    public func flush() {
+        lock.withLock {
+            guard wakeOwed else { return }
+            wakeOwed = false
+            lock.broadcast()
         }
     }
 

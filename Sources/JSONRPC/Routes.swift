@@ -8,6 +8,24 @@ public enum RPCRoute: Sendable {
     case concurrent(@Sendable (JSONValue?, RequestContext) async throws -> JSONValue)
     /// Answer at once with this error (unknown method, not initialized, ...).
     case failure(RPCError)
+    /// `quick` first, on the reader thread: the result already serialized, when it can be had
+    /// without waiting (a token from memory); when it returns `nil`, as `.concurrent`. Inside a
+    /// batch, always as `.concurrent`. `quick` gets the params and when the read that brought
+    /// the request's last byte returned (`POSIX.monotonicNanoseconds()`).
+    case quickOrConcurrent(
+        quick: @Sendable (_ params: JSONValue?, _ receivedAt: UInt64) -> SerializedResult?,
+        concurrent: @Sendable (JSONValue?, RequestContext) async throws -> JSONValue)
+}
+
+/// A method's result as JSON text, ready to be sent inside a reply (trusted: made by this
+/// process's own serializer, never from input), in pieces that are sent one after the other
+/// (so a kept text and a per-request part are not copied together first).
+public struct SerializedResult: Sendable {
+    public let pieces: [[UInt8]]
+
+    public init(pieces: [[UInt8]]) {
+        self.pieces = pieces
+    }
 }
 
 /// The methods a server offers. The engine itself handles `shutdown`, `exit` and

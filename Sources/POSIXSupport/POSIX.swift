@@ -24,6 +24,12 @@ public enum POSIX {
         return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
     }
 
+    /// Nanoseconds of the monotonic clock.
+    public static func monotonicNanoseconds() -> UInt64 {
+        let now = monotonicTime()
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+    }
+
     /// Seconds of the monotonic clock.
     public static func monotonicSeconds() -> Double {
         let now = monotonicTime()

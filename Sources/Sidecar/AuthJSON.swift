@@ -1,8 +1,12 @@
 import AuthCore
 import AuthSeams
-import FoundationEssentials
 import JSON
 import JSONRPC
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The protocol's JSON shapes for auth values.
 enum AuthJSON {
@@ -71,17 +75,40 @@ enum AuthJSON {
         return text
     }
 
-    /// A fresh correlation id (a random UUID, version 4). The bits come from the standard
-    /// library's generator (`getrandom`): `UUID()` opens `/dev/urandom` on every call, a cost
+    /// A fresh correlation id (a random UUID, version 4, lower-case). The bits come from the
+    /// kernel's generator 4 KiB at a time (``RandomPool``): `UUID()` opens `/dev/urandom` on
+    /// every call, and the standard library's generator makes a system call per 8 bytes, costs
     /// paid on every request.
+    private static let randomPool = Mutex(RandomPool())
+
     static func correlationId() -> String {
-        var bytes = withUnsafeBytes(of: (UInt64.random(in: .min ... .max), UInt64.random(in: .min ... .max))) { Array($0) }
+        var bytes = randomPool.withLock { $0.take(16) }
         bytes[6] = bytes[6] & 0x0F | 0x40  // version 4
         bytes[8] = bytes[8] & 0x3F | 0x80  // RFC 4122 variant
-        let uuid = (
-            bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-            bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
-        )
-        return UUID(uuid: uuid).uuidString.lowercased()
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(36)
+        for (index, byte) in bytes.enumerated() {
+            if index == 4 || index == 6 || index == 8 || index == 10 { text.append(UInt8(ascii: "-")) }
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+}
+
+/// Random bytes from the kernel (`arc4random_buf`, a `getrandom` call), fetched 4 KiB at a time
+/// and handed out once each. For correlation ids, which are trace ids, not secrets.
+struct RandomPool: ~Copyable {
+    private var bytes = [UInt8](repeating: 0, count: 4096)
+    private var used = 4096
+
+    mutating func take(_ count: Int) -> [UInt8] {
+        if used + count > bytes.count {
+            bytes.withUnsafeMutableBytes { if let base = $0.baseAddress { arc4random_buf(base, $0.count) } }
+            used = 0
+        }
+        defer { used += count }
+        return Array(bytes[used..<(used + count)])
     }
 }

@@ -11,6 +11,8 @@ struct AuthMethods: Sendable {
     let browserMode: Configuration.BrowserMode
     /// What protects the file cache (`nil`: a memory cache, or test dependencies).
     var cacheProtection: CacheProtectionReport? = nil
+    /// Silent results from memory, kept serialized.
+    let silentReplies = SilentReplyCache()
 
     static let acquireTokenKeys: Set<String> = [
         "scopes", "promptType", "loginHint", "domainHint", "account", "authority", "claims",
@@ -59,17 +61,33 @@ struct AuthMethods: Sendable {
     }
 
     func acquireTokenSilent(_ params: JSONValue?, _ context: RequestContext) async throws -> JSONValue {
-        let p = try Params(params, allowed: ["scopes", "account", "authority", "forceRefresh", "claims", "correlationId"])
+        let (request, correlationId) = try Self.silentRequest(params)
+        return try await AuthErrorMapping.translating {
+            AuthJSON.tokenResult(try await app.acquireTokenSilently(request, correlationId: correlationId))
+        }
+    }
+
+    /// `acquireTokenSilent`'s result when it can be had from memory without waiting
+    /// (``PublicClientApplication/cachedSilentAnswer(_:)``), serialized; `nil`: the full call
+    /// (``acquireTokenSilent(_:_:)``) answers, errors included.
+    func acquireTokenSilentFromMemory(_ params: JSONValue?, receivedAt: UInt64) -> SerializedResult? {
+        guard let (request, correlationId) = try? Self.silentRequest(params),
+            let answer = app.cachedSilentAnswer(request, checkedAfter: receivedAt)
+        else { return nil }
+        return silentReplies.result(of: answer, correlationId: correlationId)
+    }
+
+    static let silentKeys: Set<String> = ["scopes", "account", "authority", "forceRefresh", "claims", "correlationId"]
+
+    private static func silentRequest(_ params: JSONValue?) throws(RPCError) -> (SilentRequest, correlationId: String) {
+        let p = try Params(params, allowed: silentKeys)
         var request = SilentRequest()
         request.scopes = try p.optional("scopes")
         request.account = try AuthJSON.accountReference(p)
         request.authority = try AuthJSON.authority(p)
         request.forceRefresh = try p.optional("forceRefresh") ?? false
         request.claims = try p.optional("claims")
-        let correlationId = try AuthJSON.correlationId(p)
-        return try await AuthErrorMapping.translating {
-            AuthJSON.tokenResult(try await app.acquireTokenSilently(request, correlationId: correlationId))
-        }
+        return (request, try AuthJSON.correlationId(p))
     }
 
     func getCurrentAccount(_ params: JSONValue?, _ context: RequestContext) async throws -> JSONValue {

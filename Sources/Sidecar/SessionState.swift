@@ -13,6 +13,14 @@ final class SessionState: Sendable {
     struct Configured: Sendable {
         let configuration: Configuration
         let methods: AuthMethods
+        /// `acquireTokenSilent`'s route, made once: from memory on the reader thread, else a task.
+        let silentRoute: RPCRoute
+
+        init(configuration: Configuration, methods: AuthMethods) {
+            self.configuration = configuration
+            self.methods = methods
+            silentRoute = .quickOrConcurrent(quick: methods.acquireTokenSilentFromMemory(_:receivedAt:), concurrent: methods.acquireTokenSilent)
+        }
     }
 
     private let state: Mutex<Guarded>
@@ -21,6 +29,8 @@ final class SessionState: Sendable {
 
     var configuration: Configuration? { state.withLock { $0.configured?.configuration } }
     var methods: AuthMethods? { state.withLock { $0.configured?.methods } }
+    var isConfigured: Bool { state.withLock { $0.configured != nil } }
+    var silentRoute: RPCRoute? { state.withLock { $0.configured?.silentRoute } }
 
     func initialize(with configured: Configured) throws(RPCError) {
         let first = state.withLock { state in

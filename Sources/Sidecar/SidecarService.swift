@@ -54,7 +54,7 @@ public final class SidecarService: RPCService, Sendable {
             return .failure(.methodNotFound(name))
         }
         guard method.isImplemented else { return .failure(.methodNotFound(name, planned: true)) }
-        if method.needsConfiguration, session.configuration == nil { return .failure(.serverNotInitialized) }
+        if method.needsConfiguration, !session.isConfigured { return .failure(.serverNotInitialized) }
         switch method {
         case .initialize:
             return .immediate { [self] params in try initialize(params) }
@@ -82,7 +82,8 @@ public final class SidecarService: RPCService, Sendable {
                 return ["sleptMs": .int(Int64(milliseconds))]
             }
         case .acquireToken: return auth { $0.acquireToken }
-        case .acquireTokenSilent: return auth { $0.acquireTokenSilent }
+        case .acquireTokenSilent:
+            return session.silentRoute ?? .failure(.serverNotInitialized)
         case .getCurrentAccount: return auth { $0.getCurrentAccount }
         case .getAccounts: return auth { $0.getAccounts }
         case .setCurrentAccount: return auth { $0.setCurrentAccount }

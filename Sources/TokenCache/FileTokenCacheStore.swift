@@ -59,6 +59,8 @@ public final class FileTokenCacheStore: TokenCacheStore {
         var locks = 0
         /// How many times the file's identity was looked at (for tests).
         var identityChecks = 0
+        /// When (monotonic nanoseconds) the last check that found `document` current began.
+        var lastCheckStarted: UInt64 = 0
         /// Whether the directory passed ``FileSafety/checkDirectory(ofFile:)`` (once it exists).
         var directoryChecked = false
     }
@@ -117,6 +119,24 @@ public final class FileTokenCacheStore: TokenCacheStore {
             try refresh(&state, locked: false)
             return try body(state.document)
         }
+    }
+
+    /// The kept document when the file is as it was read (one `stat`; none when the last
+    /// check began after `checkedAfter`) and no other access is in progress (a transaction
+    /// may be waiting for the lock file); `nil` otherwise, so the caller never waits: a
+    /// changed file is for ``read(_:)`` to load.
+    public func readIfReady<T: Sendable>(checkedAfter: UInt64?, _ body: (CacheDocument) throws -> T) throws -> T? {
+        let ready: T?? = try state.withLockIfAvailable { state throws -> T? in
+            guard state.loaded, state.directoryChecked else { return nil }
+            if let checkedAfter, state.lastCheckStarted > checkedAfter { return try body(state.document) }
+            let started = POSIX.monotonicNanoseconds()
+            let current = try POSIXFile.identity(of: path)
+            state.identityChecks += 1
+            guard current == state.identity else { return nil }
+            state.lastCheckStarted = started
+            return try body(state.document)
+        }
+        return ready ?? nil
     }
 
     public func changeToken() throws -> CacheChangeToken {
@@ -247,9 +267,13 @@ public final class FileTokenCacheStore: TokenCacheStore {
     /// (`locked` false) a changed file is first read optimistically (see the type's notes).
     private func refresh(_ state: inout State, locked: Bool) throws(TokenCacheError) {
         try checkDirectory(&state)
+        let started = POSIX.monotonicNanoseconds()
         let current = try POSIXFile.identity(of: path)
         state.identityChecks += 1
-        if state.loaded, current == state.identity { return }
+        if state.loaded, current == state.identity {
+            state.lastCheckStarted = started
+            return
+        }
         if state.directoryChecked { POSIXFile.removeOrphanTemporaries(ofFile: path) }
         var (document, identity) = try load(current, state: &state, locked: locked)
         if encryption != nil, identity != nil, try needsSealing() {
@@ -264,6 +288,7 @@ public final class FileTokenCacheStore: TokenCacheStore {
         state.identity = identity
         state.loaded = true
         state.loads += 1
+        state.lastCheckStarted = started
     }
 
     /// Checks the directory (``FileSafety/checkDirectory(ofFile:)``) until it exists and passed.

@@ -46,6 +46,19 @@ public final class TokenCache: Sendable {
         try store.read { $0 }
     }
 
+    /// The current document when taking it costs no load and no wait (one `stat` of an
+    /// unchanged file, none when it was checked after `checkedAfter`), else `nil`: see
+    /// ``TokenCacheStore/readIfReady(checkedAfter:_:)``.
+    public func snapshotIfReady(checkedAfter: UInt64? = nil) throws -> CacheDocument? {
+        try store.readIfReady(checkedAfter: checkedAfter) { $0 }
+    }
+
+    /// The current document's ``CacheDocument/stamp`` on the same terms as
+    /// ``snapshotIfReady(checkedAfter:)`` (without copying the document).
+    public func stampIfReady(checkedAfter: UInt64? = nil) throws -> UInt64? {
+        try store.readIfReady(checkedAfter: checkedAfter) { $0.stamp }
+    }
+
     /// Runs `body` on the current document, unchanged: several lookups from one consistent
     /// view at the cost of one (see ``CacheDocument``'s queries).
     public func read<T: Sendable>(_ body: (CacheDocument) throws -> T) throws -> T {

@@ -23,6 +23,15 @@ public protocol TokenCacheStore: Sendable {
     /// Advances when the stored document was changed by someone other than this store
     /// (another process). Checking it is cheap when nothing changed.
     func changeToken() throws -> CacheChangeToken
+
+    /// Runs `body` on the latest document when that costs no load and no wait (a file store:
+    /// the file unchanged since it was read, one `stat`, and no other access in progress);
+    /// `nil` otherwise. For a thread that must not block (answering from memory).
+    ///
+    /// - Parameter checkedAfter: a monotonic instant (``POSIX/monotonicNanoseconds()``): a
+    ///   file checked since that instant is not checked again (a reader answering the requests
+    ///   of one input chunk checks once, after the read).
+    func readIfReady<T: Sendable>(checkedAfter: UInt64?, _ body: (CacheDocument) throws -> T) throws -> T?
 }
 
 extension TokenCacheStore {
@@ -30,6 +39,9 @@ extension TokenCacheStore {
     public func read<T: Sendable>(_ body: (CacheDocument) throws -> T) throws -> T {
         try transaction { document in try body(document) }
     }
+
+    /// Never ready (for stores with no cheap read): callers take ``read(_:)``.
+    public func readIfReady<T: Sendable>(checkedAfter: UInt64?, _ body: (CacheDocument) throws -> T) throws -> T? { nil }
 }
 
 /// Gives every loaded or written document a stamp never used before (``CacheDocument/stamp``).
@@ -71,6 +83,10 @@ public final class MemoryTokenCacheStore: TokenCacheStore {
 
     public func read<T: Sendable>(_ body: (CacheDocument) throws -> T) throws -> T {
         try document.withLock { try body($0) }
+    }
+
+    public func readIfReady<T: Sendable>(checkedAfter: UInt64?, _ body: (CacheDocument) throws -> T) throws -> T? {
+        try document.withLockIfAvailable { try body($0) }
     }
 
     public func changeToken() throws -> CacheChangeToken { CacheChangeToken(generation: 0) }

@@ -76,6 +76,18 @@ import Testing
         #expect(Base64URL.decode("a*b") == nil)
     }
 
+    @Test func decodesBothAlphabetsPaddedOrNot() {
+        #expect(Base64URL.decode("-_8") == [0xFB, 0xFF])
+        #expect(Base64URL.decode("+/8=") == [0xFB, 0xFF])
+        #expect(Base64URL.decode("YQ") == [0x61])
+        #expect(Base64URL.decode("YQ==") == [0x61])
+        #expect(Base64URL.decode("YWJj") == Array("abc".utf8))
+        #expect(Base64URL.decode("") == [])
+        #expect(Base64URL.decode("YWJjZ") == nil)  // one character past a group: no encoding makes it
+        #expect(Base64URL.decode("YW Jj") == nil)
+        #expect(Base64URL.decode("YWJ\u{e9}") == nil)
+    }
+
     @Test func readsIDTokenClaimsAndClientInfo() throws {
         let token = try IDToken(raw: Tokens.jwt(#"{"oid":"o","tid":"t","emails":["b2c@x.com"],"nonce":"n"}"#))
         #expect(token.objectId == "o")

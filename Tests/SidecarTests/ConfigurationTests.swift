@@ -143,9 +143,9 @@ import Testing
     @Test func routesEveryMethodOfTheContract() throws {
         #expect(SidecarMethod.allCases.allSatisfy { $0.isImplemented })
         for method in ["getCurrentAccount", "getAccounts", "acquireToken", "acquireTokenSilent", "signout", "callGraph"] {
-            guard case .concurrent = try service(clientId: "11111111-2222-3333-4444-555555555555").route(forRequest: method) else {
-                Issue.record("\(method) is not routed to a handler")
-                continue
+            switch try service(clientId: "11111111-2222-3333-4444-555555555555").route(forRequest: method) {
+            case .concurrent, .quickOrConcurrent: continue
+            default: Issue.record("\(method) is not routed to a handler")
             }
         }
         guard case .failure(let error) = try service(clientId: "11111111-2222-3333-4444-555555555555").route(forRequest: "acquireTokens") else {

@@ -140,6 +140,41 @@ import Testing
         #expect(try await server.call("acquireTokenSilent", ["scopes": ["User.Read"]]).failure?.code == -50002)
     }
 
+    @Test func answersRememberedTokensWithTheirOwnIDsUntilTheyNeedRefreshing() async throws {
+        let refreshes = Mutex(0)
+        let server = try server(
+            Self.fakes(token: { request in
+                guard FakeHTTPTransport.fields(request)["grant_type"] == "refresh_token" else { return nil }
+                refreshes.withLock { $0 += 1 }
+                return Tokens.tokenResponse(accessToken: "at-2", refreshToken: "rt-2", audience: InProcessServer.clientId)
+            }))
+        try await server.initialize()
+        _ = try await server.call("acquireToken", ["scopes": ["User.Read"]]).get()
+        // the first finds the token and remembers it; the others are answered from memory
+        for id in ["aaaa-1", "bbbb-2", "cccc-3"] {
+            let silent = try await server.call("acquireTokenSilent", ["scopes": ["User.Read"], "correlationId": .string(id)]).get()
+            #expect(silent["accessToken"] == "at-1" && silent["fromCache"] == true && silent["correlationId"] == .string(id))
+        }
+        let generated = try await server.call("acquireTokenSilent", ["scopes": ["User.Read"]]).get()["correlationId"]
+        #expect(generated?.stringValue?.count == 36 && generated != "cccc-3")
+        // with less than 5 minutes left, a remembered token is not served: it is refreshed
+        server.fakes.clock.advance(3600 - 299)
+        let refreshed = try await server.call("acquireTokenSilent", ["scopes": ["User.Read"]]).get()
+        #expect(refreshed["accessToken"] == "at-2" && refreshed["fromCache"] == false)
+        #expect(refreshes.withLock { $0 } == 1)
+        let (output, _) = try await server.exchange(
+            #"{"jsonrpc":"2.0","id":"s-1","method":"acquireTokenSilent","params":{"scopes":["User.Read"]}}"# + "\n"
+                + #"{"jsonrpc":"2.0","id":2,"method":"acquireTokenSilent","params":{"scopes":["User.Read"],"forceRefresh":false}}"# + "\n"
+                + #"{"jsonrpc":"2.0","id":3,"method":"acquireTokenSilent","params":{"scopes":["User.Read"],"bogus":1}}"# + "\n")
+        let replies = try messages(in: output)
+        #expect(replies.count == 3)
+        for reply in replies where reply["id"] != 3 {
+            #expect(reply["result"]?["accessToken"] == "at-2" && reply["jsonrpc"] == "2.0")
+        }
+        #expect(Set(replies.compactMap { $0["id"] }) == ["s-1", 2, 3])
+        #expect(replies.first { $0["id"] == 3 }?["error"]?["code"] == -32602)
+    }
+
     @Test func asksTheClientToOpenTheURLWhenTheBrowserIsTheClients() async throws {
         let server = try server()
         try await server.initialize(["browser": "client"])

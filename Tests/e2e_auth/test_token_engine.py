@@ -5,6 +5,8 @@
 * Eight processes that want the same expired token at the same moment make one refresh
   (the mock counts the refresh_token grants).
 * A fresh process that must refresh makes one request: the token request (discovery kept).
+* Silent requests answered from memory keep their ids and correlation ids, in both framings,
+  and see another process's refresh.
 """
 from __future__ import annotations
 
@@ -13,7 +15,8 @@ import threading
 
 import pytest
 
-from auth_e2e import ALICE, AuthSidecar, Mock, SCOPES
+import sidecar as sc
+from auth_e2e import ALICE, AuthSidecar, Mock, SCOPES, process_env
 from connect_proxy import DefaultPort
 from mock_idp.testing import AdminClient, start_mock, stop_mock
 
@@ -132,3 +135,45 @@ def test_a_fresh_process_refreshes_with_one_request(sidecar_bin, mock, tmp_path)
     changed = {k: after[k] - before.get(k, 0) for k in after if after[k] != before.get(k, 0)}
     assert changed == {"token": 1, "token:refresh_token": 1}, changed
     assert q.finish()[1] == 0
+
+
+def test_silent_answers_from_memory_keep_ids_and_see_another_process_refresh(sidecar_bin, mock, tmp_path):
+    """Repeated silent requests are answered from memory on the reader thread, with the
+    reply text kept per cache version: each still carries its own id and correlation id, in
+    both framings, and another process's refresh (a new file) is served at once."""
+    cache = str(tmp_path / "cache" / "cache.json")
+    p = AuthSidecar.start(sidecar_bin, mock, tmp_path, [], stderr_path=str(tmp_path / "signin.log"))
+    p.initialize(cache=cache)
+    first = p.sign_in(loginHint=ALICE)
+    assert p.finish()[1] == 0
+
+    q = AuthSidecar.start(sidecar_bin, mock, tmp_path, [], stderr_path=str(tmp_path / "memory.log"))
+    q.initialize(cache=cache)
+    assert q.silent()["accessToken"] == first["accessToken"]  # found, remembered
+    ids = ["s-%d" % n for n in range(40)] + list(range(1000, 1040))
+    q.send_many([sc.req("acquireTokenSilent", {"scopes": SCOPES, "correlationId": "c0ffee-%s" % rid}, rid)
+                 for rid in ids])                          # one write: answered from memory
+    replies = [q.wait_for(rid) for rid in ids]
+    for rid, reply in zip(ids, replies):
+        result = sc.assert_result(reply)
+        assert result["correlationId"] == "c0ffee-%s" % rid and result["accessToken"] == first["accessToken"]
+        assert result["fromCache"] is True and result["account"]["username"] == ALICE
+    generated = {q.silent()["correlationId"] for _ in range(3)}
+    assert len(generated) == 3 and all(len(c) == 36 and c[14] == "4" for c in generated), generated
+
+    r = AuthSidecar.start(sidecar_bin, mock, tmp_path, [], stderr_path=str(tmp_path / "other.log"))
+    r.initialize(cache=cache)
+    renewed = r.silent(forceRefresh=True)
+    assert r.finish()[1] == 0
+    assert renewed["accessToken"] != first["accessToken"]
+    assert q.silent()["accessToken"] == renewed["accessToken"]  # the other process's write, seen
+    assert q.finish()[1] == 0
+
+    lsp = AuthSidecar([sidecar_bin], framing=sc.LSP, env=process_env(mock, tmp_path),
+                      stderr_path=str(tmp_path / "lsp.log"))
+    lsp.mock, lsp.tmp_path = mock, tmp_path
+    lsp.initialize(cache=cache)
+    lsp.silent()
+    lsp.send_many([sc.req("acquireTokenSilent", {"scopes": SCOPES}, n) for n in range(5)])
+    assert all(sc.assert_result(lsp.wait_for(n))["accessToken"] == renewed["accessToken"] for n in range(5))
+    assert lsp.finish()[1] == 0

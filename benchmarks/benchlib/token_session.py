@@ -45,6 +45,7 @@ class TokenSession(MockSession):
         self.notes: list[str] = []
         self.groups: list[Group] = []
         self.fresh_sidecar_median = 0.0   # figure 1, for figure 5
+        self.floor_median = 0.0           # figure 1b, the static Swift hello world
         self.msal_script_rss = 0          # figure 1, for figure 8
 
     def add(self, figure, sidecar, msal_, rat, network) -> None:

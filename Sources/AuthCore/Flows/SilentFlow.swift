@@ -116,7 +116,7 @@ struct SilentFlow: Sendable {
     private func find(_ reference: AccountReference?, authority: Authority, scopes: [String], useCache: Bool) async throws -> Found {
         let document = try CacheAccess.run { try dependencies.cache.snapshot() }
         let memoKey = SilentMemo.key(reference, authority: authority, scopes: scopes)
-        if useCache, let found = memo.lookup(memoKey, stamp: document.stamp), isStillUsable(found) {
+        if useCache, let found = memo.lookup(memoKey, stamp: document.stamp)?.found, isStillUsable(found) {
             return found
         }
         let view = try await resolver.cacheView(authority, in: document)

@@ -11,7 +11,14 @@ final class SilentMemo: Sendable {
 
     private struct State {
         var stamp: UInt64 = 0
-        var entries: [String: SilentFlow.Found] = [:]
+        var entries: [String: Entry] = [:]
+    }
+
+    /// What a request shape found, kept by reference: a lookup hands it out without copying
+    /// the account and token.
+    final class Entry: Sendable {
+        let found: SilentFlow.Found
+        init(_ found: SilentFlow.Found) { self.found = found }
     }
 
     private let state = Mutex(State())
@@ -24,18 +31,33 @@ final class SilentMemo: Sendable {
         case .username(let name)?: account = "user:" + name.lowercased()
         case nil: account = "current"
         }
-        let scopeList: [String] = scopes.map { $0.lowercased() }.sorted()
-        return account + "|" + authority.url.lowercased() + "|" + scopeList.joined(separator: " ")
+        var key = account + "|" + authority.url.lowercased() + "|"
+        if scopes.count == 1, let scope = scopes.first {
+            key += scope.lowercased()
+        } else {
+            key += scopes.map { $0.lowercased() }.sorted().joined(separator: " ")
+        }
+        return key
     }
 
-    func lookup(_ key: String, stamp: UInt64) -> SilentFlow.Found? {
+    func lookup(_ key: String, stamp: UInt64) -> Entry? {
         state.withLock { $0.stamp == stamp ? $0.entries[key] : nil }
+    }
+
+    /// The answer for `key` in the cache version `stamp` when one is kept and its token is good
+    /// for 5 more minutes at `now` and not due for a proactive refresh (`refresh_on`): what
+    /// ``SilentFlow`` would return from the cache.
+    func answer(_ key: String, stamp: UInt64, now: Int64) -> CachedSilentAnswer? {
+        guard let entry = lookup(key, stamp: stamp), entry.found.account != nil, let cached = entry.found.cached,
+            !cached.token.isExpired(at: now), !cached.token.needsRefresh(at: now)
+        else { return nil }
+        return CachedSilentAnswer(identity: .init(stamp: stamp, key: key), result: cached.result)
     }
 
     func store(_ found: SilentFlow.Found, forKey key: String, stamp: UInt64) {
         state.withLock { state in
             if state.stamp != stamp || state.entries.count >= Self.capacity { state = State(stamp: stamp) }
-            state.entries[key] = found
+            state.entries[key] = Entry(found)
         }
     }
 }
