@@ -52,7 +52,11 @@ final class ForwardedService: RPCService, Sendable {
         guard let method = SidecarMethod(rawValue: name) else { return inner.route(forRequest: name) }
         let access = ForwardPolicy.access(method)
         if access == .refused { return .failure(ForwardPolicy.methodRefused(name)) }
-        let route = inner.route(forRequest: name)
+        var route = inner.route(forRequest: name)
+        // The engine's quick path answers from memory before any wrapper below could look at the
+        // request: a forwarded session never takes it (fail closed), each request goes through
+        // the policy as a task.
+        if case .quickOrConcurrent(_, let run) = route { route = .concurrent(run) }
         switch (method, route) {
         case (.initialize, .immediate(let run)):
             return .immediate { [self] params in
