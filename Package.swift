@@ -46,7 +46,7 @@ let package = Package(
         // browser launcher, the redirect listener, the clock. No C, no sockets.
         .target(name: "AuthSeams"),
         // HTTPTransport over libcurl, loaded with dlopen on first use. Only the wiring imports it.
-        .target(name: "HTTP", dependencies: ["AuthSeams", "CCurl", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "HTTP", dependencies: ["AuthSeams", "CCurl", "POSIXSupport", .product(name: "Logging", package: "swift-log")]),
         // MSAL's cross-SDK token cache: entities, keys, file store with lock and atomic writes.
         .target(
             name: "TokenCache",
@@ -143,7 +143,8 @@ let package = Package(
             dependencies: [
                 "SidecarCLI", "Sidecar", "JSONRPC", "JSON", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
-        .testTarget(name: "HTTPTests", dependencies: ["HTTP", "AuthSeams", "CCurl", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(
+            name: "HTTPTests", dependencies: ["HTTP", "AuthSeams", "CCurl", "POSIXSupport", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "TokenCacheTests", dependencies: ["TokenCache", "JSON", "POSIXSupport"], exclude: ["Fixtures"]),
         .testTarget(
             name: "LoopbackTests",

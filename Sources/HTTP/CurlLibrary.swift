@@ -1,5 +1,6 @@
 import AuthSeams
 import CCurl
+import POSIXSupport
 import Synchronization
 
 #if canImport(Glibc)
@@ -50,28 +51,20 @@ struct CurlLibrary: @unchecked Sendable {
 
     /// Loads the first of `names` that opens, and initialises it (globally: once per library).
     static func load(names: [String] = candidates) -> Result<CurlLibrary, HTTPError> {
-        var reasons: [String] = []
-        var opened: UnsafeMutableRawPointer?
-        for name in names {
-            opened = dlopen(name, RTLD_NOW | RTLD_LOCAL)
-            if opened != nil { break }
-            reasons.append(dlerror().map { String(cString: $0) } ?? "\(name): not found")
+        let library: DynamicLibrary
+        switch DynamicLibrary.open(firstOf: names) {
+        case .success(let opened): library = opened
+        case .failure(let error): return .failure(.libraryUnavailable("cannot load libcurl (install libcurl4): \(error.reasons)"))
         }
-        guard let handle = opened else {
-            return .failure(.libraryUnavailable("cannot load libcurl (install libcurl4): \(reasons.joined(separator: "; "))"))
-        }
-        func symbol<T>(_ name: String, as type: T.Type) -> T? {
-            dlsym(handle, name).map { unsafeBitCast($0, to: type) }
-        }
-        guard let globalInit = symbol("curl_global_init", as: GlobalInit.self),
-            let easyInit = symbol("curl_easy_init", as: EasyInit.self),
-            let easyCleanup = symbol("curl_easy_cleanup", as: EasyCleanup.self),
-            let easyPerform = symbol("curl_easy_perform", as: EasyPerform.self),
-            let easyStrerror = symbol("curl_easy_strerror", as: EasyStrerror.self),
-            let slistAppend = symbol("curl_slist_append", as: SlistAppend.self),
-            let slistFreeAll = symbol("curl_slist_free_all", as: SlistFreeAll.self),
-            let setopt = dlsym(handle, "curl_easy_setopt"),
-            let getinfo = dlsym(handle, "curl_easy_getinfo")
+        guard let globalInit = library.symbol("curl_global_init", as: GlobalInit.self),
+            let easyInit = library.symbol("curl_easy_init", as: EasyInit.self),
+            let easyCleanup = library.symbol("curl_easy_cleanup", as: EasyCleanup.self),
+            let easyPerform = library.symbol("curl_easy_perform", as: EasyPerform.self),
+            let easyStrerror = library.symbol("curl_easy_strerror", as: EasyStrerror.self),
+            let slistAppend = library.symbol("curl_slist_append", as: SlistAppend.self),
+            let slistFreeAll = library.symbol("curl_slist_free_all", as: SlistFreeAll.self),
+            let setopt = library.address("curl_easy_setopt"),
+            let getinfo = library.address("curl_easy_getinfo")
         else {
             return .failure(.libraryUnavailable("libcurl lacks an expected symbol"))
         }

@@ -1,3 +1,4 @@
+import POSIXSupport
 import Synchronization
 
 #if canImport(Glibc)
@@ -61,34 +62,28 @@ struct SecretLibrary: @unchecked Sendable {
     static let candidates = ["libsecret-1.so.0", "libsecret-1.so"]
 
     static func load(names: [String]) -> Result<SecretLibrary, SecretServiceFailure> {
-        var reasons: [String] = []
-        var opened: Pointer?
-        for name in names {
-            opened = dlopen(name, RTLD_NOW | RTLD_LOCAL)
-            if opened != nil { break }
-            reasons.append(dlerror().map { String(cString: $0) } ?? "\(name): not found")
+        let library: DynamicLibrary
+        switch DynamicLibrary.open(firstOf: names) {
+        case .success(let opened): library = opened
+        case .failure(let error): return .failure(.libraryMissing(error.reasons))
         }
-        guard let handle = opened else {
-            return .failure(.libraryMissing(reasons.joined(separator: "; ")))
-        }
-        // dlsym on the handle also searches libsecret's own dependencies (GLib, GIO).
-        func symbol<T>(_ name: String, as type: T.Type) -> T? { dlsym(handle, name).map { unsafeBitCast($0, to: type) } }
-        guard let hashTableNew = symbol("g_hash_table_new", as: HashTableNew.self),
-            let hashTableInsert = symbol("g_hash_table_insert", as: HashTableInsert.self),
-            let hashTableUnref = symbol("g_hash_table_unref", as: Unref.self),
-            let strHash = dlsym(handle, "g_str_hash"), let strEqual = dlsym(handle, "g_str_equal"),
-            let errorFree = symbol("g_error_free", as: Unref.self),
-            let cancellableNew = symbol("g_cancellable_new", as: CancellableNew.self),
-            let cancellableCancel = symbol("g_cancellable_cancel", as: Unref.self),
-            let objectUnref = symbol("g_object_unref", as: Unref.self),
-            let schemaNew = symbol("secret_schema_newv", as: SchemaNew.self),
-            let schemaUnref = symbol("secret_schema_unref", as: Unref.self),
-            let lookup = symbol("secret_password_lookupv_sync", as: Lookup.self),
-            let store = symbol("secret_password_storev_sync", as: Store.self),
-            let passwordFree = symbol("secret_password_free", as: PasswordFree.self),
-            let serviceGet = symbol("secret_service_get_sync", as: ServiceGet.self),
-            let collectionForAlias = symbol("secret_collection_for_alias_sync", as: CollectionForAlias.self),
-            let collectionGetLocked = symbol("secret_collection_get_locked", as: GetLocked.self)
+        // Symbols are looked up in libsecret's own dependencies too (GLib, GIO).
+        guard let hashTableNew = library.symbol("g_hash_table_new", as: HashTableNew.self),
+            let hashTableInsert = library.symbol("g_hash_table_insert", as: HashTableInsert.self),
+            let hashTableUnref = library.symbol("g_hash_table_unref", as: Unref.self),
+            let strHash = library.address("g_str_hash"), let strEqual = library.address("g_str_equal"),
+            let errorFree = library.symbol("g_error_free", as: Unref.self),
+            let cancellableNew = library.symbol("g_cancellable_new", as: CancellableNew.self),
+            let cancellableCancel = library.symbol("g_cancellable_cancel", as: Unref.self),
+            let objectUnref = library.symbol("g_object_unref", as: Unref.self),
+            let schemaNew = library.symbol("secret_schema_newv", as: SchemaNew.self),
+            let schemaUnref = library.symbol("secret_schema_unref", as: Unref.self),
+            let lookup = library.symbol("secret_password_lookupv_sync", as: Lookup.self),
+            let store = library.symbol("secret_password_storev_sync", as: Store.self),
+            let passwordFree = library.symbol("secret_password_free", as: PasswordFree.self),
+            let serviceGet = library.symbol("secret_service_get_sync", as: ServiceGet.self),
+            let collectionForAlias = library.symbol("secret_collection_for_alias_sync", as: CollectionForAlias.self),
+            let collectionGetLocked = library.symbol("secret_collection_get_locked", as: GetLocked.self)
         else {
             return .failure(.libraryMissing("libsecret lacks an expected symbol"))
         }
