@@ -17,6 +17,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
     public var graphEndpoint: String?
     public var cache: Configuration.CacheSetting?
     public var cacheProtection: CacheProtection?
+    public var secretServiceKeyCacheSeconds: Int?
     public var sharedDeviceMode: Bool?
     public var clientCapabilities: [String]?
     public var browser: Configuration.BrowserMode?
@@ -36,6 +37,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         "clientId", "authority", "redirectUri", "knownAuthorities", "scopes", "graphEndpoint",
         "cache", "sharedDeviceMode", "clientCapabilities", "browser", "authorityType", "instanceDiscovery",
         "httpTimeoutSeconds", "interactiveTimeoutSeconds", "postLogoutRedirectUri", "azPassthrough", "cacheProtection",
+        "secretServiceKeyCacheSeconds",
         "redirectPort",
     ]
 
@@ -59,6 +61,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         postLogoutRedirectUri = try p.optional("postLogoutRedirectUri")
         azPassthrough = try p.optional("azPassthrough")
         cacheProtection = try p.optional("cacheProtection", oneOf: CacheProtection.names).flatMap(CacheProtection.init(name:))
+        secretServiceKeyCacheSeconds = try p.optional("secretServiceKeyCacheSeconds")
         if let cacheParams = try p.nested("cache", allowed: ["path", "persistence", "encryption"]) {
             let persistence = try cacheParams.optional("persistence", oneOf: ["file", "memory"])
             let path: String? = try cacheParams.optional("path")
@@ -90,6 +93,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         result.graphEndpoint = graphEndpoint ?? base.graphEndpoint
         result.cache = cache ?? base.cache
         result.cacheProtection = cacheProtection ?? base.cacheProtection
+        result.secretServiceKeyCacheSeconds = secretServiceKeyCacheSeconds ?? base.secretServiceKeyCacheSeconds
         result.sharedDeviceMode = sharedDeviceMode ?? base.sharedDeviceMode
         result.clientCapabilities = clientCapabilities ?? base.clientCapabilities
         result.browser = browser ?? base.browser
@@ -116,6 +120,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         if let graphEndpoint { config.graphEndpoint = graphEndpoint }
         if let cache { config.cache = cache }
         if let cacheProtection { config.cacheProtection = cacheProtection }
+        if let secretServiceKeyCacheSeconds { config.secretServiceKeyCacheSeconds = secretServiceKeyCacheSeconds }
         if let sharedDeviceMode { config.sharedDeviceMode = sharedDeviceMode }
         if let clientCapabilities { config.clientCapabilities = clientCapabilities }
         if let browser { config.browser = browser }
