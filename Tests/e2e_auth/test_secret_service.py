@@ -26,7 +26,7 @@ import pytest
 
 from mock_idp.testing import AdminClient, start_mock, stop_mock
 
-from auth_e2e import ALICE, AuthSidecar, Mock
+from auth_e2e import ALICE, CLIENT_ID, AuthSidecar, Mock, process_env
 from keyring_session import keyring_session  # noqa: F401  (the fixture)
 
 SS_HEADER = b"auth-sidecar-aes256gcm-v1 secret-service\n"
@@ -196,6 +196,17 @@ def test_the_next_process_takes_the_kernel_keyring_copy(sidecar_bin, tmp_path, k
         assert protection["layer"] == "secretService" and protection["keyCopySeconds"] == 300, protection
         assert r["fromCache"] is True and r["accessToken"] == signed_in["accessToken"], r
         assert took < 1.5, took
+
+        # `status` says where this process's key came from.
+        home = tmp_path / "cfg"
+        (home / "auth-sidecar").mkdir(parents=True)
+        (home / "auth-sidecar" / "config.json").write_text(json.dumps(
+            {"clientId": CLIENT_ID, "authority": mock.url + "/organizations", "knownAuthorities": ["127.0.0.1"],
+             "cache": {"path": cache}, "secretServiceKeyCacheSeconds": 300}))
+        env = process_env(mock, tmp_path, env={**bus, "XDG_CONFIG_HOME": str(home)})
+        status = subprocess.run([sidecar_bin, "status", "--no-agent"], env=env, capture_output=True, timeout=30,
+                                stdin=subprocess.DEVNULL)
+        assert "key in the Secret Service (kept in the kernel keyring for 5 min)" in status.stdout.decode(), status
 
         # A copy that does not open the file: dropped, the service asked, its key kept again.
         keyctl("padd", "user", description, ring, input=b"\x07" * 32)
