@@ -5,7 +5,8 @@ asked one acquireTokenSilent whose token is in the cache, until its reply, media
 Layers: plaintext (cacheProtection "plaintext"), keyring (the persistent kernel keyring),
 secretService (a headless GNOME Keyring on a private D-Bus session this script starts:
 dbus-daemon + gnome-keyring-daemon --unlock; the process loads libsecret and asks it over
-D-Bus), keyFile, keyCommand (`cat KEYFILE`: the cost of one spawn); with `--today-binary PATH`, also
+D-Bus, or after the first run takes the key's copy in the kernel keyring), secretServiceNoCopy
+(the same with `secretServiceKeyCacheSeconds` 0: libsecret in every process), keyFile, keyCommand (`cat KEYFILE`: the cost of one spawn); with `--today-binary PATH`, also
 "today": a binary that predates the key store, on the plaintext file (its configuration has no
 cacheProtection key), for the before/after figure. The same cache (alice signed in through the
 bundled mock) is copied for each layer; the first run of each (which encrypts the copy in place)
@@ -29,7 +30,8 @@ from benchlib.harness import DEFAULT_BINARY, log, machine
 from benchlib.mock import CLIENT_ID, SCOPES, MockSession
 from benchlib.report import ms
 
-LAYERS = ["plaintext", "keyring", "secretService", "keyFile", "keyCommand"]
+LAYERS = ["plaintext", "keyring", "secretService", "secretServiceNoCopy", "keyFile", "keyCommand"]
+SECRET_SERVICE_LAYERS = ("secretService", "secretServiceNoCopy")
 
 
 def layer_config(bench: MockSession, layer: str) -> str:
@@ -48,7 +50,9 @@ def layer_config(bench: MockSession, layer: str) -> str:
         config["cache"]["encryption"] = {"keyFile": key}
     elif layer == "keyCommand":
         config["cache"]["encryption"] = {"keyCommand": ["cat", key]}
-    if layer != "today":
+    if layer == "secretServiceNoCopy":
+        config["cacheProtection"], config["secretServiceKeyCacheSeconds"] = "secretService", 0
+    elif layer != "today":
         config["cacheProtection"] = "auto" if layer in ("keyFile", "keyCommand") else layer
     path = os.path.join(directory, "config.json")
     with open(path, "w") as f:
@@ -57,12 +61,12 @@ def layer_config(bench: MockSession, layer: str) -> str:
     return cache
 
 
-def forget_keyring_key(cache: str) -> None:
-    """Removes the key this run put in the persistent keyring (keyctl, when installed)."""
+def forget_keyring_key(description: str) -> None:
+    """Removes a key this run put in the persistent keyring (keyctl, when installed)."""
     if not shutil.which("keyctl"):
         return
     ring = subprocess.run(["keyctl", "get_persistent", "@u"], capture_output=True, text=True)
-    found = subprocess.run(["keyctl", "search", ring.stdout.strip(), "user", "auth-sidecar:cache-key:" + cache],
+    found = subprocess.run(["keyctl", "search", ring.stdout.strip(), "user", description],
                            capture_output=True, text=True)
     if found.returncode == 0:
         subprocess.run(["keyctl", "unlink", found.stdout.strip(), ring.stdout.strip()], capture_output=True)
@@ -115,10 +119,11 @@ def main() -> int:
         bench.start_mock()
         bench.sign_in()
         plain_env = {k: v for k, v in bench.child_env.items() if k != "DBUS_SESSION_BUS_ADDRESS"}
-        if "secretService" in layers:
+        if any(layer in SECRET_SERVICE_LAYERS for layer in layers):
             session = KeyringSession(os.path.join(bench.tmp, "keyring-session"))
         for layer in layers:
-            envs[layer] = dict(plain_env, DBUS_SESSION_BUS_ADDRESS=session.address) if layer == "secretService" else plain_env
+            envs[layer] = (dict(plain_env, DBUS_SESSION_BUS_ADDRESS=session.address) if layer in SECRET_SERVICE_LAYERS
+                           else plain_env)
         for layer in layers:
             caches[layer] = layer_config(bench, layer)
             bench.binary = a.today_binary if layer == "today" else a.binary
@@ -140,7 +145,9 @@ def main() -> int:
         if session:
             session.stop()
         if "keyring" in caches:
-            forget_keyring_key(caches["keyring"])
+            forget_keyring_key("auth-sidecar:cache-key:" + caches["keyring"])
+        if "secretService" in caches:
+            forget_keyring_key("auth-sidecar:secret-service-key:" + caches["secretService"])
         bench.cleanup()
     print(f"machine: {machine()}; {a.runs} runs per layer, round-robin")
     print("| layer | cold cached token (median) | file encrypted |")

@@ -13,6 +13,8 @@
 #define AUTH_SIDECAR_KEYCTL_SETPERM 5
 #define AUTH_SIDECAR_KEYCTL_SEARCH 10
 #define AUTH_SIDECAR_KEYCTL_READ 11
+#define AUTH_SIDECAR_KEYCTL_SET_TIMEOUT 15
+#define AUTH_SIDECAR_KEYCTL_INVALIDATE 21
 #define AUTH_SIDECAR_KEYCTL_GET_PERSISTENT 22
 
 /// `add_key(type, description, payload, length, keyring)`: the new (or updated) key's id.
@@ -40,6 +42,16 @@ static inline long auth_sidecar_keyctl_read(int32_t key, void *buffer, size_t le
 /// `keyctl(KEYCTL_SETPERM, key, permissions)`.
 static inline long auth_sidecar_keyctl_setperm(int32_t key, uint32_t permissions) {
     return syscall(SYS_keyctl, AUTH_SIDECAR_KEYCTL_SETPERM, key, permissions);
+}
+
+/// `keyctl(KEYCTL_SET_TIMEOUT, key, seconds)`: the kernel removes the key `seconds` from now.
+static inline long auth_sidecar_keyctl_set_timeout(int32_t key, uint32_t seconds) {
+    return syscall(SYS_keyctl, AUTH_SIDECAR_KEYCTL_SET_TIMEOUT, key, seconds);
+}
+
+/// `keyctl(KEYCTL_INVALIDATE, key)`: the key is gone at once (unlinked from every keyring).
+static inline long auth_sidecar_keyctl_invalidate(int32_t key) {
+    return syscall(SYS_keyctl, AUTH_SIDECAR_KEYCTL_INVALIDATE, key);
 }
 
 #endif

@@ -51,7 +51,9 @@ enum ApplicationFactory {
             let protection = configuration.cacheProtection
             let resolution: CacheKeyResolution
             do throws(CacheProtectionError) {
-                let sources = CacheKeyStore.sources(for: protection, cachePath: path, keyFile: keyFile, keyCommand: keyCommand)
+                let sources = CacheKeyStore.sources(
+                    for: protection, cachePath: path, keyFile: keyFile, keyCommand: keyCommand,
+                    secretServiceKeyCopySeconds: configuration.secretServiceKeyCacheSeconds)
                 resolution = try CacheKeyStore.resolve(protection, sources: sources, cachePath: path)
             } catch {
                 // A configured key file that cannot be used is a configuration error, as it always was.

@@ -20,6 +20,8 @@ struct CacheProtectionReport: Sendable {
         ]
         object["encrypted"] = store.fileIsEncrypted().map(JSONValue.bool) ?? .null
         object["setAside"] = store.setAsidePath.map(JSONValue.string) ?? .null
+        // The key came from the kernel keyring's copy of the Secret Service's key, kept this long.
+        if let seconds = resolution.encryption?.keyCopySeconds { object["keyCopySeconds"] = .int(Int64(seconds)) }
         return .object(object)
     }
 }

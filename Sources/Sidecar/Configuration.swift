@@ -39,6 +39,9 @@ public struct Configuration: Sendable, Equatable {
     public var cache: CacheSetting
     /// Which key store layer protects a file cache: `auto` (the first that works) or one by name.
     public var cacheProtection = CacheProtection.auto
+    /// How long the kernel keyring keeps a copy of the Secret Service's key for the next
+    /// process (0: no copy; the service is asked by every process), in seconds.
+    public var secretServiceKeyCacheSeconds = SecretServiceKeySource.defaultKeyCopySeconds
     public var sharedDeviceMode = false
     public var clientCapabilities: [String] = []
     public var browser = BrowserMode.system
@@ -59,6 +62,8 @@ public struct Configuration: Sendable, Equatable {
     public static let httpTimeoutRange = 1...300
     /// The accepted range of ``interactiveTimeoutSeconds``.
     public static let interactiveTimeoutRange = 1...3600
+    /// The accepted range of ``secretServiceKeyCacheSeconds``.
+    public static let secretServiceKeyCacheRange = 0...3600
 
     public init(clientId: String, cache: CacheSetting = .file(path: Configuration.defaultCachePath())) {
         self.clientId = clientId
@@ -87,6 +92,9 @@ public struct Configuration: Sendable, Equatable {
         if let postLogoutRedirectUri { object["postLogoutRedirectUri"] = .string(postLogoutRedirectUri) }
         // Echoed for a file cache only (a memory cache has nothing to protect), when not the default.
         if cacheProtection != .auto, case .file = cache { object["cacheProtection"] = .string(cacheProtection.name) }
+        if secretServiceKeyCacheSeconds != SecretServiceKeySource.defaultKeyCopySeconds, case .file = cache {
+            object["secretServiceKeyCacheSeconds"] = .int(Int64(secretServiceKeyCacheSeconds))
+        }
         return .object(object)
     }
 

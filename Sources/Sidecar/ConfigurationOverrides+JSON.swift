@@ -15,6 +15,7 @@ extension ConfigurationOverrides {
         members["graphEndpoint"] = graphEndpoint.map(JSONValue.string)
         members["cache"] = cache?.json
         members["cacheProtection"] = cacheProtection.map { .string($0.name) }
+        members["secretServiceKeyCacheSeconds"] = secretServiceKeyCacheSeconds.map { .int(Int64($0)) }
         members["sharedDeviceMode"] = sharedDeviceMode.map(JSONValue.bool)
         members["clientCapabilities"] = clientCapabilities.map(JSONValue.init)
         members["browser"] = browser.map { .string($0.rawValue) }

@@ -17,6 +17,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
     public var graphEndpoint: String?
     public var cache: Configuration.CacheSetting?
     public var cacheProtection: CacheProtection?
+    public var secretServiceKeyCacheSeconds: Int?
     public var sharedDeviceMode: Bool?
     public var clientCapabilities: [String]?
     public var browser: Configuration.BrowserMode?
@@ -41,7 +42,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         "clientId", "authority", "redirectUri", "knownAuthorities", "scopes", "graphEndpoint",
         "cache", "sharedDeviceMode", "clientCapabilities", "browser", "authorityType", "instanceDiscovery",
         "httpTimeoutSeconds", "interactiveTimeoutSeconds", "postLogoutRedirectUri", "azPassthrough", "cacheProtection",
-        "redirectPort", "forwardScopes", "forwardApproval",
+        "secretServiceKeyCacheSeconds", "redirectPort", "forwardScopes", "forwardApproval",
     ]
 
     /// Reads the configuration keys from `params` (other members must be in `alsoAllowed`).
@@ -66,6 +67,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         forwardScopes = try p.optional("forwardScopes")
         forwardApproval = try ForwardApproval(p.members["forwardApproval"])
         cacheProtection = try p.optional("cacheProtection", oneOf: CacheProtection.names).flatMap(CacheProtection.init(name:))
+        secretServiceKeyCacheSeconds = try p.optional("secretServiceKeyCacheSeconds")
         if let cacheParams = try p.nested("cache", allowed: ["path", "persistence", "encryption"]) {
             let persistence = try cacheParams.optional("persistence", oneOf: ["file", "memory"])
             let path: String? = try cacheParams.optional("path")
@@ -97,6 +99,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         result.graphEndpoint = graphEndpoint ?? base.graphEndpoint
         result.cache = cache ?? base.cache
         result.cacheProtection = cacheProtection ?? base.cacheProtection
+        result.secretServiceKeyCacheSeconds = secretServiceKeyCacheSeconds ?? base.secretServiceKeyCacheSeconds
         result.sharedDeviceMode = sharedDeviceMode ?? base.sharedDeviceMode
         result.clientCapabilities = clientCapabilities ?? base.clientCapabilities
         result.browser = browser ?? base.browser
@@ -125,6 +128,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         if let graphEndpoint { config.graphEndpoint = graphEndpoint }
         if let cache { config.cache = cache }
         if let cacheProtection { config.cacheProtection = cacheProtection }
+        if let secretServiceKeyCacheSeconds { config.secretServiceKeyCacheSeconds = secretServiceKeyCacheSeconds }
         if let sharedDeviceMode { config.sharedDeviceMode = sharedDeviceMode }
         if let clientCapabilities { config.clientCapabilities = clientCapabilities }
         if let browser { config.browser = browser }

@@ -35,6 +35,8 @@ enum ConfigurationValidator {
         }
         try requireRange(config.httpTimeoutSeconds, Configuration.httpTimeoutRange, member: "httpTimeoutSeconds")
         try requireRange(config.interactiveTimeoutSeconds, Configuration.interactiveTimeoutRange, member: "interactiveTimeoutSeconds")
+        try requireRange(
+            config.secretServiceKeyCacheSeconds, Configuration.secretServiceKeyCacheRange, member: "secretServiceKeyCacheSeconds")
         for host in config.knownAuthorities where host.isEmpty || host.contains("/") && URLParts(host) == nil {
             throw .invalidParams("knownAuthorities must list host names or URLs", member: "knownAuthorities")
         }

@@ -13,7 +13,9 @@ enum ConfiguredCacheFile {
         let protection = overrides.cacheProtection ?? .auto
         let resolution: CacheKeyResolution
         do throws(CacheProtectionError) {
-            let sources = CacheKeyStore.sources(for: protection, cachePath: path, keyFile: keyFile, keyCommand: keyCommand)
+            let sources = CacheKeyStore.sources(
+                for: protection, cachePath: path, keyFile: keyFile, keyCommand: keyCommand,
+                secretServiceKeyCopySeconds: overrides.secretServiceKeyCacheSeconds ?? SecretServiceKeySource.defaultKeyCopySeconds)
             resolution = try CacheKeyStore.resolve(protection, sources: sources, cachePath: path)
         } catch {
             throw failure(error.message)

@@ -12,8 +12,12 @@ public protocol CacheEncryption: Sendable {
     func open(_ sealed: [UInt8]) throws(TokenCacheError) -> [UInt8]
     /// The key store layer the key came from, when known.
     var layer: CacheKeyLayer? { get }
+    /// When the key was read from the kernel keyring's short-lived copy of a Secret Service
+    /// key (``SecretServiceKeyCopy``): how long such a copy is kept, in seconds.
+    var keyCopySeconds: Int? { get }
 }
 
 extension CacheEncryption {
     public var layer: CacheKeyLayer? { nil }
+    public var keyCopySeconds: Int? { nil }
 }

@@ -151,4 +151,19 @@ import Testing
         #expect(json["accounts"]?.arrayValue?.first?["accessTokens"]?.arrayValue?.first?["scopes"] == ["User.Read", "openid"])
         #expect(json["accounts"]?.arrayValue?.first?["token"]?["expiresOn"] == 4600)
     }
+
+    @Test func statusSaysWhenTheKeyCameFromTheKernelKeyringCopy() {
+        func text(_ protection: JSONValue) -> String {
+            StatusReport(
+                configuration: ["clientId": "app", "authority": "https://a/common", "cache": ["path": "/c.json"]],
+                cacheProtection: protection, origins: [], engine: .inProcess, agentSocket: "/run/s", agentState: .notRunning,
+                agentInfo: nil, accounts: [], cache: nil
+            ).text(now: 1000)
+        }
+        let copied = text(["setting": "auto", "layer": "secretService", "encrypted": true, "skipped": [], "keyCopySeconds": 600])
+        #expect(copied.contains("/c.json (encrypted), key in the Secret Service (kept in the kernel keyring for 10 min)"), "\(copied)")
+        let asked = text(["setting": "auto", "layer": "secretService", "encrypted": true, "skipped": []])
+        #expect(asked.contains("key in the Secret Service") && !asked.contains("kernel keyring for"), "\(asked)")
+        #expect(text(["layer": "secretService", "encrypted": true, "keyCopySeconds": 90]).contains("kept in the kernel keyring for 90 s"))
+    }
 }

@@ -96,6 +96,8 @@ import Testing
         (["httpTimeoutSeconds": "30"], "httpTimeoutSeconds"),
         (["interactiveTimeoutSeconds": 0], "interactiveTimeoutSeconds"),
         (["interactiveTimeoutSeconds": 3601], "interactiveTimeoutSeconds"),
+        (["secretServiceKeyCacheSeconds": -1], "secretServiceKeyCacheSeconds"),
+        (["secretServiceKeyCacheSeconds": 3601], "secretServiceKeyCacheSeconds"),
     ]
 
     @Test(arguments: badValues)

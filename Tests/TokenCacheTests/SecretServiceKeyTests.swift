@@ -65,7 +65,7 @@ import Testing
             ),
         ]
         for (service, expectedReason, expectedEnable) in cases {
-            let found = reason(SecretServiceKeySource(cachePath: "/c", service: service, sessionBus: "unix:path=/bus"))
+            let found = reason(SecretServiceKeySource(cachePath: "/c", service: service, sessionBus: "unix:path=/bus", copy: FakeCopy()))
             #expect(found?.0.contains(expectedReason) == true, "\(String(describing: found))")
             #expect(found?.1.contains(expectedEnable) == true, "\(String(describing: found))")
         }
@@ -73,7 +73,7 @@ import Testing
 
     @Test func aNewKeyIsStoredAtTheFirstSealAndFoundByTheNextProcess() throws {
         let service = FakeService()
-        let first = SecretServiceKeySource(cachePath: "/c", service: service, sessionBus: "unix:path=/bus")
+        let first = SecretServiceKeySource(cachePath: "/c", service: service, sessionBus: "unix:path=/bus", copy: FakeCopy())
         guard case .encryption(let encryption, let created) = first.obtainKey() else {
             Issue.record("no key")
             return

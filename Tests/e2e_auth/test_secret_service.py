@@ -7,17 +7,26 @@ Keyring on a private D-Bus session (keyring_session.py):
 * the same cache from a session without D-Bus (SSH): never set aside, an error naming the
   Secret Service; the file unchanged;
 * `cacheProtection: secretService` alone, with no D-Bus session: start-up fails saying why;
-* a service that holds its name but never answers (SIGSTOP): skipped after 3 s, saying so.
+* a service that holds its name but never answers (SIGSTOP): skipped after 3 s, saying so;
+* the key's copy in the kernel keyring (`secretServiceKeyCacheSeconds`): a `user` key with a
+  timeout, this uid only, taken by the next process without libsecret (the keyring daemon
+  stopped); a copy that does not open the file is replaced by the service's key.
 """
 from __future__ import annotations
 
+import base64
 import json
 import os
+import shutil
+import signal
 import subprocess
+import time
+
+import pytest
 
 from mock_idp.testing import AdminClient, start_mock, stop_mock
 
-from auth_e2e import ALICE, AuthSidecar, Mock
+from auth_e2e import ALICE, CLIENT_ID, AuthSidecar, Mock, process_env
 from keyring_session import keyring_session  # noqa: F401  (the fixture)
 
 SS_HEADER = b"auth-sidecar-aes256gcm-v1 secret-service\n"
@@ -113,8 +122,6 @@ def test_a_service_that_never_answers_costs_a_bounded_wait(sidecar_bin, tmp_path
     """A Secret Service that holds its bus name but never answers (stopped here; in life: an
     unlock prompt nobody sees): start-up gives up after the time limit (3 s) and says why,
     instead of waiting for D-Bus's own 25 s or for ever."""
-    import signal
-    import time
     os.kill(keyring_session.keyring.pid, signal.SIGSTOP)
     try:
         p = AuthSidecar.start(sidecar_bin, mock, tmp_path, [], env={"DBUS_SESSION_BUS_ADDRESS": keyring_session.address})
@@ -132,3 +139,88 @@ def test_a_service_that_never_answers_costs_a_bounded_wait(sidecar_bin, tmp_path
     assert skipped[0]["layer"] == "secretService", reply
     assert skipped[0]["reason"].startswith("no answer from the Secret Service within 3 s"), reply
     assert 2.5 < took < 10, took
+
+
+def keyctl(*args: str, input: bytes | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(["keyctl", *args], capture_output=True, timeout=10, input=input)
+
+
+def proc_keys_line(key_id: str) -> list[str]:
+    """The key's line in /proc/keys: id, flags, usage, timeout, permissions, uid, gid, type, description."""
+    wanted = "%08x" % int(key_id)
+    with open("/proc/keys") as keys:
+        return next(line.split() for line in keys if line.split()[0] == wanted)
+
+
+def test_the_next_process_takes_the_kernel_keyring_copy(sidecar_bin, tmp_path, keyring_session):  # noqa: F811
+    if shutil.which("keyctl") is None or keyctl("get_persistent", "@u").returncode != 0:
+        if os.environ.get("CI"):
+            pytest.fail("keyctl missing or refused: scripts/setup.sh installs keyutils")
+        pytest.skip("keyctl missing or refused here")
+    ring = keyctl("get_persistent", "@u").stdout.decode().strip()
+    mock = private_mock(tmp_path)
+    cache = str(tmp_path / "copy" / "cache.json")
+    description = "auth-sidecar:secret-service-key:" + cache
+    bus = {"DBUS_SESSION_BUS_ADDRESS": keyring_session.address}
+    try:
+        p = AuthSidecar.start(sidecar_bin, mock, tmp_path, [], env=bus, stderr_path=str(tmp_path / "first.log"))
+        try:
+            p.initialize(cache=cache, cacheProtection="auto", secretServiceKeyCacheSeconds=300)
+            signed_in = p.sign_in(loginHint=ALICE)
+            assert p.finish()[1] == 0
+        finally:
+            p.kill()
+        key = base64.b64decode(keyring_session.secret_tool("lookup", "cache", cache).stdout.strip())
+        copy_id = keyctl("search", ring, "user", description).stdout.decode().strip()
+        assert copy_id, "no copy in the kernel keyring"
+        assert keyctl("pipe", copy_id).stdout == key
+        line = proc_keys_line(copy_id)
+        assert line[3] != "perm" and line[3][-1] in "sm", line  # a timeout (at most 5 min)
+        assert line[4] == "3f3f0000", line  # possessor and this uid only
+
+        # The service stopped (libsecret would wait 3 s, then give up): the copy serves.
+        stop_mock(mock.process)
+        os.kill(keyring_session.keyring.pid, signal.SIGSTOP)
+        try:
+            q = AuthSidecar.start(sidecar_bin, mock, tmp_path, [], env=bus, stderr_path=str(tmp_path / "second.log"))
+            try:
+                started = time.monotonic()
+                protection = q.initialize(cache=cache, cacheProtection="auto", secretServiceKeyCacheSeconds=300)[
+                    "cacheProtection"]
+                r = q.silent()
+                took = time.monotonic() - started
+            finally:
+                q.kill()
+        finally:
+            os.kill(keyring_session.keyring.pid, signal.SIGCONT)
+        assert protection["layer"] == "secretService" and protection["keyCopySeconds"] == 300, protection
+        assert r["fromCache"] is True and r["accessToken"] == signed_in["accessToken"], r
+        assert took < 1.5, took
+
+        # `status` says where this process's key came from.
+        home = tmp_path / "cfg"
+        (home / "auth-sidecar").mkdir(parents=True)
+        (home / "auth-sidecar" / "config.json").write_text(json.dumps(
+            {"clientId": CLIENT_ID, "authority": mock.url + "/organizations", "knownAuthorities": ["127.0.0.1"],
+             "cache": {"path": cache}, "secretServiceKeyCacheSeconds": 300}))
+        env = process_env(mock, tmp_path, env={**bus, "XDG_CONFIG_HOME": str(home)})
+        status = subprocess.run([sidecar_bin, "status", "--no-agent"], env=env, capture_output=True, timeout=30,
+                                stdin=subprocess.DEVNULL)
+        assert "key in the Secret Service (kept in the kernel keyring for 5 min)" in status.stdout.decode(), status
+
+        # A copy that does not open the file: dropped, the service asked, its key kept again.
+        keyctl("padd", "user", description, ring, input=b"\x07" * 32)
+        assert keyctl("pipe", copy_id).stdout != key
+        s = AuthSidecar.start(sidecar_bin, mock, tmp_path, [], env=bus, stderr_path=str(tmp_path / "third.log"))
+        try:
+            s.initialize(cache=cache, cacheProtection="auto")
+            r = s.silent()
+        finally:
+            s.kill()
+        assert r["fromCache"] is True and r["accessToken"] == signed_in["accessToken"], r
+        assert keyctl("pipe", keyctl("search", ring, "user", description).stdout.decode().strip()).stdout == key
+        assert not [n for n in os.listdir(os.path.dirname(cache)) if ".undecryptable-" in n]
+    finally:
+        found = keyctl("search", ring, "user", description)
+        if found.returncode == 0:
+            keyctl("invalidate", found.stdout.decode().strip())

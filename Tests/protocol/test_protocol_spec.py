@@ -81,6 +81,7 @@ CONTRACT_CONFIG_DEFAULTS = {
     "graphEndpoint": "https://graph.microsoft.com/",
     "cache": None,  # default is a file under $XDG_CACHE_HOME: no literal default
     "cacheProtection": "auto",
+    "secretServiceKeyCacheSeconds": 600,
     "sharedDeviceMode": False,
     "clientCapabilities": [],
     "browser": "system",

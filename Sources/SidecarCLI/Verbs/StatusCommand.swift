@@ -69,6 +69,7 @@ struct StatusCommand: ParsableCommand {
         guard configuration["cache"]?["path"] != nil else { return nil }
         var params: JSONObject = ["cache": configuration["cache"] ?? .null]
         params["cacheProtection"] = configuration["cacheProtection"]
+        params["secretServiceKeyCacheSeconds"] = configuration["secretServiceKeyCacheSeconds"]
         return Result { () throws(RPCError) in
             try CacheSummary.read(
                 try ConfigurationOverrides(params: .object(params)), clientId: configuration["clientId"]?.stringValue ?? "")

@@ -212,6 +212,9 @@ struct StatusReport {
             }
         guard let layer, layer != "plaintext" else { return "\(onDisk), plaintext chosen: cacheProtection \"plaintext\"" }
         var text = "\(onDisk), key in \(Self.layerNames[layer] ?? layer)"
+        if let seconds = cacheProtection?["keyCopySeconds"]?.intValue {
+            text += " (kept in the kernel keyring for \(Self.minutes(Int(seconds))))"
+        }
         if layer == "keyFile", let file = configuration["cache"]?["encryption"]?["keyFile"]?.stringValue { text += " \(file)" }
         if let aside = cacheProtection?["setAside"]?.stringValue {
             text += "; a cache the new key cannot open (a reboot cleared the keyring) was set aside as \(aside): sign in again"
@@ -227,6 +230,11 @@ struct StatusReport {
             return "\(layer) skipped: \(reason)"
         }
         return (["cacheProtection \(setting)"] + skipped).joined(separator: "; ")
+    }
+
+    /// `seconds` as whole minutes ("10 min"), or seconds when under a minute or not whole.
+    private static func minutes(_ seconds: Int) -> String {
+        seconds % 60 == 0 ? "\(seconds / 60) min" : "\(seconds) s"
     }
 
     private static let layerNames = [

@@ -57,13 +57,15 @@ public enum CacheKeyStore {
     /// The layers for the cache at `cachePath`. Under `auto` a configured key file or key
     /// command is the user's choice and is the only layer tried (a cache sealed with it stays
     /// readable); otherwise the Secret Service, then the kernel keyring, then the (unconfigured)
-    /// key file and key command, which the error message explains.
+    /// key file and key command, which the error message explains. `secretServiceKeyCopySeconds`:
+    /// how long the kernel keyring keeps a copy of the Secret Service's key (0: none).
     public static func sources(
-        for protection: CacheProtection, cachePath: String, keyFile: String?, keyCommand: [String]?
+        for protection: CacheProtection, cachePath: String, keyFile: String?, keyCommand: [String]?,
+        secretServiceKeyCopySeconds: Int = SecretServiceKeySource.defaultKeyCopySeconds
     ) -> [any CacheKeySource] {
         let all: [any CacheKeySource] = [
-            SecretServiceKeySource(cachePath: cachePath), KernelKeyringKeySource(cachePath: cachePath), KeyFileKeySource(path: keyFile),
-            KeyCommandKeySource(arguments: keyCommand),
+            SecretServiceKeySource(cachePath: cachePath, keyCopySeconds: secretServiceKeyCopySeconds),
+            KernelKeyringKeySource(cachePath: cachePath), KeyFileKeySource(path: keyFile), KeyCommandKeySource(arguments: keyCommand),
         ]
         switch protection {
         case .only(let layer): return all.filter { $0.layer == layer }

@@ -1,6 +1,4 @@
-import CKeyctl
 import Crypto
-import POSIXSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -20,57 +18,38 @@ import POSIXSupport
 public struct KernelKeyringKeySource: CacheKeySource {
     public let layer = CacheKeyLayer.keyring
     /// The key's description in the keyring.
-    public let description: String
-
-    /// Possessor: all; user (this uid): view, read, write, search, link, setattr; group, other: none.
-    static let permissions: UInt32 = 0x3f3f_0000
+    public var description: String { key.description }
+    private let key: KernelKey
 
     public init(cachePath: String) {
-        description = "auth-sidecar:cache-key:" + cachePath
+        key = KernelKey(description: "auth-sidecar:cache-key:" + cachePath)
     }
 
     public func obtainKey() -> CacheKeyOutcome {
-        let keyring = auth_sidecar_keyctl_get_persistent(-1, AUTH_SIDECAR_KEY_SPEC_USER_KEYRING)
-        guard keyring >= 0 else {
+        let ring: Int32
+        switch KernelKey.persistentKeyring() {
+        case .success(let keyring): ring = keyring
+        case .failure(let refusal):
             return .unavailable(
-                reason: "the kernel refused keyctl(KEYCTL_GET_PERSISTENT): \(POSIX.lastErrorString)",
+                reason: "the kernel refused keyctl(KEYCTL_GET_PERSISTENT): \(refusal.message)",
                 enable: "allow the keyctl and add_key system calls (a container's seccomp profile often blocks them)")
         }
-        let ring = Int32(truncatingIfNeeded: keyring)
-        if let key = find(in: ring) {
-            return .encryption(StoredKeyEncryption(vault: Vault(source: self, keyring: ring), key: key, stored: true), created: false)
+        if let found = key.find(in: ring) {
+            return .encryption(StoredKeyEncryption(vault: Vault(key: key, keyring: ring), key: found, stored: true), created: false)
         }
-        let key = SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) }
-        return .encryption(StoredKeyEncryption(vault: Vault(source: self, keyring: ring), key: key, stored: false), created: true)
+        let made = SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) }
+        return .encryption(StoredKeyEncryption(vault: Vault(key: key, keyring: ring), key: made, stored: false), created: true)
     }
 
     /// The persistent keyring, as ``StoredKeyEncryption`` uses it.
     struct Vault: KeyVault {
-        let source: KernelKeyringKeySource
+        let key: KernelKey
         let keyring: Int32
         var layer: CacheKeyLayer { .keyring }
-        var keyName: String { source.description }
-        func findKey() -> [UInt8]? { source.find(in: keyring) }
-        func storeKey(_ key: [UInt8]) -> String? { source.store(key, in: keyring) }
-    }
-
-    /// The key in `keyring`, if there is one (of 32 bytes).
-    func find(in keyring: Int32) -> [UInt8]? {
-        let found = auth_sidecar_keyctl_search(keyring, "user", description)
-        guard found >= 0 else { return nil }
-        var buffer = [UInt8](repeating: 0, count: 64)
-        let count = buffer.withUnsafeMutableBytes {
-            auth_sidecar_keyctl_read(Int32(truncatingIfNeeded: found), $0.baseAddress, $0.count)
+        var keyName: String { key.description }
+        func findKey() -> [UInt8]? { key.find(in: keyring) }
+        func storeKey(_ stored: [UInt8]) -> String? {
+            key.store(stored, in: keyring).map { "the kernel keyring refused the cache key (\($0.message))" }
         }
-        guard count == 32 else { return nil }
-        return Array(buffer.prefix(32))
-    }
-
-    /// Puts `key` in `keyring` (this uid only); the kernel's refusal as text.
-    func store(_ key: [UInt8], in keyring: Int32) -> String? {
-        let added = key.withUnsafeBytes { auth_sidecar_add_key("user", description, $0.baseAddress, $0.count, keyring) }
-        guard added >= 0 else { return "the kernel keyring refused the cache key (add_key): \(POSIX.lastErrorString)" }
-        _ = auth_sidecar_keyctl_setperm(Int32(truncatingIfNeeded: added), Self.permissions)
-        return nil
     }
 }

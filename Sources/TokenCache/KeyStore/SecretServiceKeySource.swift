@@ -17,6 +17,11 @@ import FoundationEssentials
 /// ``LibsecretService``), or it has no key for this cache yet and its default collection is
 /// missing or locked (storing one would need an unlock prompt). A new key is stored only when
 /// the cache is first written (``StoredKeyEncryption``).
+///
+/// The fast path: the key the service gives (or takes) is copied into the kernel keyring for
+/// `keyCopySeconds` (``KernelKeyringKeyCopy``), and the next process under this layer takes
+/// that copy first. A copy that does not open the file is dropped and the service asked; a key
+/// stored here replaces the copy. While a copy lives, a locked keyring does not stop a process.
 public struct SecretServiceKeySource: CacheKeySource {
     public let layer = CacheKeyLayer.secretService
     /// The item's schema.
@@ -26,16 +31,30 @@ public struct SecretServiceKeySource: CacheKeySource {
     private let service: any SecretServiceAccess
     private let sessionBus: String?
 
+    /// How long the kernel keyring keeps a copy of the key for the next process, by default.
+    public static let defaultKeyCopySeconds = 600
+    /// How long the copy is kept (0: no copy).
+    public let keyCopySeconds: Int
+    private let copy: any SecretServiceKeyCopy
+
     /// - Parameters:
     ///   - service: the Secret Service (libsecret's unless a test gives a fake).
     ///   - sessionBus: `DBUS_SESSION_BUS_ADDRESS` (read from the environment unless given).
-    public init(cachePath: String, service: any SecretServiceAccess = LibsecretService(), sessionBus: String?? = .none) {
+    ///   - keyCopySeconds: how long the kernel keyring keeps a copy of the key for the next
+    ///     process (`secretServiceKeyCacheSeconds`; 0: none, and any copy left is dropped).
+    ///   - copy: where that copy is kept (the kernel keyring's unless a test gives a fake).
+    public init(
+        cachePath: String, service: any SecretServiceAccess = LibsecretService(), sessionBus: String?? = .none,
+        keyCopySeconds: Int = defaultKeyCopySeconds, copy: (any SecretServiceKeyCopy)? = nil
+    ) {
         self.cachePath = cachePath
         self.service = service
         switch sessionBus {
         case .some(let given): self.sessionBus = given
         case .none: self.sessionBus = getenv("DBUS_SESSION_BUS_ADDRESS").map { String(cString: $0) }
         }
+        self.keyCopySeconds = max(0, keyCopySeconds)
+        self.copy = copy ?? KernelKeyringKeyCopy(cachePath: cachePath)
     }
 
     /// The item's attributes.
@@ -47,6 +66,13 @@ public struct SecretServiceKeySource: CacheKeySource {
                 reason: "no D-Bus session (DBUS_SESSION_BUS_ADDRESS is not set)",
                 enable: "run in a desktop session, or start a Secret Service in a D-Bus session (dbus-run-session, gnome-keyring-daemon --unlock)")
         }
+        // The copy a process before this one kept: no libsecret at all. A copy that does not
+        // open the file is dropped and the service asked (``StoredKeyEncryption/open(_:)``).
+        if keyCopySeconds > 0, let key = copy.find() {
+            let encryption = StoredKeyEncryption(vault: Vault(source: self), key: key, stored: true, copySeconds: keyCopySeconds)
+            return .encryption(encryption, created: false)
+        }
+        if keyCopySeconds == 0 { copy.drop() }
         switch service.lookup(schema: Self.schema, attributes: attributes) {
         case .failure(let failure):
             return .unavailable(reason: failure.description, enable: Self.enable(failure))
@@ -55,6 +81,7 @@ public struct SecretServiceKeySource: CacheKeySource {
                 return .unavailable(
                     reason: "its item for this cache holds no 32-byte key", enable: "delete the item (secret-tool clear cache \(cachePath))")
             }
+            keepCopy(key)
             return .encryption(StoredKeyEncryption(vault: Vault(source: self), key: key, stored: true), created: false)
         case .success(nil):
             if case .failure(let failure) = service.defaultCollectionUnlocked() {
@@ -63,6 +90,11 @@ public struct SecretServiceKeySource: CacheKeySource {
             let key = SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) }
             return .encryption(StoredKeyEncryption(vault: Vault(source: self), key: key, stored: false), created: true)
         }
+    }
+
+    /// Puts (or replaces) the kernel keyring's copy of `key`, unless copies are off.
+    private func keepCopy(_ key: [UInt8]) {
+        if keyCopySeconds > 0 { copy.keep(key, seconds: keyCopySeconds) }
     }
 
     private static func enable(_ failure: SecretServiceFailure) -> String {
@@ -79,10 +111,17 @@ public struct SecretServiceKeySource: CacheKeySource {
         var layer: CacheKeyLayer { .secretService }
         var keyName: String { "Secret Service item \(SecretServiceKeySource.schema) for \(source.cachePath)" }
 
+        /// The service's key, which replaces the kernel keyring's copy; no key (none stored,
+        /// or no answer): the copy, which did not open the file or is stale, is dropped.
         func findKey() -> [UInt8]? {
-            guard case .success(let secret?) = source.service.lookup(schema: SecretServiceKeySource.schema, attributes: source.attributes)
-            else { return nil }
-            return AESGCMCacheEncryption.key(from: Array(secret.utf8))
+            guard case .success(let secret?) = source.service.lookup(schema: SecretServiceKeySource.schema, attributes: source.attributes),
+                let key = AESGCMCacheEncryption.key(from: Array(secret.utf8))
+            else {
+                source.copy.drop()
+                return nil
+            }
+            source.keepCopy(key)
+            return key
         }
 
         func storeKey(_ key: [UInt8]) -> String? {
@@ -93,6 +132,7 @@ public struct SecretServiceKeySource: CacheKeySource {
             {
                 return "the Secret Service refused the cache key: \(failure)"
             }
+            source.keepCopy(key)  // a new key replaces any copy: no copy outlives a key change
             return nil
         }
     }

@@ -14,7 +14,8 @@ protocol KeyVault: Sendable {
 /// AES-256-GCM with a key kept in a ``KeyVault``. A key made at start (the vault had none) is
 /// stored there at the first seal, which the file store does under the cache's lock; if
 /// another process stored one first, that one is adopted. An open that fails asks the vault
-/// again, for the same reason, before it gives up. A cache never written leaves no key behind.
+/// again (another process may have stored a key; a kernel keyring copy may be wrong)
+/// before it gives up. A cache never written leaves no key behind.
 final class StoredKeyEncryption: CacheEncryption {
     private let vault: any KeyVault
     private let state: Mutex<State>
@@ -23,13 +24,17 @@ final class StoredKeyEncryption: CacheEncryption {
         var key: [UInt8]
         /// Whether `key` is the one in the vault.
         var stored: Bool
+        /// `key` came from the vault's kernel keyring copy, kept this long (seconds).
+        var copySeconds: Int? = nil
     }
 
     var layer: CacheKeyLayer? { vault.layer }
+    var keyCopySeconds: Int? { state.withLock { $0.copySeconds } }
 
-    init(vault: any KeyVault, key: [UInt8], stored: Bool) {
+    /// - Parameter copySeconds: `key` is the vault's copy in the kernel keyring, kept this long.
+    init(vault: any KeyVault, key: [UInt8], stored: Bool, copySeconds: Int? = nil) {
         self.vault = vault
-        state = Mutex(State(key: key, stored: stored))
+        state = Mutex(State(key: key, stored: stored, copySeconds: copySeconds))
     }
 
     func seal(_ plaintext: [UInt8]) throws(TokenCacheError) -> [UInt8] {

@@ -1,0 +1,39 @@
+/// Where the Secret Service layer keeps a short-lived copy of the key it was given, so the
+/// next process skips libsecret (its load, bus connection and session cost a fresh process
+/// ~8 ms; the copy ~0.1 ms): the kernel keyring's (``KernelKeyringKeyCopy``), or a test's fake.
+public protocol SecretServiceKeyCopy: Sendable {
+    /// The copy, if there is one (of 32 bytes) that has not timed out.
+    func find() -> [UInt8]?
+    /// Puts (or replaces) the copy, to be forgotten `seconds` from now.
+    func keep(_ key: [UInt8], seconds: Int)
+    /// Removes the copy, if there is one.
+    func drop()
+}
+
+/// The copy as a `user` key in this user's persistent kernel keyring, described as
+/// `auth-sidecar:secret-service-key:<cache path>`, readable by this uid only, with a kernel
+/// timeout (`KEYCTL_SET_TIMEOUT`) set when it is put and never extended by use: the Secret
+/// Service is asked again at least once per timeout. Kernel memory only, never on disk; gone
+/// on timeout and at reboot. A keyring that refuses it costs nothing but the fast path.
+public struct KernelKeyringKeyCopy: SecretServiceKeyCopy {
+    private let key: KernelKey
+
+    public init(cachePath: String) {
+        key = KernelKey(description: "auth-sidecar:secret-service-key:" + cachePath)
+    }
+
+    public func find() -> [UInt8]? {
+        guard case .success(let keyring) = KernelKey.persistentKeyring() else { return nil }
+        return key.find(in: keyring)
+    }
+
+    public func keep(_ copy: [UInt8], seconds: Int) {
+        guard seconds > 0, case .success(let keyring) = KernelKey.persistentKeyring() else { return }
+        _ = key.store(copy, in: keyring, timeout: UInt32(clamping: seconds))
+    }
+
+    public func drop() {
+        guard case .success(let keyring) = KernelKey.persistentKeyring() else { return }
+        key.invalidate(in: keyring)
+    }
+}
