@@ -12,8 +12,8 @@ works, plaintext only when chosen, a plaintext cache migrated in place, `status`
   and no choice: start-up fails naming each layer, why, and the line that enables it; with
   `cacheProtection: plaintext` it works and `status` says so.
 * Migration: a plaintext cache MSAL for Python wrote is encrypted in place; kill -9 at random
-  points during migration never loses it: KEYSTORE_KILL_ROUNDS rounds (default 15 in the suite;
-  the issue's 100 with KEYSTORE_KILL_ROUNDS=100).
+  points during migration never loses it: KEYSTORE_KILL_ROUNDS rounds (default the issue's 100,
+  about 18 s; fewer for a quick local run).
 * Key command: works; a failing, slow or too talkative command is a clear error.
 """
 from __future__ import annotations
@@ -34,7 +34,7 @@ from auth_e2e import ALICE, CLIENT_ID, process_env
 from msal_python import default_port, interactive_cache  # noqa: F401  (default_port: the fixture)
 
 HEADER = b"auth-sidecar-aes256gcm-v1\n"
-KILL_ROUNDS = int(os.environ.get("KEYSTORE_KILL_ROUNDS", "15"))
+KILL_ROUNDS = int(os.environ.get("KEYSTORE_KILL_ROUNDS", "100"))
 
 
 # --- the kernel keyring, as keyctl(1) sees it -------------------------------------------------
