@@ -4,7 +4,6 @@ import Logging
 import Loopback
 import POSIXSupport
 import Sidecar
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -73,7 +72,7 @@ public final class AgentServer: Sendable {
     private let logger: Logger
     private let applications = ApplicationRegistry()
     private let approvals = ApprovalGate()
-    private let state = Mutex(State())
+    private let state = PthreadMutex(State())
     /// When this agent started (seconds since the epoch), for `initialize`'s `agent`.
     private let startedAt = Int64(time(nil))
 
@@ -100,7 +99,7 @@ public final class AgentServer: Sendable {
         logger.notice("agent listening", metadata: ["socket": "\(socket.path)", "pid": "\(getpid())"])
         let loop = try acceptLoop(socket)
         let forwardLoop = try forwardSocket.map { socket throws(AgentError) in try acceptLoop(socket) }
-        let forwardDone = Mutex(forwardLoop == nil)
+        let forwardDone = PthreadMutex(forwardLoop == nil)
         if let forwardLoop, let forwardSocket {
             logger.notice("forward socket listening (tokens for forwardScopes only)", metadata: ["socket": "\(forwardSocket.path)"])
             if (options.startup.forwardScopes ?? []).isEmpty {

@@ -1,6 +1,6 @@
 import Loopback
+import POSIXSupport
 import Sidecar
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -58,7 +58,7 @@ struct ForwardApprover: Sendable {
 
 /// Whether the `forwardApproval` command is asking now: one agent, one question at a time.
 final class ApprovalGate: Sendable {
-    private let busy = Mutex(false)
+    private let busy = PthreadMutex(false)
 
     /// Takes the gate; `false` when a question is already being asked.
     func enter() -> Bool {

@@ -1,8 +1,8 @@
 import JSON
 import JSONRPC
 import Logging
+import POSIXSupport
 import Sidecar
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -23,7 +23,7 @@ final class ForwardedService: RPCService, Sendable {
     /// The agent's own log (its stderr): sign-in requests and every token handed out.
     private let logger: Logger
     /// The scopes a request without `scopes` is for (the session's default).
-    private let defaultScopes: Mutex<[String]>
+    private let defaultScopes: PthreadMutex<[String]>
 
     /// - Parameters:
     ///   - preamble: the remote stdio relay's configuration (``StartupPreamble``), if it sent one.
@@ -45,7 +45,7 @@ final class ForwardedService: RPCService, Sendable {
         approver = ForwardApprover(setting: base.forwardApproval ?? .deny, gate: approvals)
         self.peer = peer
         self.logger = audit
-        defaultScopes = Mutex(Self.scopes(of: startup))
+        defaultScopes = PthreadMutex(Self.scopes(of: startup))
     }
 
     func route(forRequest name: String) -> RPCRoute {
