@@ -1,7 +1,7 @@
 import AuthCore
 import JSON
 import JSONRPC
-import Synchronization
+import POSIXSupport
 
 /// `acquireTokenSilent` results from memory, kept serialized: a token an identical request
 /// found in the same version of the cache is answered with the text made for the first one,
@@ -22,7 +22,7 @@ final class SilentReplyCache: Sendable {
         var templates: [CachedSilentAnswer.Identity: Template] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = PthreadMutex(State())
 
     /// The result of `answer` for `correlationId`, serialized.
     func result(of answer: CachedSilentAnswer, correlationId: String) -> SerializedResult {

@@ -1,6 +1,5 @@
 import JSON
 import POSIXSupport
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -42,7 +41,7 @@ public struct FileRefreshErrorLog: RefreshErrorLog {
 
 /// The last failed refresh in memory (a memory cache).
 public final class MemoryRefreshErrorLog: RefreshErrorLog {
-    private let record = Mutex<JSONObject?>(nil)
+    private let record = PthreadMutex<JSONObject?>(nil)
 
     public init() {}
 

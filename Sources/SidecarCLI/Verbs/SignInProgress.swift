@@ -1,5 +1,4 @@
 import POSIXSupport
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -40,7 +39,7 @@ final class SignInProgress: Sendable {
     let style: Style
     private let write: @Sendable (String) -> Void
     private let now: @Sendable () -> Int64
-    private let state = Mutex(State())
+    private let state = PthreadMutex(State())
 
     init(
         style: Style = .current(), now: @escaping @Sendable () -> Int64 = { Int64(time(nil)) },

@@ -1,5 +1,4 @@
 import POSIXSupport
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -56,7 +55,7 @@ struct SecretLibrary: @unchecked Sendable {
         }
     }
 
-    private static let loaded = Mutex<Result<SecretLibrary, SecretServiceFailure>?>(nil)
+    private static let loaded = PthreadMutex<Result<SecretLibrary, SecretServiceFailure>?>(nil)
 
     /// Debian's `libsecret-1-0`, then the development link.
     static let candidates = ["libsecret-1.so.0", "libsecret-1.so"]

@@ -1,4 +1,4 @@
-import Synchronization
+import POSIXSupport
 
 /// Where a layer that makes its own key keeps it (the kernel keyring, the Secret Service).
 protocol KeyVault: Sendable {
@@ -18,7 +18,7 @@ protocol KeyVault: Sendable {
 /// before it gives up. A cache never written leaves no key behind.
 final class StoredKeyEncryption: CacheEncryption {
     private let vault: any KeyVault
-    private let state: Mutex<State>
+    private let state: PthreadMutex<State>
 
     private struct State {
         var key: [UInt8]
@@ -34,7 +34,7 @@ final class StoredKeyEncryption: CacheEncryption {
     /// - Parameter copySeconds: `key` is the vault's copy in the kernel keyring, kept this long.
     init(vault: any KeyVault, key: [UInt8], stored: Bool, copySeconds: Int? = nil) {
         self.vault = vault
-        state = Mutex(State(key: key, stored: stored, copySeconds: copySeconds))
+        state = PthreadMutex(State(key: key, stored: stored, copySeconds: copySeconds))
     }
 
     func seal(_ plaintext: [UInt8]) throws(TokenCacheError) -> [UInt8] {
