@@ -16,7 +16,7 @@ writes a chart of the side-by-side figures (--chart); see benchmarks/README.md
   7. 100 concurrent silent calls on an expired token in one process: refresh-token grants
   8. idle RSS of the sidecar, and RSS after 1M pipelined silent requests
 
-Usage: python3 benchmarks/token_bench.py [--binary PATH] [--quick] [--keep] [--chart PATH]
+Usage: python3 benchmarks/token_bench.py [--binary PATH] [--quick] [--only N,...] [--keep] [--chart PATH]
 
 Needs Python 3.9+, msal (1.39.0 was used), cryptography (for the mock), and cc + the jansson
 headers for the jansson figure (skipped, and said so, when they are missing). Progress goes
@@ -68,6 +68,8 @@ class TokenBench(TokenSession):
         self.big_size = add_synthetic_accounts(self.cache, self.big, self.accounts, self.url)
         log(f"{self.accounts + 1:,}-account cache: {self.big_size / 1e6:.1f} MB")
         for fig in FIGURES:
+            if self.a.only and fig.__name__.removeprefix("fig") not in self.a.only:
+                continue
             try:
                 fig(self)
             except Exception as e:  # noqa: BLE001 -- report the figure as not measured
@@ -112,6 +114,9 @@ def main() -> int:
     ap.add_argument("--rss-time-limit", type=float, default=0,
                     help="figure 8: stop sending after this many seconds (default 120, quick 8)")
     ap.add_argument("--keep", action="store_true", help="keep the temp dir (caches, logs)")
+    ap.add_argument("--only", type=lambda v: set(v.split(",")), default=set(), metavar="N[,N...]",
+                    help="measure only these figures (numbers 1-8, e.g. --only 1,5); "
+                         "default all")
     ap.add_argument("--chart", default=DEFAULT_CHART, metavar="PATH",
                     help="write the chart of the side-by-side figures here: SVG, or PNG if PATH "
                          "ends in .png and matplotlib is installed (default benchmarks/token_bench.svg)")
