@@ -25,6 +25,10 @@ public final class OutputChannel: @unchecked Sendable {
     /// No writer thread could be started: senders write themselves, under the lock.
     private var writesDirectly = false
     public let framing: Framing
+    /// A deferred wake is given up once this much is queued: the writer takes it while the reader
+    /// goes on, so the buffers stay small enough to be reused (a reader answering a 64 KB chunk
+    /// of cached-token requests queues 2 MB, which grew and freed a fresh buffer every chunk).
+    static let deferredWakeLimit = 256 << 10
 
     public init(fd: Int32, framing: Framing) {
         self.fd = fd
@@ -52,7 +56,7 @@ public final class OutputChannel: @unchecked Sendable {
             }
             let wasEmpty = pending.isEmpty
             framing.frame(pieces: pieces, into: &pending)
-            if deferringWake {
+            if deferringWake, pending.count < Self.deferredWakeLimit {
                 if wasEmpty { wakeOwed = true }
             } else if wasEmpty || wakeOwed {
                 wakeOwed = false
