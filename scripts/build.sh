@@ -44,5 +44,7 @@ fi
 # dlopen look for libcurl there too; the lean binary needs nothing beside it.
 swift build -c release --product auth-sidecar "${STRICT_BUILD_FLAGS[@]}" \
     --static-swift-stdlib -Xswiftc -DAUTH_SIDECAR_LEAN_BUILD \
-    -Xswiftc -L"$static_libs" -Xlinker -s --disable-local-rpath >&2
+    -Xswiftc -L"$static_libs" -Xlinker -s --disable-local-rpath \
+    -Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors \
+    -Xswiftc -use-ld=lld -Xlinker --no-export-dynamic -Xlinker -z -Xlinker pack-relative-relocs >&2
 echo "$PWD/.build/release/auth-sidecar"

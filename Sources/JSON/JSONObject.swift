@@ -15,6 +15,12 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
 
     /// An object with `members` in order; a repeated key keeps its first position and last value.
     public init<S: Sequence>(_ members: S) where S.Element == (String, JSONValue) {
+        self.init(Array(members))
+    }
+
+    /// An object with `members` in order. Not generic: called from other modules, the generic
+    /// form looked its iterator type up at run time (demangling it, checking conformances).
+    public init(_ members: [(String, JSONValue)]) {
         for (key, value) in members { self[key] = value }
     }
 
@@ -37,13 +43,19 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
         }
     }
 
-    public func makeIterator() -> AnyIterator<(key: String, value: JSONValue)> {
+    public func makeIterator() -> Iterator { Iterator(object: self) }
+
+    /// The members in order. Not `AnyIterator`: its box's generic metadata was built at run
+    /// time (from a mangled name) on every fresh process's first request.
+    public struct Iterator: IteratorProtocol {
+        let object: JSONObject
         var index = 0
-        return AnyIterator {
-            guard index < keys.count else { return nil }
+
+        public mutating func next() -> (key: String, value: JSONValue)? {
+            guard index < object.keys.count else { return nil }
             defer { index += 1 }
-            let key = keys[index]
-            return (key, storage[key] ?? .null)
+            let key = object.keys[index]
+            return (key, object.storage[key] ?? .null)
         }
     }
 

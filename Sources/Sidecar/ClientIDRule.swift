@@ -30,10 +30,19 @@ enum ClientIDRule {
     }
 
     /// A sample's stand-in for a real id.
+    /// On the bytes: `String.contains(String)` (swift-string-processing) compares Characters
+    /// and builds its searcher's metadata at run time, which cost a fresh process more than the
+    /// rest of its configuration checks together.
     static func isPlaceholder(_ clientId: String) -> Bool {
         clientId == "00000000-0000-0000-0000-000000000000"
-            || clientId.contains("<") || clientId.contains(">")
-            || clientId.lowercased().contains("your")
+            || clientId.utf8.contains { $0 == UInt8(ascii: "<") || $0 == UInt8(ascii: ">") }
+            || contains(Array(clientId.lowercased().utf8), Array("your".utf8))
+    }
+
+    /// Whether `needle` occurs in `haystack`, byte for byte.
+    private static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+        guard haystack.count >= needle.count else { return false }
+        return (0...haystack.count - needle.count).contains { haystack[$0..<$0 + needle.count].elementsEqual(needle) }
     }
 
     /// `8-4-4-4-12` hexadecimal digits.

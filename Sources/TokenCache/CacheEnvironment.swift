@@ -29,6 +29,11 @@ public enum CacheEnvironment {
 
 extension Sequence where Element == String {
     /// Whether one of these environments is the same as `environment` (``CacheEnvironment/same(_:_:)``).
+    ///
+    /// Inlinable, so callers in other modules get it specialized: unspecialized, `contains(where:)`
+    /// looked the sequence's iterator type up at run time (demangling it) on a fresh process's
+    /// first silent request.
+    @inlinable
     public func containsEnvironment(_ environment: String) -> Bool {
         contains { CacheEnvironment.same($0, environment) }
     }

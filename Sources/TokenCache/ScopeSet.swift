@@ -4,8 +4,14 @@ public struct ScopeSet: Sendable, Hashable {
     public let scopes: [String]
     private let folded: Set<String>
 
-    /// Scopes from a list.
+    /// Scopes from any sequence of strings.
     public init<S: Sequence>(_ scopes: S) where S.Element == String {
+        self.init(Array(scopes))
+    }
+
+    /// Scopes from a list. Not generic: called across modules, the generic form looked its
+    /// iterator type up at run time (demangling it) on every fresh process's first request.
+    public init(_ scopes: [String]) {
         var seen = Set<String>()
         var kept: [String] = []
         for scope in scopes where !scope.isEmpty && seen.insert(scope.lowercased()).inserted {
