@@ -39,6 +39,14 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$line" ]; then
     echo "$line" >"$stamp"
 fi
 
+# Start-up (ARCHITECTURE.md, "Start-up cost"): -disable-concrete-type-metadata-mangled-name-accessors
+# has the compiler call metadata accessors instead of demangling type names at run time (each
+# first use of a generic type like Dictionary<RequestID, Int> scanned all ~4,700 protocol
+# conformance records); lld, because gold cannot pack relative relocations (-z
+# pack-relative-relocs: 53,000 of them in a 10 KB DT_RELR bitmap); --no-export-dynamic undoes
+# swiftc's -export-dynamic (12,849 dynamic symbols the runtime's backtracer set-up walked at
+# every start; 405 left). benchmarks/benchlib/floor.py builds the hello-world floor the same way.
+#
 # --disable-local-rpath: no RUNPATH $ORIGIN (SwiftPM's default for executables), which made the
 # loader look for libm, libgcc_s and libc in 11 places beside the binary at every start, and
 # dlopen look for libcurl there too; the lean binary needs nothing beside it.

@@ -37,8 +37,13 @@ def build_hello(tmp: str) -> str:
     if not os.path.isfile(found):
         raise RuntimeError("libstdc++.a not found (apt-get install libstdc++-12-dev)")
     os.symlink(found, os.path.join(static_libs, "libstdc++.a"))
-    r = subprocess.run([compiler, "-O", "-wmo", "-static-stdlib", "-L", static_libs,
-                        "-Xlinker", "-s", "-o", exe, src], capture_output=True, text=True, timeout=300)
+    # and its start-up flags: metadata from direct accessors, lld with packed relative
+    # relocations, no exported dynamic symbols (the same gains any Swift program could have)
+    r = subprocess.run([compiler, "-O", "-wmo", "-static-stdlib", "-L", static_libs, "-Xlinker", "-s",
+                        "-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors",
+                        "-use-ld=lld", "-Xlinker", "--no-export-dynamic", "-Xlinker", "-z",
+                        "-Xlinker", "pack-relative-relocs", "-o", exe, src],
+                       capture_output=True, text=True, timeout=300)
     if r.returncode != 0:
         raise RuntimeError("swiftc failed: " + r.stderr.strip()[:200])
     return exe
