@@ -38,7 +38,7 @@ public struct JSONObjectIndex: Sendable {
     public init?(scanning bytes: [UInt8], sections: Set<String>, fields: [String]) {
         let layout = bytes.withUnsafeBufferPointer { buffer in
             var scanner = JSONScanner(buffer, fields: fields)
-            return scanner.scanDocument(sections: sections)
+            return scanner?.scanDocument(sections: sections)
         }
         guard let layout else { return nil }
         self.bytes = bytes

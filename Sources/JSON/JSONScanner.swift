@@ -29,9 +29,10 @@ struct JSONScanner {
         let escaped: Bool
     }
 
-    init(_ buffer: UnsafeBufferPointer<UInt8>, fields: [String]) {
-        // An empty buffer has no base address: scan one byte that is never read.
-        base = buffer.baseAddress ?? UnsafePointer(bitPattern: 1).unsafelyUnwrapped
+    /// A scanner of `buffer` (`nil` when it is empty: no document).
+    init?(_ buffer: UnsafeBufferPointer<UInt8>, fields: [String]) {
+        guard let base = buffer.baseAddress, !buffer.isEmpty else { return nil }
+        self.base = base
         end = buffer.count
         self.fields = fields.map { Array($0.utf8) }
         captured = Array(repeating: nil, count: fields.count)
