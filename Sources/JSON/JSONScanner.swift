@@ -70,12 +70,12 @@ struct JSONScanner {
         pos += 1
         var section = JSONSectionIndex(fieldCount: fields.count)
         let scanned = scanMembers { scanner, key, _ in
-            guard let name = scanner.asciiKey(key), section.byKey[name] == nil else { return false }
+            guard let name = scanner.asciiKey(key), section.byKey.updateValue(section.keys.count, forKey: name) == nil
+            else { return false }
             let start = scanner.pos
             for index in scanner.captured.indices { scanner.captured[index] = nil }
             guard scanner.peek(0x7B) ? scanner.scanObject(depth: 3, capture: true) : scanner.scanValue(depth: 2)
             else { return false }
-            section.byKey[name] = section.keys.count
             section.keys.append(name)
             section.ranges.append(start..<scanner.pos)
             for span in scanner.captured { section.fields.append(span.flatMap(scanner.string)) }

@@ -101,7 +101,9 @@ struct CacheSection<Entity: CacheEntity>: Sendable {
     /// `value` lower-cased, without a new string when it has no upper-case ASCII letter and no
     /// non-ASCII byte (home account IDs: lower-case GUIDs), which is the common case at load.
     private static func folded(_ value: String) -> String {
-        value.utf8.contains { $0 >= 0x80 || (0x41...0x5A).contains($0) } ? value.lowercased() : value
+        var value = value
+        let plain = value.withUTF8 { bytes in !bytes.contains { $0 >= 0x80 || $0 &- 0x41 < 26 } }
+        return plain ? value : value.lowercased()
     }
 
     private static func unindex(_ key: String, _ value: String, from index: inout [String: [String]]) {
