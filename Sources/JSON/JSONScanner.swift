@@ -99,19 +99,9 @@ struct JSONScanner {
             guard peek(0x3A) else { return false }
             pos += 1
             skipWhitespace()
-            guard pos < end, member(&self, key, count) else { return false }
+            guard pos < end, member(&self, key, count), let closed = next(closing: 0x7D) else { return false }
+            if closed { return true }
             count += 1
-            skipWhitespace()
-            guard pos < end else { return false }
-            switch base[pos] {
-            case 0x2C:
-                pos += 1
-                skipWhitespace()
-            case 0x7D:
-                pos += 1
-                return true
-            default: return false
-            }
         }
     }
 
@@ -160,18 +150,8 @@ struct JSONScanner {
             return true
         }
         while true {
-            guard scanValue(depth: depth) else { return false }
-            skipWhitespace()
-            guard pos < end else { return false }
-            switch base[pos] {
-            case 0x2C:
-                pos += 1
-                skipWhitespace()
-            case 0x5D:
-                pos += 1
-                return true
-            default: return false
-            }
+            guard scanValue(depth: depth), let closed = next(closing: 0x5D) else { return false }
+            if closed { return true }
         }
     }
 
@@ -339,6 +319,21 @@ struct JSONScanner {
     private static func equal(_ lhs: UnsafePointer<UInt8>?, _ rhs: UnsafePointer<UInt8>, _ count: Int) -> Bool {
         guard let lhs else { return count == 0 }
         for index in 0..<count where lhs[index] != rhs[index] { return false }
+        return true
+    }
+
+    /// After a member or an element: `true` past the `closing` byte, `false` past a comma and
+    /// the whitespace after it, `nil` at anything else.
+    private mutating func next(closing: UInt8) -> Bool? {
+        skipWhitespace()
+        guard pos < end else { return nil }
+        if base[pos] == 0x2C {
+            pos += 1
+            skipWhitespace()
+            return false
+        }
+        guard base[pos] == closing else { return nil }
+        pos += 1
         return true
     }
 
