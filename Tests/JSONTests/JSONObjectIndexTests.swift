@@ -87,6 +87,13 @@ import Testing
             #expect(JSONObjectIndex(scanning: Array(document.utf8), sections: ["A"], fields: []) == nil, "\(document)")
             #expect((try? JSONTree(parsingObject: Array(document.utf8))) != nil, "\(document)")
         }
+        // A nested object with more members than the scanner compares pair by pair.
+        func nested(_ count: Int) -> [UInt8] {
+            Array(("{\"A\":{\"k\":{" + (0..<count).map { "\"m\($0)\":\($0)" }.joined(separator: ",") + "}}}").utf8)
+        }
+        #expect(JSONObjectIndex(scanning: nested(JSONScanner.maxPairwiseKeys), sections: ["A"], fields: []) != nil)
+        #expect(JSONObjectIndex(scanning: nested(JSONScanner.maxPairwiseKeys + 1), sections: ["A"], fields: []) == nil)
+        #expect((try? JSONTree(parsingObject: nested(JSONScanner.maxPairwiseKeys + 1))) != nil)
     }
 
     @Test func nestingUpToItsLimitOnly() {
