@@ -11,31 +11,23 @@ struct AzdAuthHandler: LoopbackHTTPHandler {
     let logger: Logger
 
     func reply(to request: HTTPServerRequest) -> HTTPReply {
-        let headers = Dictionary(request.headers.map { ($0.name, $0.value) }) { first, _ in first }
         let evaluated = AzdAuthProtocol.evaluate(
-            method: request.method, path: request.path, query: request.query, headers: headers, body: request.body, key: key)
+            method: request.method, path: request.path, query: request.query, headers: request.headerFields, body: request.body, key: key)
         switch evaluated {
         case .failure(let refused):
             logger.info("azd-auth request refused", metadata: ["status": "\(refused.reply.status)"])
-            return Self.http(refused.reply)
+            return HTTPReply.json(refused.reply)
         case .success(let tokenRequest):
             let reply = tokens(tokenRequest)
             if reply.body["status"]?.stringValue != "success" {
                 logger.info("azd-auth token not served", metadata: ["code": "\(reply.body["code"]?.stringValue ?? "")"])
             }
-            return Self.http(reply)
+            return HTTPReply.json(reply)
         }
     }
 
     func reply(refusing refusal: HTTPRefusal) -> HTTPReply {
         logger.info("azd-auth request refused", metadata: ["status": "\(refusal.status.code)"])
-        return Self.http(.refused(refusal.status.code, refusal.message))
-    }
-
-    /// The reply on the wire: JSON, never cached.
-    static func http(_ reply: AzdAuthProtocol.Reply) -> HTTPReply {
-        HTTPReply(
-            status: HTTPStatus(code: reply.status, reason: ManagedIdentityProtocol.reason(reply.status)),
-            body: String(decoding: reply.body.serialized(), as: UTF8.self), contentType: "application/json")
+        return HTTPReply.json(AzdAuthProtocol.Reply.refused(refusal.status.code, refusal.message))
     }
 }

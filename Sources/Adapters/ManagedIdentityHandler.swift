@@ -13,34 +13,26 @@ struct ManagedIdentityHandler: LoopbackHTTPHandler {
 
     func reply(to request: HTTPServerRequest) -> HTTPReply {
         let target = request.query.isEmpty ? request.path : request.path + "?" + request.query
-        let headers = Dictionary(request.headers.map { ($0.name, $0.value) }) { first, _ in first }
-        switch ManagedIdentityProtocol.evaluate(method: request.method, target: target, headers: headers, secret: secret) {
+        switch ManagedIdentityProtocol.evaluate(method: request.method, target: target, headers: request.headerFields, secret: secret) {
         case .failure(let refused):
             logger.info("managed-identity request refused", metadata: ["status": "\(refused.reply.status)"])
-            return Self.http(refused.reply)
+            return HTTPReply.json(refused.reply)
         case .success(let tokenRequest):
             switch tokens(tokenRequest.scope) {
             case .success(let answer):
-                return Self.http(
+                return HTTPReply.json(
                     ManagedIdentityProtocol.tokenReply(
                         token: answer.token, expiresOn: answer.expiresOn, tokenType: answer.tokenType,
                         resource: tokenRequest.resource, clientId: clientId))
             case .failure(let failure):
                 logger.info("managed-identity token not served", metadata: ["status": "\(failure.reply.status)"])
-                return Self.http(failure.reply)
+                return HTTPReply.json(failure.reply)
             }
         }
     }
 
     func reply(refusing refusal: HTTPRefusal) -> HTTPReply {
         logger.info("managed-identity request refused", metadata: ["status": "\(refusal.status.code)"])
-        return Self.http(.error(refusal.status.code, refusal.message))
-    }
-
-    /// The SDK-shaped reply on the wire: JSON, never cached.
-    static func http(_ reply: ManagedIdentityProtocol.Reply) -> HTTPReply {
-        HTTPReply(
-            status: HTTPStatus(code: reply.status, reason: ManagedIdentityProtocol.reason(reply.status)),
-            body: String(decoding: reply.body.serialized(), as: UTF8.self), contentType: "application/json")
+        return HTTPReply.json(ManagedIdentityProtocol.Reply.error(refusal.status.code, refusal.message))
     }
 }

@@ -79,15 +79,6 @@ public enum ManagedIdentityProtocol {
             ])
     }
 
-    /// The reason phrase of the statuses the endpoint sends.
-    static func reason(_ status: Int) -> String {
-        [
-            200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
-            408: "Request Timeout", 413: "Content Too Large", 421: "Misdirected Request", 431: "Request Header Fields Too Large",
-            500: "Internal Server Error", 501: "Not Implemented", 503: "Service Unavailable", 505: "HTTP Version Not Supported",
-        ][status] ?? "Error"
-    }
-
     /// A new `IDENTITY_HEADER` secret: 32 random bytes from the system's generator, as hex.
     public static func newSecret() -> String {
         var generator = SystemRandomNumberGenerator()

@@ -46,6 +46,8 @@ public final class JSONRPCServer: @unchecked Sendable {
     private let peer = ConnectionPeerChannel()
     /// When the last read of input returned (`POSIX.monotonicNanoseconds()`); the reader's own.
     private var receivedAt: UInt64 = 0
+    /// Requests recently parsed, by their text apart from the id; the reader's own.
+    private var lineMemo = RequestLineMemo()
 
     public init(service: any RPCService, options: Options = Options(), logger: Logger) {
         self.service = service
@@ -127,6 +129,10 @@ public final class JSONRPCServer: @unchecked Sendable {
         case .error(let error):
             send(OutgoingMessage.error(error, id: .null))
         case .message(let bytes):
+            if let message = lineMemo.request(in: bytes) {
+                dispatchAlone(message, exitStatus: &exitStatus)
+                return
+            }
             if let violation = options.shapeLimits.violation(in: bytes[...]) {
                 send(OutgoingMessage.error(.shapeLimit(violation), id: .null))
                 return
@@ -141,10 +147,17 @@ public final class JSONRPCServer: @unchecked Sendable {
             if case .array(let members) = value {
                 handleBatch(members, exitStatus: &exitStatus)
             } else {
-                dispatch(IncomingMessage(value), exitStatus: &exitStatus, alone: true) { [weak self] reply in
-                    if let reply { self?.send(reply) }
-                }
+                let message = IncomingMessage(value)
+                lineMemo.remember(message, line: bytes)
+                dispatchAlone(message, exitStatus: &exitStatus)
             }
+        }
+    }
+
+    /// Runs a message that came alone (not in a batch).
+    private func dispatchAlone(_ message: IncomingMessage, exitStatus: inout Int32?) {
+        dispatch(message, exitStatus: &exitStatus, alone: true) { [weak self] reply in
+            if let reply { self?.send(reply) }
         }
     }
 

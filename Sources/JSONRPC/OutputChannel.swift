@@ -16,7 +16,7 @@ import POSIXSupport
 public final class OutputChannel: @unchecked Sendable {
     private let fd: Int32
     private let lock = ConditionLock()
-    private var pending: [UInt8] = []
+    private var pending = OutputBlocks()
     private var closing = false
     private var finished = false
     private var broken = false
@@ -25,6 +25,17 @@ public final class OutputChannel: @unchecked Sendable {
     /// No writer thread could be started: senders write themselves, under the lock.
     private var writesDirectly = false
     public let framing: Framing
+    /// A deferred wake is given up once this much is queued: the writer takes it while the reader
+    /// goes on (a reader answering a 64 KB chunk of cached-token requests queues 2 MB).
+    static let deferredWakeLimit = 256 << 10
+    /// The capacity asked for an output pipe once a batch outgrows a default pipe (64 KB): a
+    /// pipelining client then takes 1 MB per read, where the writer stopped every 64 KB (about
+    /// 18 token replies) for a switch to the client and back. Asked only then, because a
+    /// user's pipes share a kernel allowance (`pipe-user-pages-soft`), and a client sending one
+    /// request at a time never needs it.
+    static let pipeCapacity: Int32 = 1 << 20
+    /// Whether the pipe was enlarged, or tried; the writer's own.
+    private var pipeSized = false
 
     public init(fd: Int32, framing: Framing) {
         self.fd = fd
@@ -51,8 +62,8 @@ public final class OutputChannel: @unchecked Sendable {
                 return
             }
             let wasEmpty = pending.isEmpty
-            framing.frame(pieces: pieces, into: &pending)
-            if deferringWake {
+            pending.append(pieces, framing: framing)
+            if deferringWake, pending.byteCount < Self.deferredWakeLimit {
                 if wasEmpty { wakeOwed = true }
             } else if wasEmpty || wakeOwed {
                 wakeOwed = false
@@ -80,21 +91,26 @@ public final class OutputChannel: @unchecked Sendable {
     }
 
     private func writerLoop() {
-        var batch: [UInt8] = []
+        var batch: [[UInt8]] = []
         while true {
             let stop: Bool = lock.withLock {
                 lock.wait(until: { !pending.isEmpty || closing })
-                swap(&batch, &pending)
+                pending.take(into: &batch)
                 return closing && batch.isEmpty
             }
             if stop { break }
-            if !POSIX.writeAll(fd, batch) {
-                lock.withLock {
+            if !pipeSized, batch.reduce(0, { $0 + $1.count }) > 64 << 10 {
+                pipeSized = true
+                POSIX.enlargePipe(fd, to: Self.pipeCapacity)
+            }
+            let written = batch.allSatisfy { POSIX.writeAll(fd, $0) }
+            lock.withLock {
+                pending.recycle(&batch)
+                if !written {
                     broken = true
-                    pending = []
+                    pending.discardQueued()
                 }
             }
-            batch.removeAll(keepingCapacity: batch.capacity <= 1 << 20)
         }
         lock.withLock {
             finished = true

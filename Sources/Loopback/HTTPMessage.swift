@@ -27,6 +27,18 @@ public struct HTTPStatus: Sendable, Equatable {
     public static let notImplemented = HTTPStatus(code: 501, reason: "Not Implemented")
     public static let serviceUnavailable = HTTPStatus(code: 503, reason: "Service Unavailable")
     public static let versionNotSupported = HTTPStatus(code: 505, reason: "HTTP Version Not Supported")
+
+    private static let known: [HTTPStatus] = [
+        .ok, .badRequest, .unauthorized, .forbidden, .notFound, .methodNotAllowed, .requestTimeout, .payloadTooLarge,
+        .unsupportedMediaType, .misdirected, .headersTooLarge, .internalServerError, .notImplemented, .serviceUnavailable,
+        .versionNotSupported,
+    ]
+
+    /// The status with `code` and the reason phrase the constants above give it ("Error" for
+    /// any other code).
+    public init(code: Int) {
+        self = Self.known.first { $0.code == code } ?? HTTPStatus(code: code, reason: "Error")
+    }
 }
 
 /// A request a loopback server received: request line, headers (names lower-cased) and body.
@@ -54,6 +66,11 @@ public struct HTTPServerRequest: Sendable, Equatable {
     public func header(_ name: String) -> String? {
         let lowered = name.lowercased()
         return headers.first { $0.name == lowered }?.value
+    }
+
+    /// The headers by (lower-cased) name; of a repeated header, the first value.
+    public var headerFields: [String: String] {
+        Dictionary(headers.map { ($0.name, $0.value) }) { first, _ in first }
     }
 
     public static func == (lhs: HTTPServerRequest, rhs: HTTPServerRequest) -> Bool {

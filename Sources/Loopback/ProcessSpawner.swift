@@ -7,13 +7,11 @@ import POSIXSupport
     import Musl
 #endif
 
-/// Starts helper programs (browsers, the agent's forward approval command) with `posix_spawnp`: no shell, the arguments are
-/// passed as they are.
+/// Starts helper programs (browsers, the agent's forward approval command) and reaps them.
 ///
-/// The child gets stdin from /dev/null and stdout pointed at our stderr (it can never
-/// write into the protocol stream), no descriptor above 2, default signal dispositions and
-/// an empty signal mask (we block or ignore some), and its own session (a Ctrl-C meant for
-/// us does not close the browser).
+/// The child's stdout is our stderr (it can never write into the protocol stream) and it has
+/// its own session (a Ctrl-C meant for us does not close the browser); the rest is
+/// ``POSIX/spawn(_:stdout:newSession:)``'s.
 public enum ProcessSpawner {
     /// How a child ended.
     public enum Termination: Equatable, Sendable {
@@ -23,47 +21,16 @@ public enum ProcessSpawner {
         case unknown
     }
 
-    /// glibc's `POSIX_SPAWN_SETSID` (not visible from Swift's Glibc module).
-    private static let spawnSetSID: Int32 = 0x80
-
-    /// Spawns `arguments[0]` (searched in PATH when it has no `/`); returns the pid or
+    /// Spawns `arguments[0]` (searched in PATH when it has no `/`) in its own session, its
+    /// stdout on our stderr (``POSIX/spawn(_:stdout:newSession:)``); returns the pid or
     /// throws a readable reason.
     public static func spawn(_ arguments: [String]) throws(BrowserError) -> pid_t {
-        guard let program = arguments.first, !program.isEmpty else { throw .unavailable("empty command") }
-        guard !arguments.contains(where: { $0.utf8.contains(0) }) else { throw .invalidURL }
-
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, 2, 1)
-        if let closeFrom = addCloseFrom() { _ = closeFrom(&actions, 3) }
-
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var emptyMask = sigset_t()
-        sigemptyset(&emptyMask)
-        posix_spawnattr_setsigmask(&attributes, &emptyMask)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in [SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, SIGUSR1, SIGUSR2] {
-            sigaddset(&defaults, signal)
+        switch POSIX.spawn(arguments, stdout: 2, newSession: true) {
+        case .success(let pid): return pid
+        case .failure(.emptyCommand): throw .unavailable("empty command")
+        case .failure(.nulInArgument): throw .invalidURL
+        case .failure(.system(let reason)): throw .unavailable("\(arguments[0]): \(reason)")
         }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        var flags = Int32(POSIX_SPAWN_SETSIGMASK) | Int32(POSIX_SPAWN_SETSIGDEF)
-        #if canImport(Glibc)
-            flags |= spawnSetSID
-        #endif
-        posix_spawnattr_setflags(&attributes, Int16(flags))
-
-        let cArguments = arguments.map { strdup($0) }
-        defer { for argument in cArguments { free(argument) } }
-        guard !cArguments.contains(where: { $0 == nil }) else { throw .unavailable("out of memory") }
-        var pid = pid_t()
-        let result = posix_spawnp(&pid, program, &actions, &attributes, cArguments + [nil], environ)
-        guard result == 0 else { throw .unavailable("\(program): \(POSIX.errorString(result))") }
-        return pid
     }
 
     /// Polls the child for up to `grace`; nil when it is still running then.
@@ -109,13 +76,5 @@ public enum ProcessSpawner {
         if low == 0 { return .exited((status >> 8) & 0xFF) }
         if low != 0x7F { return .signaled(low) }
         return .unknown
-    }
-
-    private typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, Int32) -> Int32
-
-    /// `posix_spawn_file_actions_addclosefrom_np` (glibc 2.34+), looked up at run time.
-    private static func addCloseFrom() -> AddCloseFrom? {
-        guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else { return nil }
-        return unsafeBitCast(symbol, to: AddCloseFrom.self)
     }
 }

@@ -79,6 +79,16 @@ struct ConfigurationSources: Equatable {
         return other
     }
 
+    /// What ``ProfileTable/reread`` calls for an engine started with `options`: the file's
+    /// profiles as they are now, each with the same flags over it (`nil` when the file cannot
+    /// be read or is not valid now). The profile the engine started with is not chosen again:
+    /// it may be the one that was removed.
+    static func rereadingProfiles(_ options: LaunchOptions) -> @Sendable () -> ProfileTable? {
+        var unchosen = options
+        unchosen.profile = nil
+        return { [unchosen] in try? load(unchosen, requireProfile: false, environment: environmentIgnoringProfile).profiles }
+    }
+
     /// The default configuration file's profile names, for shell completion (none when it
     /// cannot be read).
     static func profileNames() -> [String] {

@@ -70,6 +70,7 @@ public enum Launcher {
         serviceOptions.startup = sources.overrides
         serviceOptions.startupProfile = sources.profile
         serviceOptions.profiles = sources.profiles
+        serviceOptions.profiles.reread = ConfigurationSources.rereadingProfiles(options)
         let service = try SidecarService(options: serviceOptions, logger: logger)
         let server = JSONRPCServer(
             service: service, options: .init(maxMessageSize: options.maxMessageSize), logger: logger)
@@ -109,6 +110,7 @@ public enum Launcher {
         agentOptions.startup = sources.overrides
         agentOptions.startupProfile = sources.profile
         agentOptions.profiles = sources.profiles
+        agentOptions.profiles.reread = ConfigurationSources.rereadingProfiles(options)
         if agentOptions.startup.clientId != nil { _ = try agentOptions.startup.resolved() }  // refuse a bad configuration at once
         let server = AgentServer(options: agentOptions, logger: logger)
         TerminationSignals.onTerminate {

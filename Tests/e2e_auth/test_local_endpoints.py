@@ -265,3 +265,64 @@ def test_agent_caps_connections_and_evicts_silent_ones_first(verbs, tmp_path):
             s.close()
         agent.kill()
         agent.wait()
+
+
+def test_a_flood_on_the_forward_socket_leaves_the_main_socket_alone(verbs, tmp_path):
+    """The forward socket (the one `ssh -R` makes reachable from another machine) has its own
+    accept loop: its cap and its eviction of silent connections hold, and filling it does not
+    take a slot, a thread or an answer from the laptop's own agent socket."""
+    forward_path = os.path.join(os.path.dirname(agent_path(verbs)), "forward.sock")
+    log_path = tmp_path / "agent-forward-cap.log"
+    with open(log_path, "wb") as log:
+        agent = subprocess.Popen(
+            [verbs.binary, "agent", "--socket", agent_path(verbs), "--forward", "--max-connections", "4",
+             "--log-level", "info"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
+            env={**verbs.env, "XDG_CONFIG_HOME": str(tmp_path / "none")})
+    flood: list[socket.socket] = []
+    sessions: list[socket.socket] = []
+    try:
+        deadline = time.monotonic() + 10
+        while "forward socket listening" not in log_path.read_text(errors="replace"):
+            assert time.monotonic() < deadline and agent.poll() is None, log_path.read_text(errors="replace")
+            time.sleep(0.02)
+        for _ in range(40):  # silent connections, ten times the cap: each new one evicts a silent one
+            s = socket.socket(socket.AF_UNIX)
+            s.settimeout(10)
+            s.connect(forward_path)
+            flood.append(s)
+        time.sleep(0.3)
+        evicted = 0
+        for s in flood[:-4]:
+            s.settimeout(2)
+            try:
+                evicted += s.recv(100) == b""
+            except (socket.timeout, ConnectionResetError):
+                pass
+        assert evicted >= 36 - 1, f"only {evicted} of 36 older silent connections were closed"
+        speakers = []  # forwarded clients that speak: served, and they fill the forward socket's cap
+        for n in range(4):
+            s = socket.socket(socket.AF_UNIX)
+            s.settimeout(10)
+            s.connect(forward_path)
+            s.sendall(b'{"jsonrpc":"2.0","id":3,"method":"ping","params":{}}\n')
+            answer = json.loads(s.makefile("rb").readline())
+            assert answer["id"] == 3 and "result" in answer, answer
+            speakers.append(s)
+        flood += speakers
+        extra = socket.socket(socket.AF_UNIX)  # a fifth on the forward socket: refused with the reason
+        extra.settimeout(10)
+        extra.connect(forward_path)
+        refusal = json.loads(extra.makefile("rb").readline())
+        assert refusal["error"]["data"]["name"] == "tooManyConnections", refusal
+        extra.close()
+        sessions = [initialize(agent_path(verbs)) for _ in range(4)]  # the main socket: its own four slots
+        for s in sessions:
+            s.sendall(b'{"jsonrpc":"2.0","id":2,"method":"ping","params":{}}\n')
+            assert b'"id":2' in s.makefile("rb").readline()
+        assert agent.poll() is None
+    finally:
+        for s in flood + sessions:
+            s.close()
+        agent.kill()
+        agent.wait()

@@ -153,6 +153,29 @@ def test_the_agent_serves_every_profile_at_once(profiles):
         agent.close()
 
 
+def test_a_running_agent_serves_a_profile_added_to_the_file_after_it_started(profiles):
+    path = os.path.join(profiles.env["XDG_RUNTIME_DIR"], "auth-sidecar", "agent.sock")
+    agent = RunningAgent(profiles.binary, path, profiles.env, profiles.tmp / "agent.log")
+    try:
+        assert who(silent_over(path, {"profile": "lab"})["token"]["result"]["accessToken"]) == (BOB, LAB_CLIENT)
+        config = json.loads(open(profiles.config_file).read())
+        config["profiles"]["lab2"] = {**config["profiles"]["lab"], "cache": {"path": cache_file(profiles, "lab")}}
+        with open(profiles.config_file, "w") as f:
+            json.dump(config, f)
+        added = silent_over(path, {"profile": "lab2"})  # a library client naming the new profile
+        assert added["initialize"]["profile"] == "lab2"
+        assert who(added["token"]["result"]["accessToken"]) == (BOB, LAB_CLIENT)
+        with socket.socket(socket.AF_UNIX) as s:  # still unknown: refused, naming the file's profiles as they are now
+            s.connect(path)
+            s.settimeout(20)
+            s.sendall(b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"profile":"nope"}}\n')
+            error = json.loads(s.makefile("r").readline())["error"]
+        assert error["code"] == -32602 and "unknown profile 'nope'" in error["message"], error
+        assert "lab2" in error["message"], error
+    finally:
+        agent.close()
+
+
 def test_initialize_refuses_an_unknown_profile_listing_the_known_ones(profiles):
     request = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"profile": "nope"}}
     p = subprocess.run([profiles.binary], input=json.dumps(request) + "\n", env=profiles.env, capture_output=True,

@@ -7,9 +7,12 @@
 * A fresh process that must refresh makes one request: the token request (discovery kept).
 * Silent requests answered from memory keep their ids and correlation ids, in both framings,
   and see another process's refresh.
+* Repeated request lines that differ only in their id (answered without a second parse) keep
+  each id and get their own correlation ids; an odd id or a changed byte gets what it always got.
 """
 from __future__ import annotations
 
+import json
 import os
 import threading
 
@@ -177,3 +180,39 @@ def test_silent_answers_from_memory_keep_ids_and_see_another_process_refresh(sid
     lsp.send_many([sc.req("acquireTokenSilent", {"scopes": SCOPES}, n) for n in range(5)])
     assert all(sc.assert_result(lsp.wait_for(n))["accessToken"] == renewed["accessToken"] for n in range(5))
     assert lsp.finish()[1] == 0
+
+
+def test_repeated_lines_keep_their_ids_and_odd_ones_take_the_normal_path(sidecar_bin, mock, tmp_path):
+    """The same request line sent again with another id is not parsed again: each reply still
+    carries its own id and a correlation id of its own; lines with an odd id or a changed byte
+    in between get exactly what the normal path gives."""
+    cache = str(tmp_path / "cache" / "cache.json")
+    p = AuthSidecar.start(sidecar_bin, mock, tmp_path, [], stderr_path=str(tmp_path / "signin.log"))
+    p.initialize(cache=cache)
+    token = p.sign_in(loginHint=ALICE)["accessToken"]
+    assert p.finish()[1] == 0
+
+    q = AuthSidecar.start(sidecar_bin, mock, tmp_path, [], stderr_path=str(tmp_path / "lines.log"))
+    q.initialize(cache=cache)
+    line = (b'{"jsonrpc":"2.0","method":"acquireTokenSilent","params":{"scopes":%s},"id":%%s}\n'
+            % json.dumps(SCOPES, separators=(",", ":")).encode())
+    plain = list(range(1, 21)) + ["s-%d" % n for n in range(5)] + [0, 999999999999999, ""]
+    odd = {b"-7": -7, b"1.5": 1.5, b'"\\u00e9"': "\u00e9", b'"x\\"y"': 'x"y',
+           b"12345678901234567": 12345678901234567, "\"\u00e9t\u00e9\"".encode(): "\u00e9t\u00e9"}
+    q.send_raw(line % b"100")  # parsed and kept
+    data = b"".join(line % json.dumps(i).encode() for i in plain[:10])
+    data += b"".join(line % text for text in odd)
+    data += line.replace(b'"]}', b'"],"bogus":1}') % b"30"     # a changed byte: invalid params
+    data += line.replace(b'}\n', b'}x\n') % b"31"              # a parse error, id null
+    data += line % b"true"                                       # not an id: invalid request, id null
+    data += b"".join(line % json.dumps(i).encode() for i in plain[10:])
+    q.send_raw(data)
+    correlation = set()
+    for rid in [100] + plain + list(odd.values()):
+        result = sc.assert_result(q.wait_for(rid))
+        assert result["accessToken"] == token and result["fromCache"] is True, rid
+        correlation.add(result["correlationId"])
+    assert len(correlation) == 1 + len(plain) + len(odd)
+    assert q.wait_for(30)["error"]["code"] == -32602
+    assert sorted(q.wait_for(None)["error"]["code"] for _ in range(2)) == [-32700, -32600]
+    assert q.finish()[1] == 0

@@ -2,7 +2,6 @@
 one pipe, MSAL in a loop in this process), and silent latency on 1 vs 10,001 accounts."""
 from __future__ import annotations
 
-import os
 import select
 import statistics
 import threading
@@ -30,9 +29,12 @@ def sidecar_throughput(bench: "TokenSession", cache: str, count: int) -> tuple[f
 
 def pipelined(sc: Sidecar, count: int, window: int | None = None,
           time_limit: float | None = None) -> tuple[float, int, int]:
-    """Write `count` silent requests (chunks of 2000) from a writer thread while this
-    thread counts reply lines. With `window`, at most that many are outstanding; with
-    `time_limit`, the writer stops early. Returns (replies/s, error replies, replies)."""
+    """Write `count` silent requests (ids 0 to count - 1, chunks of 2000) from a writer thread
+    while this thread reads and checks the replies (`ReplyChecker`). With `window`, at most
+    that many are outstanding; with `time_limit`, the writer stops early. Returns (replies/s,
+    bad replies: an error, no token or an unexpected id; replies)."""
+    if sc.reader.buf or sc.reader.lines:
+        raise RuntimeError("replies left over from before the pipelined requests")
     chunk = 2000
     state = {"written": 0, "replies": 0, "stop": False}
     failure: list[BaseException] = []
@@ -60,31 +62,82 @@ def pipelined(sc: Sidecar, count: int, window: int | None = None,
     w = threading.Thread(target=writer, daemon=True)
     w.start()
     fd = sc.proc.stdout.fileno()
-    errors = 0
-    replies = 0
+    checker = ReplyChecker(count)
     hard = time.monotonic() + 900
     try:
         while True:
-            if state.get("done") and replies >= state["written"]:
+            if state.get("done") and checker.replies >= state["written"]:
                 break
             if time.monotonic() > hard:
-                raise TimeoutError(f"{replies} replies of {state['written']}")
+                raise TimeoutError(f"{checker.replies} replies of {state['written']}")
             r, _, _ = select.select([fd], [], [], 1.0)
             if not r:
                 continue
-            data = os.read(fd, 1 << 20)
-            if not data:
-                raise EOFError(f"stdout closed after {replies} replies")
-            replies += data.count(b"\n")
-            errors += data.count(b'"error":{')
-            state["replies"] = replies
+            if not checker.read_from(sc.proc.stdout):
+                raise EOFError(f"stdout closed after {checker.replies} replies")
+            state["replies"] = checker.replies
     finally:
         state["stop"] = True
         w.join(10)
     t1 = time.perf_counter()
     if failure:
         raise RuntimeError(f"writer failed: {failure[0]!r}")
-    return replies / (t1 - t0), errors, replies
+    if checker.bad:
+        log(f"bad replies ({checker.errors}), the first: {checker.bad[0][:300]!r}")
+    return checker.replies / (t1 - t0), checker.errors, checker.replies
+
+
+class ReplyChecker:
+    """Reads pipelined silent replies into one buffer used again for every read (a fresh 1 MB
+    `os.read` per read page-faulted about one page per reply, and made this reader slower than
+    the sidecar), and checks each reply: it starts with `{"jsonrpc":"2.0","id":N,` where N is a
+    request's id seen for the first time, followed by `"result":{"accessToken":"`; anything else
+    counts in `errors`."""
+
+    PREFIX = b'{"jsonrpc":"2.0","id":'
+    TOKEN = b',"result":{"accessToken":"'
+
+    def __init__(self, count: int):
+        self.buf = bytearray(1 << 20)
+        self.view = memoryview(self.buf)
+        self.kept = 0                    # bytes of an unfinished reply at the start of buf
+        self.seen = bytearray(count)     # 1 per id answered
+        self.replies = 0
+        self.errors = 0
+        self.bad: list[bytes] = []       # the first few bad replies, for the log
+
+    def read_from(self, f) -> bool:
+        """One read from the raw file `f` and the check of every reply it completes; False at
+        end of output."""
+        buf, seen, prefix, token = self.buf, self.seen, self.PREFIX, self.TOKEN
+        if self.kept == len(buf):
+            raise RuntimeError("a reply longer than 1 MB")
+        n = f.readinto(self.view[self.kept:])
+        if not n:
+            return False
+        end = self.kept + n
+        start = 0
+        find, startswith = buf.find, buf.startswith
+        while (newline := find(b"\n", start, end)) >= 0:
+            self.replies += 1
+            comma = find(b",", start + len(prefix), newline)
+            good = startswith(prefix, start) and comma > 0 and startswith(token, comma)
+            if good:
+                try:
+                    rid = int(buf[start + len(prefix):comma])
+                    good = rid >= 0 and not seen[rid]
+                    if good:
+                        seen[rid] = 1
+                except (ValueError, IndexError):
+                    good = False
+            if not good:
+                self.errors += 1
+                if len(self.bad) < 3:
+                    self.bad.append(bytes(buf[start:newline]))
+            start = newline + 1
+        self.kept = end - start
+        buf[:self.kept] = buf[start:end]
+        return True
 
 
 def msal_loop(app, account, count: int, scopes=SCOPES) -> tuple[float, list[float]]:

@@ -24,27 +24,16 @@ struct AzdAuthServerCommand: ParsableCommand {
     @OptionGroup var common: VerbOptions
 
     func run() throws {
-        let slot = ServerSlot()
-        TerminationSignals.onTerminate { slot.stop() }  // first: every thread started later blocks the signals
-        try VerbSession.run(common) { session throws(VerbFailure) in
-            let authority = try session.configuration["authority"]?.stringValue ?? ""
-            let engine = SerializedEngine(session)
-            let key = AzdAuthProtocol.newKey()
-            let server: AzdAuthServer
-            do throws(AdapterError) {
-                server = try AzdAuthServer(port: port, key: key, logger: session.logger) { request in
+        try LocalEndpointVerb.serve(
+            "azd-auth-server", common,
+            settings: { session throws(VerbFailure) in try session.configuration["authority"]?.stringValue ?? "" },
+            start: { authority, engine, logger throws(AdapterError) in
+                let key = AzdAuthProtocol.newKey()
+                let server = try AzdAuthServer(port: port, key: key, logger: logger) { request in
                     Self.answer(request, authority: authority, engine: engine)
                 }
-            } catch {
-                throw VerbFailure(message: "azd-auth-server: \(error.description)")
-            }
-            session.print("export AZD_AUTH_ENDPOINT=\(server.endpoint)\nexport AZD_AUTH_KEY=\(key)")
-            session.closeOutput()
-            Console.say("azd-auth-server: serving \(server.endpoint) until SIGTERM or SIGINT")
-            if !slot.install(server.stop) { server.stop() }
-            server.run()
-            engine.shutDown()
-        }
+                return (server, "export AZD_AUTH_ENDPOINT=\(server.endpoint)\nexport AZD_AUTH_KEY=\(key)")
+            })
     }
 
     /// The reply to a checked request: its scopes (and tenant, claims) asked of the engine.

@@ -22,27 +22,15 @@ struct ManagedIdentityCommand: ParsableCommand {
     @OptionGroup var common: VerbOptions
 
     func run() throws {
-        let slot = ServerSlot()
-        TerminationSignals.onTerminate { slot.stop() }  // first: every thread started later blocks the signals
-        try VerbSession.run(common) { session throws(VerbFailure) in
-            let clientId = try session.configuration["clientId"]?.stringValue ?? ""
-            let engine = SerializedEngine(session)
-            let secret = ManagedIdentityProtocol.newSecret()
-            let server: ManagedIdentityServer
-            do throws(AdapterError) {
-                server = try ManagedIdentityServer(
-                    port: port, secret: secret, clientId: clientId,
-                    logger: session.logger
-                ) { scope in engine.token(for: scope) }
-            } catch {
-                throw VerbFailure(message: "managed-identity: \(error.description)")
-            }
-            session.print("export IDENTITY_ENDPOINT=\(server.endpoint)\nexport IDENTITY_HEADER=\(secret)")
-            session.closeOutput()
-            Console.say("managed-identity: serving \(server.endpoint) until SIGTERM or SIGINT")
-            if !slot.install(server.stop) { server.stop() }
-            server.run()
-            engine.shutDown()
-        }
+        try LocalEndpointVerb.serve(
+            "managed-identity", common,
+            settings: { session throws(VerbFailure) in try session.configuration["clientId"]?.stringValue ?? "" },
+            start: { clientId, engine, logger throws(AdapterError) in
+                let secret = ManagedIdentityProtocol.newSecret()
+                let server = try ManagedIdentityServer(port: port, secret: secret, clientId: clientId, logger: logger) { scope in
+                    engine.token(for: scope)
+                }
+                return (server, "export IDENTITY_ENDPOINT=\(server.endpoint)\nexport IDENTITY_HEADER=\(secret)")
+            })
     }
 }

@@ -45,7 +45,6 @@ public struct KeyCommandKeySource: CacheKeySource {
     }
 
     private func run(_ arguments: [String]) -> RunResult {
-        guard !arguments.contains(where: { $0.utf8.contains(0) }) else { return .failure("an argument holds a NUL byte") }
         var pipeFDs: [Int32] = [-1, -1]
         guard pipe(&pipeFDs) == 0 else { return .failure("pipe: \(POSIX.lastErrorString)") }
         let (readEnd, writeEnd) = (pipeFDs[0], pipeFDs[1])
@@ -53,29 +52,15 @@ public struct KeyCommandKeySource: CacheKeySource {
         _ = fcntl(readEnd, F_SETFD, FD_CLOEXEC)
         _ = fcntl(writeEnd, F_SETFD, FD_CLOEXEC)
         defer { close(readEnd) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, writeEnd, 1)
-        if let closeFrom = Self.addCloseFrom() { _ = closeFrom(&actions, 3) }  // it inherits 0-2 only
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var emptyMask = sigset_t()
-        sigemptyset(&emptyMask)
-        posix_spawnattr_setsigmask(&attributes, &emptyMask)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in [SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGCHLD] { sigaddset(&defaults, signal) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(Int32(POSIX_SPAWN_SETSIGMASK) | Int32(POSIX_SPAWN_SETSIGDEF)))
-        let cArguments = arguments.map { strdup($0) }
-        defer { for argument in cArguments { free(argument) } }
-        var pid = pid_t()
-        let spawned = posix_spawnp(&pid, arguments[0], &actions, &attributes, cArguments + [nil], environ)
+        let spawned = POSIX.spawn(arguments, stdout: writeEnd, newSession: false)
         close(writeEnd)
-        guard spawned == 0 else { return .failure("cannot start: \(POSIX.errorString(spawned))") }
+        let pid: pid_t
+        switch spawned {
+        case .success(let child): pid = child
+        case .failure(.emptyCommand): return .failure("cannot start: an empty command")
+        case .failure(.nulInArgument): return .failure("an argument holds a NUL byte")
+        case .failure(.system(let reason)): return .failure("cannot start: \(reason)")
+        }
         let output = readOutput(readEnd)
         if case .failure = output { kill(pid, SIGKILL) }
         let status = waitFor(pid)
@@ -83,14 +68,6 @@ public struct KeyCommandKeySource: CacheKeySource {
         // nil: reaped elsewhere (SIGCHLD ignored by whoever started us): the key is still checked.
         if let status, status != 0 { return .failure("exited with status \(status)") }
         return output
-    }
-
-    private typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, Int32) -> Int32
-
-    /// `posix_spawn_file_actions_addclosefrom_np` (glibc 2.34+), looked up at run time.
-    private static func addCloseFrom() -> AddCloseFrom? {
-        guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else { return nil }
-        return unsafeBitCast(symbol, to: AddCloseFrom.self)
     }
 
     /// Stdout to its end, or why not: past the time limit or ``maxOutput``.

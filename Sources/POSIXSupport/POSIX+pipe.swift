@@ -1,0 +1,34 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+extension POSIX {
+    /// Raises the capacity of the pipe `fd` is an end of to `bytes` (Linux `F_SETPIPE_SZ`),
+    /// when it is a pipe and holds less. Best effort: returns the capacity it has afterwards,
+    /// or `nil` when `fd` is not a pipe or the capacity cannot be read (other systems too).
+    ///
+    /// An unprivileged process may go up to `/proc/sys/fs/pipe-max-size` (1 MB by default),
+    /// and a user whose pipes hold more than `pipe-user-pages-soft` in all is refused: the
+    /// capacity then stays as it was.
+    @discardableResult
+    public static func enlargePipe(_ fd: Int32, to bytes: Int32) -> Int32? {
+        #if os(Linux)
+            var status = stat()
+            guard fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFIFO else { return nil }
+            let current = fcntl(fd, getPipeSize)
+            guard current >= 0 else { return nil }
+            guard current < bytes else { return current }
+            let raised = fcntl(fd, setPipeSize, bytes)
+            return raised >= 0 ? raised : current
+        #else
+            return nil
+        #endif
+    }
+
+    /// Linux's `F_SETPIPE_SZ` and `F_GETPIPE_SZ` (`F_LINUX_SPECIFIC_BASE` + 7 and + 8), which
+    /// Glibc's module leaves out without `_GNU_SOURCE`.
+    private static let setPipeSize: Int32 = 1031
+    private static let getPipeSize: Int32 = 1032
+}
