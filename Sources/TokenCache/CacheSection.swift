@@ -4,10 +4,10 @@ import JSON
 /// its keys by home account ID (and, for accounts, by username), so a lookup reads only that
 /// account's entries.
 ///
-/// The entries themselves stay in the document's ``JSONTree`` exactly as read (what this code
-/// does not touch is written back unchanged) and are parsed into `Entity` values only when
-/// read. Building the index reads two string members per entry, with no conversion of the
-/// entries: loading a cache costs about what jansson's parse costs.
+/// The entries themselves stay in the document (its ``JSONObjectIndex`` as loaded, or its
+/// ``JSONTree`` once changed) exactly as read (what this code does not touch is written back
+/// unchanged) and are parsed into `Entity` values only when read. Building the index takes
+/// the two string members per entry the scanner read ahead (or reads them from the tree).
 struct CacheSection<Entity: CacheEntity>: Sendable {
     /// Lower-cased home account ID -> keys.
     private var byAccount: [String: [String]] = [:]
@@ -24,13 +24,26 @@ struct CacheSection<Entity: CacheEntity>: Sendable {
         }
     }
 
+    /// The index of `Entity.section` in a scanned document, from the members it read ahead
+    /// (`fields`, which name `home_account_id` and `Entity.lookupField`).
+    ///
+    /// - Complexity: O(n) in the section's entries, no parse.
+    init(indexing scan: JSONObjectIndex, fields: [String]) {
+        let home = fields.firstIndex(of: "home_account_id")
+        let lookup = Entity.lookupField.flatMap { fields.firstIndex(of: $0) }
+        scan.forEachEntry(of: Entity.section) { key, values in
+            let start = values.startIndex
+            add(key, home: home.flatMap { values[start + $0] }, lookup: lookup.flatMap { values[start + $0] })
+        }
+    }
+
     /// Every parsed entry with its key, in file order.
     ///
     /// - Complexity: O(n): parses every entry.
-    func all(in tree: JSONTree) -> [(key: String, entity: Entity)] {
+    func all(in entries: some CacheEntries) -> [(key: String, entity: Entity)] {
         var result: [(key: String, entity: Entity)] = []
-        tree.forEachMember(of: Entity.section) { key, entry in
-            if let object = entry.value?.objectValue, let entity = Entity(json: object) { result.append((key, entity)) }
+        entries.forEachValue(of: Entity.section) { key, value in
+            if let object = value?.objectValue, let entity = Entity(json: object) { result.append((key, entity)) }
         }
         return result
     }
@@ -38,17 +51,17 @@ struct CacheSection<Entity: CacheEntity>: Sendable {
     /// The entries of one home account (ignoring case), in no particular order.
     ///
     /// - Complexity: O(k) in the number of that account's entries.
-    func entries(homeAccountId: String, in tree: JSONTree) -> [(key: String, entity: Entity)] {
+    func entries(homeAccountId: String, in tree: some CacheEntries) -> [(key: String, entity: Entity)] {
         parsed(byAccount[homeAccountId.lowercased()] ?? [], in: tree)
     }
 
     /// The entries whose `Entity.lookupField` equals `value` (ignoring case).
-    func entries(lookupValue value: String, in tree: JSONTree) -> [(key: String, entity: Entity)] {
+    func entries(lookupValue value: String, in tree: some CacheEntries) -> [(key: String, entity: Entity)] {
         parsed(byLookupField[value.lowercased()] ?? [], in: tree)
     }
 
     /// The entry stored under `key`, parsed.
-    func entity(forKey key: String, in tree: JSONTree) -> Entity? {
+    func entity(forKey key: String, in tree: some CacheEntries) -> Entity? {
         tree.member(key, of: Entity.section)?.objectValue.flatMap(Entity.init(json:))
     }
 
@@ -76,7 +89,7 @@ struct CacheSection<Entity: CacheEntity>: Sendable {
         if let field = Entity.lookupField, let value = old[field]?.stringValue { Self.unindex(key, value, from: &byLookupField) }
     }
 
-    private func parsed(_ keys: [String], in tree: JSONTree) -> [(key: String, entity: Entity)] {
+    private func parsed(_ keys: [String], in tree: some CacheEntries) -> [(key: String, entity: Entity)] {
         keys.compactMap { key in entity(forKey: key, in: tree).map { (key, $0) } }
     }
 
@@ -88,12 +101,34 @@ struct CacheSection<Entity: CacheEntity>: Sendable {
     /// `value` lower-cased, without a new string when it has no upper-case ASCII letter and no
     /// non-ASCII byte (home account IDs: lower-case GUIDs), which is the common case at load.
     private static func folded(_ value: String) -> String {
-        value.utf8.contains { $0 >= 0x80 || (0x41...0x5A).contains($0) } ? value.lowercased() : value
+        var value = value
+        let plain = value.withUTF8 { bytes in !bytes.contains { $0 >= 0x80 || $0 &- 0x41 < 26 } }
+        return plain ? value : value.lowercased()
     }
 
     private static func unindex(_ key: String, _ value: String, from index: inout [String: [String]]) {
         let folded = folded(value)
         index[folded]?.removeAll { $0 == key }
         if index[folded]?.isEmpty == true { index[folded] = nil }
+    }
+}
+
+/// Where a section's entries are read from: the document's tree, or its scan.
+protocol CacheEntries {
+    /// The member `key` of the top-level object `section`, parsed.
+    func member(_ key: String, of section: String) -> JSONValue?
+    /// Each member of the top-level object `section` with its parsed value, in order.
+    func forEachValue(of section: String, _ body: (String, JSONValue?) -> Void)
+}
+
+extension JSONTree: CacheEntries {
+    func forEachValue(of section: String, _ body: (String, JSONValue?) -> Void) {
+        forEachMember(of: section) { key, entry in body(key, entry.value) }
+    }
+}
+
+extension JSONObjectIndex: CacheEntries {
+    func forEachValue(of section: String, _ body: (String, JSONValue?) -> Void) {
+        forEachMember(of: section, body)
     }
 }
