@@ -184,19 +184,31 @@ def initialize(path: str) -> socket.socket:
     return s
 
 
-def test_agent_rests_at_the_fd_limit_instead_of_spinning(verbs, tmp_path):
-    log_path = tmp_path / "agent-fd.log"
+def logged_agent(verbs: Verbs, tmp_path, name: str, *flags: str, ready: str = "agent listening",
+                 preexec_fn=None) -> tuple[subprocess.Popen, "os.PathLike[str]"]:
+    """An agent on the verbs' default socket (no configuration of its own) logging at info to
+    NAME.log, once its log says `ready`; returns it and the log's path."""
+    log_path = tmp_path / f"{name}.log"
     with open(log_path, "wb") as log:
         agent = subprocess.Popen(
-            [verbs.binary, "agent", "--socket", agent_path(verbs), "--log-level", "info"], stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, stderr=log, env={**verbs.env, "XDG_CONFIG_HOME": str(tmp_path / "none")},
-            preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (48, 48)))
+            [verbs.binary, "agent", "--socket", agent_path(verbs), *flags, "--log-level", "info"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
+            env={**verbs.env, "XDG_CONFIG_HOME": str(tmp_path / "none")}, preexec_fn=preexec_fn)
+    deadline = time.monotonic() + 10
+    while ready not in log_path.read_text(errors="replace"):
+        if time.monotonic() > deadline or agent.poll() is not None:
+            agent.kill()
+            agent.wait()
+            raise AssertionError(log_path.read_text(errors="replace"))
+        time.sleep(0.02)
+    return agent, log_path
+
+
+def test_agent_rests_at_the_fd_limit_instead_of_spinning(verbs, tmp_path):
+    agent, log_path = logged_agent(verbs, tmp_path, "agent-fd",
+                                   preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (48, 48)))
     idle: list[socket.socket] = []
     try:
-        deadline = time.monotonic() + 10
-        while "agent listening" not in log_path.read_text(errors="replace"):
-            assert time.monotonic() < deadline and agent.poll() is None, log_path.read_text(errors="replace")
-            time.sleep(0.02)
         for _ in range(120):  # more than the agent has descriptors: the rest wait in the backlog
             s = socket.socket(socket.AF_UNIX)
             s.setblocking(False)
@@ -227,18 +239,9 @@ def test_agent_rests_at_the_fd_limit_instead_of_spinning(verbs, tmp_path):
 
 
 def test_agent_caps_connections_and_evicts_silent_ones_first(verbs, tmp_path):
-    log_path = tmp_path / "agent-cap.log"
-    with open(log_path, "wb") as log:
-        agent = subprocess.Popen(
-            [verbs.binary, "agent", "--socket", agent_path(verbs), "--max-connections", "4", "--log-level", "info"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
-            env={**verbs.env, "XDG_CONFIG_HOME": str(tmp_path / "none")})
+    agent, log_path = logged_agent(verbs, tmp_path, "agent-cap", "--max-connections", "4")
     sessions: list[socket.socket] = []
     try:
-        deadline = time.monotonic() + 10
-        while "agent listening" not in log_path.read_text(errors="replace"):
-            assert time.monotonic() < deadline and agent.poll() is None, log_path.read_text(errors="replace")
-            time.sleep(0.02)
         silent = socket.socket(socket.AF_UNIX)
         silent.settimeout(10)
         silent.connect(agent_path(verbs))
@@ -272,20 +275,11 @@ def test_a_flood_on_the_forward_socket_leaves_the_main_socket_alone(verbs, tmp_p
     accept loop: its cap and its eviction of silent connections hold, and filling it does not
     take a slot, a thread or an answer from the laptop's own agent socket."""
     forward_path = os.path.join(os.path.dirname(agent_path(verbs)), "forward.sock")
-    log_path = tmp_path / "agent-forward-cap.log"
-    with open(log_path, "wb") as log:
-        agent = subprocess.Popen(
-            [verbs.binary, "agent", "--socket", agent_path(verbs), "--forward", "--max-connections", "4",
-             "--log-level", "info"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
-            env={**verbs.env, "XDG_CONFIG_HOME": str(tmp_path / "none")})
+    agent, _ = logged_agent(verbs, tmp_path, "agent-forward-cap", "--forward", "--max-connections", "4",
+                            ready="forward socket listening")
     flood: list[socket.socket] = []
     sessions: list[socket.socket] = []
     try:
-        deadline = time.monotonic() + 10
-        while "forward socket listening" not in log_path.read_text(errors="replace"):
-            assert time.monotonic() < deadline and agent.poll() is None, log_path.read_text(errors="replace")
-            time.sleep(0.02)
         for _ in range(40):  # silent connections, ten times the cap: each new one evicts a silent one
             s = socket.socket(socket.AF_UNIX)
             s.settimeout(10)
