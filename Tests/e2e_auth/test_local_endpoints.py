@@ -239,7 +239,7 @@ def test_agent_rests_at_the_fd_limit_instead_of_spinning(verbs, tmp_path):
 
 
 def test_agent_caps_connections_and_evicts_silent_ones_first(verbs, tmp_path):
-    agent, log_path = logged_agent(verbs, tmp_path, "agent-cap", "--max-connections", "4")
+    agent, _ = logged_agent(verbs, tmp_path, "agent-cap", "--max-connections", "4")
     sessions: list[socket.socket] = []
     try:
         silent = socket.socket(socket.AF_UNIX)
