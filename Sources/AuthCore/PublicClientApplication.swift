@@ -28,10 +28,10 @@ public final class PublicClientApplication: Sendable {
             persisted: PersistedDiscovery(cache: dependencies.cache, clock: dependencies.clock, logger: dependencies.logger))
     }
 
-    private func directory() async -> AccountDirectory {
+    private func directory() -> AccountDirectory {
         AccountDirectory(
             configuration: configuration, cache: dependencies.cache,
-            environments: await resolver.environments(of: configuration.authority))
+            environments: resolver.environments(of: configuration.authority))
     }
 
     /// Signs in through the browser (`browser` overrides the system launcher, e.g. to let the
@@ -48,7 +48,7 @@ public final class PublicClientApplication: Sendable {
             throw AuthError(.interactiveInProgress, "another interactive sign-in is in progress; finish or cancel it first")
         }
         defer { interactiveRunning.withLock { $0 = false } }
-        let directory = await directory()
+        let directory = directory()
         let account = try request.account.map { reference throws in
             guard let found = try directory.resolve(reference) else { throw Self.accountNotFound(reference) }
             return found
@@ -67,13 +67,16 @@ public final class PublicClientApplication: Sendable {
         return result
     }
 
+    private var silentFlow: SilentFlow {
+        SilentFlow(
+            configuration: configuration, dependencies: dependencies, resolver: resolver,
+            coordinator: refreshes, memo: silentMemo)
+    }
+
     /// A token without UI; `interactionRequired` when only the user can help. A valid
     /// cached token costs no network request.
     public func acquireTokenSilently(_ request: SilentRequest, correlationId: String) async throws -> TokenResult {
-        let flow = SilentFlow(
-            configuration: configuration, dependencies: dependencies, resolver: resolver,
-            coordinator: refreshes, memo: silentMemo)
-        return try await flow.run(request, correlationId: correlationId)
+        try await silentFlow.run(request, correlationId: correlationId)
     }
 
     /// What ``acquireTokenSilently(_:correlationId:)`` would answer from the cache, when an
@@ -81,29 +84,43 @@ public final class PublicClientApplication: Sendable {
     /// needs no waiting (no load, no lock, no network); `nil`: call that instead. Never throws:
     /// a request in error is for the full call to report.
     ///
-    /// - Parameter checkedAfter: when (monotonic nanoseconds, `POSIX.monotonicNanoseconds()`)
-    ///   the request had been received: a cache file checked for changes since then is not
-    ///   checked again, so one `stat` serves every request of one input chunk, and none is
-    ///   answered from a check made before it arrived. `nil`: always checked.
-    public func cachedSilentAnswer(_ request: SilentRequest, checkedAfter: UInt64? = nil) -> CachedSilentAnswer? {
+    /// - Parameters:
+    ///   - checkedAfter: when (monotonic nanoseconds, `POSIX.monotonicNanoseconds()`) the
+    ///     request had been received: a cache file checked for changes since then is not
+    ///     checked again, so one `stat` serves every request of one input chunk, and none is
+    ///     answered from a check made before it arrived. `nil`: always checked.
+    ///   - mayRead: the caller may wait for a short read of the cache (nothing else of its is
+    ///     waiting: a process's first request). When no identical request found the token yet
+    ///     and the read is quick (``TokenCache/readsQuickly``: a small plaintext file), the
+    ///     token is looked up now, as the full call would look it up: no task, no thread.
+    public func cachedSilentAnswer(_ request: SilentRequest, checkedAfter: UInt64? = nil, mayRead: Bool = false) -> CachedSilentAnswer? {
         guard !request.forceRefresh, request.claims == nil,
-            let authority = try? configuration.authority(for: request.authority),
-            let stamp = try? dependencies.cache.stampIfReady(checkedAfter: checkedAfter)
+            let authority = try? configuration.authority(for: request.authority)
         else { return nil }
         let scopes = Scopes.deduplicated(request.scopes ?? configuration.defaultScopes)
         let key = SilentMemo.key(request.account, authority: authority, scopes: scopes)
+        if let stamp = try? dependencies.cache.stampIfReady(checkedAfter: checkedAfter),
+            let answer = silentMemo.answer(key, stamp: stamp, now: dependencies.clock.now())
+        {
+            return answer
+        }
+        guard mayRead, dependencies.cache.readsQuickly else { return nil }
+        // Fills the memo for this version of the cache, which the stamp then names.
+        guard (try? silentFlow.find(request.account, authority: authority, scopes: scopes, useCache: true)) != nil,
+            let stamp = try? dependencies.cache.stampIfReady(checkedAfter: checkedAfter)
+        else { return nil }
         return silentMemo.answer(key, stamp: stamp, now: dependencies.clock.now())
     }
 
     /// The accounts in the cache (optionally those with `username`).
     public func accounts(username: String? = nil) async throws -> [Account] {
-        try await directory().all(username: username)
+        try directory().all(username: username)
     }
 
     /// The accounts in the cache (optionally those with `username`), each with its tenants and
     /// whether it is the current account.
     public func accountListing(username: String? = nil) async throws -> [ListedAccount] {
-        try await directory().listing(username: username)
+        try directory().listing(username: username)
     }
 
     /// Makes the account `reference` names the current account (what ``currentAccount()``
@@ -111,7 +128,7 @@ public final class PublicClientApplication: Sendable {
     /// Unlike a sign-in, not noted as this process's own change: the next ``currentAccount()``
     /// reports the switch, since several clients may share this engine (the agent).
     public func setCurrentAccount(_ reference: AccountReference) async throws -> (account: Account, previous: Account?) {
-        let directory = await directory()
+        let directory = directory()
         guard let account = try directory.resolve(reference) else { throw Self.accountNotFound(reference) }
         let previous = try directory.current()
         try directory.setCurrent(account)
@@ -122,7 +139,7 @@ public final class PublicClientApplication: Sendable {
     /// (another process signed in or out). A sign-out is reported once as the previous
     /// account, also to a process that never knew the account (a shell pipeline).
     public func currentAccount() async throws -> (current: Account?, previous: Account?) {
-        let directory = await directory()
+        let directory = directory()
         let current = try directory.current()
         let signedOut = current == nil ? try directory.takeSignedOut() : nil
         return (current, tracker.update(current) ?? signedOut)
@@ -135,7 +152,7 @@ public final class PublicClientApplication: Sendable {
     public func signOut(_ reference: AccountReference?, fromBrowser: Bool, browser: (any BrowserLauncher)? = nil) async throws
         -> (account: Account, browserSignOut: BrowserSignOut?)
     {
-        let directory = await directory()
+        let directory = directory()
         guard let account = try directory.resolve(reference) else {
             if let reference { throw Self.accountNotFound(reference) }
             throw AuthError(.accountNotFound, "no account is signed in")
@@ -148,7 +165,7 @@ public final class PublicClientApplication: Sendable {
     }
 
     private func makeCurrent(_ account: Account) async throws {
-        try await directory().setCurrent(account)
+        try directory().setCurrent(account)
         tracker.note(account)
     }
 

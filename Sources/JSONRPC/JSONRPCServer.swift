@@ -48,6 +48,9 @@ public final class JSONRPCServer: @unchecked Sendable {
     private var receivedAt: UInt64 = 0
     /// Requests recently parsed, by their text apart from the id; the reader's own.
     private var lineMemo = RequestLineMemo()
+    /// The thread running ``run(input:output:)``, set before any task starts: what it sends
+    /// goes out at the end of the input chunk (``OutputChannel/flush()``).
+    private var readerThread: pthread_t?
 
     public init(service: any RPCService, options: Options = Options(), logger: Logger) {
         self.service = service
@@ -64,6 +67,7 @@ public final class JSONRPCServer: @unchecked Sendable {
         let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 1)
         defer { chunk.deallocate() }
         var exitStatus: Int32?
+        readerThread = pthread_self()
         while exitStatus == nil {
             let count = read(input, chunk.baseAddress, chunk.count)
             if count < 0, errno == EINTR { continue }
@@ -115,11 +119,13 @@ public final class JSONRPCServer: @unchecked Sendable {
         logger.debug("framing detected", metadata: ["framing": "\(framing.rawValue)"])
     }
 
+    /// Sends `message`; from the reader thread, at the end of the input chunk.
     private func send(_ message: JSONValue) {
-        state.withLock { output }?.send(message)
+        let fromReader = readerThread.map { pthread_equal($0, pthread_self()) != 0 } ?? false
+        state.withLock { output }?.send(message, deferringWake: fromReader)
     }
 
-    /// A reply made on the reader thread: the writer is woken at the end of the input chunk.
+    /// A reply made on the reader thread: sent at the end of the input chunk.
     private func sendFromReader(serialized pieces: [[UInt8]]) {
         state.withLock { output }?.send(serialized: pieces, deferringWake: true)
     }
@@ -234,7 +240,7 @@ public final class JSONRPCServer: @unchecked Sendable {
                 reply(OutgoingMessage.error(.from(error, cancelled: false), id: id))
             }
         case .quickOrConcurrent(let quick, let concurrent):
-            if alone, let result = quick(params, receivedAt) {
+            if alone, let result = quick(params, ReaderMoment(receivedAt: receivedAt, idle: inFlight.count == 0)) {
                 sendFromReader(serialized: OutgoingMessage.result(result, id: id))
             } else {
                 run(route: .concurrent(concurrent), id: id, params: params, reply: reply)

@@ -9,12 +9,27 @@ public enum RPCRoute: Sendable {
     /// Answer at once with this error (unknown method, not initialized, ...).
     case failure(RPCError)
     /// `quick` first, on the reader thread: the result already serialized, when it can be had
-    /// without waiting (a token from memory); when it returns `nil`, as `.concurrent`. Inside a
-    /// batch, always as `.concurrent`. `quick` gets the params and when the read that brought
-    /// the request's last byte returned (`POSIX.monotonicNanoseconds()`).
+    /// without waiting (a token from memory), or with a brief wait when ``ReaderMoment/idle``;
+    /// when it returns `nil`, as `.concurrent`. Inside a batch, always as `.concurrent`.
     case quickOrConcurrent(
-        quick: @Sendable (_ params: JSONValue?, _ receivedAt: UInt64) -> SerializedResult?,
+        quick: @Sendable (_ params: JSONValue?, _ moment: ReaderMoment) -> SerializedResult?,
         concurrent: @Sendable (JSONValue?, RequestContext) async throws -> JSONValue)
+}
+
+/// What the reader thread knows when it offers a request to a `quick` handler.
+public struct ReaderMoment: Sendable {
+    /// When the read that brought the request's last byte returned
+    /// (`POSIX.monotonicNanoseconds()`).
+    public let receivedAt: UInt64
+    /// No request is running: a short blocking read (a small local file) on the reader thread
+    /// keeps no other answer waiting, and saves starting a task (at a process's first request,
+    /// the threads that run tasks).
+    public let idle: Bool
+
+    public init(receivedAt: UInt64, idle: Bool) {
+        self.receivedAt = receivedAt
+        self.idle = idle
+    }
 }
 
 /// A method's result as JSON text, ready to be sent inside a reply (trusted: made by this

@@ -27,6 +27,28 @@ extension POSIX {
         #endif
     }
 
+    /// Whether `count` bytes written to `fd` now cannot block: a pipe holding nothing unread
+    /// (its reader took everything) whose capacity takes them, or a regular file. Anything else
+    /// (a socket, a terminal), or a question the kernel does not answer: `false`.
+    public static func canWriteWithoutBlocking(_ fd: Int32, count: Int) -> Bool {
+        var status = stat()
+        guard fstat(fd, &status) == 0 else { return false }
+        switch status.st_mode & S_IFMT {
+        case S_IFREG:
+            return true
+        case S_IFIFO:
+            #if os(Linux)
+                var unread: Int32 = 0
+                guard ioctl(fd, UInt(FIONREAD), &unread) == 0, unread == 0 else { return false }
+                return count <= Int(fcntl(fd, getPipeSize))
+            #else
+                return false
+            #endif
+        default:
+            return false
+        }
+    }
+
     /// Linux's `F_SETPIPE_SZ` and `F_GETPIPE_SZ` (`F_LINUX_SPECIFIC_BASE` + 7 and + 8), which
     /// Glibc's module leaves out without `_GNU_SOURCE`.
     private static let setPipeSize: Int32 = 1031

@@ -67,12 +67,13 @@ struct AuthMethods: Sendable {
         }
     }
 
-    /// `acquireTokenSilent`'s result when it can be had from memory without waiting
-    /// (``PublicClientApplication/cachedSilentAnswer(_:)``), serialized; `nil`: the full call
-    /// (``acquireTokenSilent(_:_:)``) answers, errors included.
-    func acquireTokenSilentFromMemory(_ params: JSONValue?, receivedAt: UInt64) -> SerializedResult? {
+    /// `acquireTokenSilent`'s result when it can be had from memory without waiting, or from a
+    /// quick read of the cache when the reader is idle
+    /// (``PublicClientApplication/cachedSilentAnswer(_:checkedAfter:mayRead:)``), serialized;
+    /// `nil`: the full call (``acquireTokenSilent(_:_:)``) answers, errors included.
+    func acquireTokenSilentOnReader(_ params: JSONValue?, moment: ReaderMoment) -> SerializedResult? {
         guard let (request, correlationId) = try? Self.silentRequest(params),
-            let answer = app.cachedSilentAnswer(request, checkedAfter: receivedAt)
+            let answer = app.cachedSilentAnswer(request, checkedAfter: moment.receivedAt, mayRead: moment.idle)
         else { return nil }
         return silentReplies.result(of: answer, correlationId: correlationId)
     }

@@ -13,13 +13,14 @@ final class SessionState: Sendable {
     struct Configured: Sendable {
         let configuration: Configuration
         let methods: AuthMethods
-        /// `acquireTokenSilent`'s route, made once: from memory on the reader thread, else a task.
+        /// `acquireTokenSilent`'s route, made once: on the reader thread (from memory, or a quick
+        /// read when it is idle), else a task.
         let silentRoute: RPCRoute
 
         init(configuration: Configuration, methods: AuthMethods) {
             self.configuration = configuration
             self.methods = methods
-            silentRoute = .quickOrConcurrent(quick: methods.acquireTokenSilentFromMemory(_:receivedAt:), concurrent: methods.acquireTokenSilent)
+            silentRoute = .quickOrConcurrent(quick: methods.acquireTokenSilentOnReader(_:moment:), concurrent: methods.acquireTokenSilent)
         }
     }
 

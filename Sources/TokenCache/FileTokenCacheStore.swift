@@ -139,6 +139,21 @@ public final class FileTokenCacheStore: TokenCacheStore {
         return ready ?? nil
     }
 
+    /// The largest file ``readsQuickly`` reads on the caller's thread (about 50 accounts; jansson
+    /// parses it in about a millisecond).
+    static let quickReadLimit: Int64 = 256 << 10
+
+    /// A plaintext file of at most ``quickReadLimit`` bytes, or none (one `lstat`); never for an
+    /// encrypted cache, whose load may have to ask the key's layer again.
+    public var readsQuickly: Bool {
+        guard encryption == nil else { return false }
+        do {
+            return (try POSIXFile.identity(of: path)?.size ?? 0) <= Self.quickReadLimit
+        } catch {
+            return false  // a symbolic link or an unreadable path: the full read reports it
+        }
+    }
+
     public func changeToken() throws -> CacheChangeToken {
         try state.withLock { state in
             try refresh(&state, locked: false)

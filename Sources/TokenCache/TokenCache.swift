@@ -53,6 +53,10 @@ public final class TokenCache: Sendable {
         try store.readIfReady(checkedAfter: checkedAfter) { $0 }
     }
 
+    /// Whether a read now costs at most a short read of a small local file
+    /// (``TokenCacheStore/readsQuickly``).
+    public var readsQuickly: Bool { store.readsQuickly }
+
     /// The current document's ``CacheDocument/stamp`` on the same terms as
     /// ``snapshotIfReady(checkedAfter:)`` (without copying the document).
     public func stampIfReady(checkedAfter: UInt64? = nil) throws -> UInt64? {

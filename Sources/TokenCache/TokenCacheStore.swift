@@ -32,6 +32,11 @@ public protocol TokenCacheStore: Sendable {
     ///   file checked since that instant is not checked again (a reader answering the requests
     ///   of one input chunk checks once, after the read).
     func readIfReady<T: Sendable>(checkedAfter: UInt64?, _ body: (CacheDocument) throws -> T) throws -> T?
+
+    /// Whether a ``read(_:)`` now costs at most a short read of a small local file: no key to
+    /// ask for, nothing large to parse. A thread that may wait briefly but not long (a reader
+    /// with no other request running) then reads itself instead of handing the work to a task.
+    var readsQuickly: Bool { get }
 }
 
 extension TokenCacheStore {
@@ -42,6 +47,9 @@ extension TokenCacheStore {
 
     /// Never ready (for stores with no cheap read): callers take ``read(_:)``.
     public func readIfReady<T: Sendable>(checkedAfter: UInt64?, _ body: (CacheDocument) throws -> T) throws -> T? { nil }
+
+    /// Not known to be quick (for stores that cannot tell): callers hand reads to a task.
+    public var readsQuickly: Bool { false }
 }
 
 /// Gives every loaded or written document a stamp never used before (``CacheDocument/stamp``).
@@ -90,6 +98,9 @@ public final class MemoryTokenCacheStore: TokenCacheStore {
     }
 
     public func changeToken() throws -> CacheChangeToken { CacheChangeToken(generation: 0) }
+
+    /// Always: the document is in memory.
+    public var readsQuickly: Bool { true }
 
     /// The serialized document (for tests and diagnostics).
     public func serialized() -> [UInt8] { document.withLock { $0.serialized() } }

@@ -155,7 +155,7 @@ import Testing
         let resolver = AuthorityResolver(transport: http, trust: AuthorityTrust(knownAuthorities: []))
         let resolved = try await resolver.resolve(try Authority("https://login.microsoftonline.com/common"))
         #expect(resolved.environments == ["login.microsoftonline.com", "login.windows.net", "login.sovereign.example"])
-        #expect(await resolver.aliases(of: "login.sovereign.example").contains("login.microsoftonline.com"))
+        #expect(resolver.aliases(of: "login.sovereign.example").contains("login.microsoftonline.com"))
         #expect(http.requests(to: "openid-configuration").count == 1)
         _ = try await resolver.resolve(try Authority("https://login.microsoftonline.com/common"))
         #expect(http.requests.filter { $0.url.contains("/discovery/instance") }.count == 1)

@@ -71,11 +71,11 @@ import TokenCache
 
     @Test func anotherPortHasNoAliases() async throws {
         let resolver = AuthorityResolver(transport: Self.service(), trust: AuthorityTrust(knownAuthorities: ["127.0.0.1"]))
-        #expect(await resolver.environments(of: try Authority("https://127.0.0.1:8443/common")) == ["127.0.0.1:8443"])
-        #expect(await resolver.environments(of: try Authority("https://login.microsoftonline.com:8443/common")) == ["login.microsoftonline.com:8443"])
-        #expect(await resolver.environments(of: try Authority("https://login.microsoftonline.com/common")).contains("login.windows.net"))
-        #expect(await resolver.aliases(of: "login.microsoftonline.com:8443") == ["login.microsoftonline.com:8443"])
-        #expect(await resolver.aliases(of: "idp.example/realms/Team") == ["idp.example/realms/Team"])
+        #expect(resolver.environments(of: try Authority("https://127.0.0.1:8443/common")) == ["127.0.0.1:8443"])
+        #expect(resolver.environments(of: try Authority("https://login.microsoftonline.com:8443/common")) == ["login.microsoftonline.com:8443"])
+        #expect(resolver.environments(of: try Authority("https://login.microsoftonline.com/common")).contains("login.windows.net"))
+        #expect(resolver.aliases(of: "login.microsoftonline.com:8443") == ["login.microsoftonline.com:8443"])
+        #expect(resolver.aliases(of: "idp.example/realms/Team") == ["idp.example/realms/Team"])
         // A discovery answer's names with another port, or loopback names, are never aliases.
         let metadata = try JSONValue.parse(#"[{"aliases":["login.example","login.example:8443","127.0.0.1","alias.example:443"]}]"#)
         #expect(AuthorityResolver.aliases(of: "login.example", in: metadata.arrayValue ?? []) == ["login.example", "alias.example"])

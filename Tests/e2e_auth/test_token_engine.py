@@ -182,6 +182,28 @@ def test_silent_answers_from_memory_keep_ids_and_see_another_process_refresh(sid
     assert lsp.finish()[1] == 0
 
 
+def test_a_fresh_process_answers_its_first_cached_token_on_the_reading_thread(sidecar_bin, mock, tmp_path):
+    """A fresh process's first request for a token in a small plaintext cache is answered by
+    the thread that read it, which writes the reply too: no task threads, no writer thread
+    (what a process started per token costs, README "The token path"). A token that must be
+    refreshed still goes to a task."""
+    cache = str(tmp_path / "cache" / "cache.json")
+    p = AuthSidecar.start(sidecar_bin, mock, tmp_path, [], stderr_path=str(tmp_path / "signin.log"))
+    p.initialize(cache=cache)
+    token = p.sign_in(loginHint=ALICE)["accessToken"]
+    assert p.finish()[1] == 0
+
+    q = AuthSidecar.start(sidecar_bin, mock, tmp_path, [], stderr_path=str(tmp_path / "fresh.log"))
+    q.initialize(cache=cache)
+    r = q.silent()
+    assert r["accessToken"] == token and r["fromCache"] is True, r
+    threads = os.listdir("/proc/%d/task" % q.proc.pid)
+    assert len(threads) == 2, threads                     # the reader and the signal waiter
+    assert q.silent(forceRefresh=True)["accessToken"] != token  # a refresh: in a task, as ever
+    assert len(os.listdir("/proc/%d/task" % q.proc.pid)) > 2
+    assert q.finish()[1] == 0
+
+
 def test_repeated_lines_keep_their_ids_and_odd_ones_take_the_normal_path(sidecar_bin, mock, tmp_path):
     """The same request line sent again with another id is not parsed again: each reply still
     carries its own id and a correlation id of its own; lines with an odd id or a changed byte

@@ -1,5 +1,6 @@
 import AuthSeams
 import JSON
+import Synchronization
 import TokenCache
 
 /// What the cache needs to look up an authority's tokens, known without the network.
@@ -24,9 +25,15 @@ public actor AuthorityResolver {
     /// The issuers' signing keys (ID token signatures of generic OpenID providers).
     nonisolated let signingKeys: SigningKeyCache
     private let persisted: PersistedDiscovery
-    private var aliases: [String: [String]] = [:]
-    /// Hosts whose kept aliases were looked for (found or not): looked for once per process.
-    private var aliasesLookedUp: Set<String> = []
+    /// Host aliases known without a request, under a lock of their own: the lookups that need
+    /// no network (``cacheView(_:in:)``) answer without waiting for the actor.
+    private let knownAliases = Mutex(KnownAliases())
+
+    private struct KnownAliases {
+        var byName: [String: [String]] = [:]
+        /// Hosts whose kept aliases were looked for (found or not): looked for once per process.
+        var lookedUp: Set<String> = []
+    }
 
     public init(transport: any HTTPTransport, trust: AuthorityTrust, persisted: PersistedDiscovery = PersistedDiscovery(cache: nil)) {
         self.transport = transport
@@ -39,10 +46,10 @@ public actor AuthorityResolver {
     /// What the cache needs for `authority`, with no network request and no further read of
     /// the cache: its environments and, when known, its metadata's realm (in memory, else kept
     /// in `document`). Checks trust that needs no network (a B2C host must be listed).
-    public func cacheView(_ authority: Authority, in document: CacheDocument) async throws -> CacheView {
+    public nonisolated func cacheView(_ authority: Authority, in document: CacheDocument) throws -> CacheView {
         _ = try trust.decide(authority)
         return CacheView(
-            environments: environments(of: authority, in: document), metadataRealm: await metadataCache.known(authority, in: document)?.realm)
+            environments: environments(of: authority, in: document), metadataRealm: metadataCache.known(authority, in: document)?.realm)
     }
 
     public func resolve(_ authority: Authority) async throws -> ResolvedAuthority {
@@ -64,7 +71,7 @@ public actor AuthorityResolver {
     private func discoveredAliases(_ authority: Authority, validates: Bool) async throws -> [String] {
         let shares = authority.sharesHostAliases
         let key = shares ? authority.host : authority.cacheEnvironment
-        if let known = aliases[key] ?? keptAliases(of: key) { return shares ? known : [key] }
+        if let known = knownAliases.withLock({ $0.byName[key] }) ?? keptAliases(of: key) { return shares ? known : [key] }
         let askItself = !validates || authority.isLoopback
         let service = askItself ? authority.origin : "https://login.microsoftonline.com"
         let url =
@@ -90,7 +97,7 @@ public actor AuthorityResolver {
         } catch let error as AuthError where !validates && error.kind != .authorityNotTrusted {
             found = shares ? EnvironmentAliases.of(authority.host) : [key]  // a Microsoft host: the built-in aliases
         }
-        for name in found { aliases[name] = found }
+        remember(found)
         persisted.saveAliases(found, of: key)
         return found
     }
@@ -98,30 +105,38 @@ public actor AuthorityResolver {
     /// The environments sharing an account's tokens with `environment`: a host's aliases
     /// (discovered or kept, else built in); an environment naming a port or an issuer's path,
     /// or a loopback host, alone.
-    public func aliases(of environment: String) -> [String] {
-        Self.isAliasName(environment) ? knownAliases(of: environment) : [environment]
+    public nonisolated func aliases(of environment: String) -> [String] {
+        Self.isAliasName(environment) ? aliasesKnownOffline(of: environment) : [environment]
     }
 
     /// The cache environments of `authority` known without a request: the host's aliases
     /// (discovered, or kept in `document` or the cache, else built in) when it shares them
     /// (``Authority/sharesHostAliases``), else its own environment alone (a generic OpenID
     /// provider's issuer, a loopback host, another port).
-    public func environments(of authority: Authority, in document: CacheDocument? = nil) -> [String] {
-        authority.sharesHostAliases ? knownAliases(of: authority.host, in: document) : [authority.cacheEnvironment]
+    public nonisolated func environments(of authority: Authority, in document: CacheDocument? = nil) -> [String] {
+        authority.sharesHostAliases ? aliasesKnownOffline(of: authority.host, in: document) : [authority.cacheEnvironment]
     }
 
-    private func knownAliases(of host: String, in document: CacheDocument? = nil) -> [String] {
-        aliases[host.lowercased()] ?? keptAliases(of: host, in: document) ?? EnvironmentAliases.of(host)
+    private nonisolated func aliasesKnownOffline(of host: String, in document: CacheDocument? = nil) -> [String] {
+        let host = host.lowercased()
+        return knownAliases.withLock({ $0.byName[host] }) ?? keptAliases(of: host, in: document) ?? EnvironmentAliases.of(host)
+    }
+
+    /// Each of `names` is an alias of all of them.
+    private nonisolated func remember(_ names: [String]) {
+        knownAliases.withLock { known in
+            for name in names { known.byName[name] = names }
+        }
     }
 
     /// The aliases kept by an earlier process, in `document` (`nil`: the cache is read, once
     /// per process and host).
-    private func keptAliases(of host: String, in document: CacheDocument? = nil) -> [String]? {
+    private nonisolated func keptAliases(of host: String, in document: CacheDocument? = nil) -> [String]? {
         let host = host.lowercased()
-        guard document != nil || aliasesLookedUp.insert(host).inserted,
+        guard document != nil || knownAliases.withLock({ $0.lookedUp.insert(host).inserted }),
             let kept = persisted.aliases(of: host, in: document)?.filter({ $0 == host || Self.isAliasName($0) })
         else { return nil }
-        for name in kept { aliases[name] = kept }
+        remember(kept)
         return kept
     }
 

@@ -1,5 +1,6 @@
 import AuthSeams
 import JSON
+import Synchronization
 import TokenCache
 
 /// Fetches each authority's discovery document once and shares the answer; answers kept by
@@ -7,10 +8,16 @@ import TokenCache
 public actor MetadataCache {
     private let transport: any HTTPTransport
     private let persisted: PersistedDiscovery
-    private var known: [String: OpenIDMetadata] = [:]
-    /// Authorities whose kept metadata was looked for (found or not): once per process.
-    private var lookedUp: Set<String> = []
+    /// What is known without a request, under a lock of its own: ``known(_:in:)`` answers
+    /// without waiting for the actor (a cached token is found on the thread that asked).
+    private let offline = Mutex(Offline())
     private var pending: [String: Task<OpenIDMetadata, any Error>] = [:]
+
+    private struct Offline {
+        var known: [String: OpenIDMetadata] = [:]
+        /// Authorities whose kept metadata was looked for (found or not): once per process.
+        var lookedUp: Set<String> = []
+    }
 
     public init(transport: any HTTPTransport, persisted: PersistedDiscovery = PersistedDiscovery(cache: nil)) {
         self.transport = transport
@@ -19,12 +26,14 @@ public actor MetadataCache {
 
     /// The metadata known without a request: fetched earlier, or kept in `document` (`nil`:
     /// the cache is read, once per process and authority).
-    public func known(_ authority: Authority, in document: CacheDocument? = nil) -> OpenIDMetadata? {
-        if let cached = known[authority.key] { return cached }
-        guard document != nil || lookedUp.insert(authority.key).inserted,
-            let kept = persisted.metadata(for: authority, in: document)
-        else { return nil }
-        known[authority.key] = kept
+    public nonisolated func known(_ authority: Authority, in document: CacheDocument? = nil) -> OpenIDMetadata? {
+        let key = authority.key
+        let (cached, lookUp) = offline.withLock { state in
+            (state.known[key], document != nil || state.lookedUp.insert(key).inserted)
+        }
+        if let cached { return cached }
+        guard lookUp, let kept = persisted.metadata(for: authority, in: document) else { return nil }
+        offline.withLock { $0.known[key] = kept }
         return kept
     }
 
@@ -44,7 +53,7 @@ public actor MetadataCache {
         pending[authority.key] = task
         defer { pending[authority.key] = nil }
         let metadata = try await task.value
-        known[authority.key] = metadata
+        offline.withLock { $0.known[authority.key] = metadata }
         return metadata
     }
 }

@@ -20,7 +20,7 @@ struct SignOutFlow: Sendable {
         // Read before the tokens go: the end-session request carries the account's ID token.
         let idTokenHint = withBrowser ? try await idToken(of: account) : nil
         for victim in victims {
-            let environments = await resolver.aliases(of: victim.environment)
+            let environments = resolver.aliases(of: victim.environment)
             try CacheAccess.run {
                 _ = try dependencies.cache.removeAccount(
                     homeAccountId: victim.homeAccountId,
@@ -38,7 +38,7 @@ struct SignOutFlow: Sendable {
 
     /// The account's cached ID token (its home tenant's first), for `id_token_hint`.
     private func idToken(of account: Account) async throws -> String? {
-        let environments = await resolver.aliases(of: account.environment)
+        let environments = resolver.aliases(of: account.environment)
         let clientId = configuration.clientId
         return try CacheAccess.run {
             try dependencies.cache.read { document in

@@ -25,7 +25,7 @@ struct SilentFlow: Sendable {
         let authority = try configuration.authority(for: request.authority)
         let scopes = Scopes.deduplicated(request.scopes ?? configuration.defaultScopes)
         let useCache = !request.forceRefresh && request.claims == nil
-        let found = try await find(request.account, authority: authority, scopes: scopes, useCache: useCache)
+        let found = try find(request.account, authority: authority, scopes: scopes, useCache: useCache)
         let view = found.view
         let cached = found.cached
         guard let account = found.account else { throw Self.noAccount(request.account) }
@@ -111,15 +111,16 @@ struct SilentFlow: Sendable {
         var cached: CachedResult?
     }
 
-    /// Reads the cache once (one `stat` when it did not change): the authority's view, the
-    /// account, and its valid cached token.
-    private func find(_ reference: AccountReference?, authority: Authority, scopes: [String], useCache: Bool) async throws -> Found {
+    /// Reads the cache once (one `stat` when it did not change; a load when it did): the
+    /// authority's view, the account, and its valid cached token. Never suspends: what it needs
+    /// of the authority is known without the network.
+    func find(_ reference: AccountReference?, authority: Authority, scopes: [String], useCache: Bool) throws -> Found {
         let document = try CacheAccess.run { try dependencies.cache.snapshot() }
         let memoKey = SilentMemo.key(reference, authority: authority, scopes: scopes)
         if useCache, let found = memo.lookup(memoKey, stamp: document.stamp)?.found, isStillUsable(found) {
             return found
         }
-        let view = try await resolver.cacheView(authority, in: document)
+        let view = try resolver.cacheView(authority, in: document)
         let directory = AccountDirectory(configuration: configuration, cache: dependencies.cache, environments: view.environments)
         guard let account = try directory.resolve(reference, in: document) else { return Found(view: view) }
         let lookup = Lookup(

@@ -25,7 +25,7 @@ struct TokenResponseHandler: Sendable {
         if let idToken {
             try await IDTokenValidator(
                 clientId: configuration.clientId, authority: context.authority, metadata: context.metadata,
-                environments: await resolver.environments(of: context.authority), now: dependencies.clock.now(),
+                environments: resolver.environments(of: context.authority), now: dependencies.clock.now(),
                 nonce: context.nonce, signingKeys: resolver.signingKeys
             ).validate(idToken)
         }
