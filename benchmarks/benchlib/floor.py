@@ -10,6 +10,8 @@ import shutil
 import subprocess
 import time
 
+from .harness import LineReader
+
 HELLO_SWIFT = 'if readLine() != nil { print("{}") }\n'
 
 
@@ -49,14 +51,17 @@ def build_hello(tmp: str) -> str:
     return exe
 
 
-def hello_fresh(exe: str) -> float:
-    """Seconds from spawning the hello world (a line written right after) to reading its line."""
+def hello_fresh(exe: str, env: dict | None = None, stderr=subprocess.DEVNULL) -> float:
+    """Seconds from spawning the hello world (a line written right after) to reading its line,
+    timed as `MockSession.sidecar_fresh` times a sidecar: the same environment and stderr
+    (`env`, `stderr`: the session's), the same reader (`LineReader`), the clock stopped as the
+    line is read."""
     t0 = time.perf_counter()
     p = subprocess.Popen([exe], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         stderr=subprocess.DEVNULL, bufsize=0)
+                         stderr=stderr, env=env, bufsize=0)
     try:
         p.stdin.write(b"{}\n")
-        line = p.stdout.readline()
+        line = LineReader(p.stdout.fileno()).line(time.monotonic() + 60)
         t1 = time.perf_counter()
     finally:
         p.stdin.close()

@@ -273,11 +273,11 @@ class MockSession:
         sc = Sidecar(self, cache)
         sc.write(SILENT % 1)
         try:
-            r = sc.reply(1)
+            line = sc.reader.line(time.monotonic() + REPLY_TIMEOUT)  # its only line: the reply
             t1 = time.perf_counter()
         finally:
             sc.close()
-        return t1 - t0, r
+        return t1 - t0, json.loads(line)
 
     def msal_fresh(self, cache: str) -> tuple[float, dict, int]:
         """A fresh MSAL script: seconds from spawn to its result line, the result, its max RSS."""

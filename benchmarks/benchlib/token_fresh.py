@@ -57,14 +57,14 @@ def fig1(bench: "TokenSession") -> None:
     hello, floor, why = None, [], ""
     try:
         hello = build_hello(bench.tmp)
-        hello_fresh(hello)                # warm-up, not counted
+        hello_fresh(hello, bench.child_env, bench.stderr_file)  # warm-up, not counted
     except Exception as e:  # noqa: BLE001 -- the floor is then reported as not measured
         why = str(e)
         log(f"figure 1: no static Swift hello world: {why}")
     bench.sidecar_fresh(bench.cache)      # warm-up (page cache), not counted
     bench.msal_fresh(bench.cache)
     runs = alternate_fresh(bench, bench.cache, n,
-                           lead=(lambda: floor.append(hello_fresh(hello))) if hello else None)
+                           lead=(lambda: floor.append(hello_fresh(hello, bench.child_env, bench.stderr_file))) if hello else None)
     st, mt, rss = runs.sidecar_times, runs.msal_times, runs.msal_rss
     snet, mnet = runs.sidecar_requests, runs.msal_requests
     sfail = [describe_reply(r) for r in runs.sidecar_replies
