@@ -33,6 +33,23 @@ def own_mock(tmp_path_factory):
     stop_mock(process)
 
 
+def signed_in(sidecar_bin, mock, tmp_path) -> tuple[str, dict]:
+    """alice signed in by one process: (the cache path, the sign-in's result)."""
+    cache = str(tmp_path / "cache" / "cache.json")
+    p = AuthSidecar.start(sidecar_bin, mock, tmp_path, [], stderr_path=str(tmp_path / "signin.log"))
+    p.initialize(cache=cache)
+    result = p.sign_in(loginHint=ALICE)
+    assert p.finish()[1] == 0
+    return cache, result
+
+
+def fresh(sidecar_bin, mock, tmp_path, cache, name) -> AuthSidecar:
+    """Another process on that cache, initialized."""
+    q = AuthSidecar.start(sidecar_bin, mock, tmp_path, [], stderr_path=str(tmp_path / ("%s.log" % name)))
+    q.initialize(cache=cache)
+    return q
+
+
 def test_fresh_process_serves_the_cached_token_with_the_service_stopped(sidecar_bin, own_mock, tmp_path):
     cache = str(tmp_path / "cache" / "cache.json")
     p = AuthSidecar.start(sidecar_bin, own_mock, tmp_path, [], stderr_path=str(tmp_path / "signin.log"))
@@ -144,14 +161,8 @@ def test_silent_answers_from_memory_keep_ids_and_see_another_process_refresh(sid
     """Repeated silent requests are answered from memory on the reader thread, with the
     reply text kept per cache version: each still carries its own id and correlation id, in
     both framings, and another process's refresh (a new file) is served at once."""
-    cache = str(tmp_path / "cache" / "cache.json")
-    p = AuthSidecar.start(sidecar_bin, mock, tmp_path, [], stderr_path=str(tmp_path / "signin.log"))
-    p.initialize(cache=cache)
-    first = p.sign_in(loginHint=ALICE)
-    assert p.finish()[1] == 0
-
-    q = AuthSidecar.start(sidecar_bin, mock, tmp_path, [], stderr_path=str(tmp_path / "memory.log"))
-    q.initialize(cache=cache)
+    cache, first = signed_in(sidecar_bin, mock, tmp_path)
+    q = fresh(sidecar_bin, mock, tmp_path, cache, "memory")
     assert q.silent()["accessToken"] == first["accessToken"]  # found, remembered
     ids = ["s-%d" % n for n in range(40)] + list(range(1000, 1040))
     q.send_many([sc.req("acquireTokenSilent", {"scopes": SCOPES, "correlationId": "c0ffee-%s" % rid}, rid)
@@ -187,14 +198,9 @@ def test_a_fresh_process_answers_its_first_cached_token_on_the_reading_thread(si
     the thread that read it, which writes the reply too: no task threads, no writer thread
     (what a process started per token costs, README "The token path"). A token that must be
     refreshed still goes to a task."""
-    cache = str(tmp_path / "cache" / "cache.json")
-    p = AuthSidecar.start(sidecar_bin, mock, tmp_path, [], stderr_path=str(tmp_path / "signin.log"))
-    p.initialize(cache=cache)
-    token = p.sign_in(loginHint=ALICE)["accessToken"]
-    assert p.finish()[1] == 0
-
-    q = AuthSidecar.start(sidecar_bin, mock, tmp_path, [], stderr_path=str(tmp_path / "fresh.log"))
-    q.initialize(cache=cache)
+    cache, signed = signed_in(sidecar_bin, mock, tmp_path)
+    token = signed["accessToken"]
+    q = fresh(sidecar_bin, mock, tmp_path, cache, "fresh")
     r = q.silent()
     assert r["accessToken"] == token and r["fromCache"] is True, r
     threads = os.listdir("/proc/%d/task" % q.proc.pid)
@@ -208,14 +214,9 @@ def test_repeated_lines_keep_their_ids_and_odd_ones_take_the_normal_path(sidecar
     """The same request line sent again with another id is not parsed again: each reply still
     carries its own id and a correlation id of its own; lines with an odd id or a changed byte
     in between get exactly what the normal path gives."""
-    cache = str(tmp_path / "cache" / "cache.json")
-    p = AuthSidecar.start(sidecar_bin, mock, tmp_path, [], stderr_path=str(tmp_path / "signin.log"))
-    p.initialize(cache=cache)
-    token = p.sign_in(loginHint=ALICE)["accessToken"]
-    assert p.finish()[1] == 0
-
-    q = AuthSidecar.start(sidecar_bin, mock, tmp_path, [], stderr_path=str(tmp_path / "lines.log"))
-    q.initialize(cache=cache)
+    cache, signed = signed_in(sidecar_bin, mock, tmp_path)
+    token = signed["accessToken"]
+    q = fresh(sidecar_bin, mock, tmp_path, cache, "lines")
     line = (b'{"jsonrpc":"2.0","method":"acquireTokenSilent","params":{"scopes":%s},"id":%%s}\n'
             % json.dumps(SCOPES, separators=(",", ":")).encode())
     plain = list(range(1, 21)) + ["s-%d" % n for n in range(5)] + [0, 999999999999999, ""]
