@@ -58,6 +58,8 @@ fi
 # -ffunction-sections for C) so ours can be ordered too, and unused C code is dropped.
 # scripts/startup-order.py regenerates the list; AUTH_SIDECAR_KEEP_SYMBOLS=1 keeps the symbols
 # it (and perf) needs, otherwise the same binary.
+# (The Swift driver does not rebuild a module when only an -Xfrontend flag changed: a .build
+# made before -function-sections keeps its objects until their sources change.)
 strip=(-Xlinker -s)
 [ "${AUTH_SIDECAR_KEEP_SYMBOLS:-0}" = 1 ] && strip=()
 swift build -c release --product auth-sidecar "${STRICT_BUILD_FLAGS[@]}" \
