@@ -50,9 +50,23 @@ fi
 # --disable-local-rpath: no RUNPATH $ORIGIN (SwiftPM's default for executables), which made the
 # loader look for libm, libgcc_s and libc in 11 places beside the binary at every start, and
 # dlopen look for libcurl there too; the lean binary needs nothing beside it.
+#
+# Page faults (about 40% of a fresh process's time): scripts/startup-order.txt lists the
+# functions and .bss symbols a fresh process uses for a ping and a cached token, and lld puts
+# them first (--symbol-ordering-file), so they share a few pages instead of faulting in pages
+# all over the binary; every function in a section of its own (-function-sections, and
+# -ffunction-sections for C) so ours can be ordered too, and unused C code is dropped.
+# scripts/startup-order.py regenerates the list; AUTH_SIDECAR_KEEP_SYMBOLS=1 keeps the symbols
+# it (and perf) needs, otherwise the same binary.
+# (The Swift driver does not rebuild a module when only an -Xfrontend flag changed: a .build
+# made before -function-sections keeps its objects until their sources change.)
+strip=(-Xlinker -s)
+[ "${AUTH_SIDECAR_KEEP_SYMBOLS:-0}" = 1 ] && strip=()
 swift build -c release --product auth-sidecar "${STRICT_BUILD_FLAGS[@]}" \
     --static-swift-stdlib -Xswiftc -DAUTH_SIDECAR_LEAN_BUILD \
-    -Xswiftc -L"$static_libs" -Xlinker -s --disable-local-rpath \
+    -Xswiftc -L"$static_libs" "${strip[@]}" --disable-local-rpath \
     -Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors \
+    -Xswiftc -Xfrontend -Xswiftc -function-sections -Xcc -ffunction-sections -Xcc -fdata-sections \
+    -Xlinker --symbol-ordering-file="$PWD/scripts/startup-order.txt" -Xlinker --no-warn-symbol-ordering \
     -Xswiftc -use-ld=lld -Xlinker --no-export-dynamic -Xlinker -z -Xlinker pack-relative-relocs >&2
 echo "$PWD/.build/release/auth-sidecar"

@@ -6,7 +6,15 @@ import Synchronization
 /// The applications built so far, one per configuration: sessions configured alike (an
 /// agent's connections) share one engine, so one in-memory cache and one refresh per token.
 public final class ApplicationRegistry: Sendable {
-    private let built = Mutex<[String: AuthMethods]>([:])
+    /// An application and the configuration it was built for.
+    private struct Entry: Sendable {
+        let configuration: Configuration
+        /// ``ApplicationRegistry/key(of:)``, made when another configuration is first compared.
+        var key: String?
+        let methods: AuthMethods
+    }
+
+    private let built = Mutex<[Entry]>([])
 
     public init() {}
 
@@ -16,17 +24,36 @@ public final class ApplicationRegistry: Sendable {
         for configuration: Configuration, logger: Logger,
         replacement: SidecarService.DependencyFactory? = nil, maxGraphResponseBytes: Int
     ) throws(RPCError) -> AuthMethods {
-        let key = String(decoding: configuration.json.serialized(), as: UTF8.self)
-        if let existing = built.withLock({ $0[key] }) { return existing }
+        if let existing = built.withLock({ Self.find(configuration, in: &$0) }) { return existing }
         let made = try ApplicationFactory.make(
             configuration, logger: logger, replacement: replacement, maxGraphResponseBytes: maxGraphResponseBytes)
         return built.withLock { built in
-            if let raced = built[key] { return raced }
-            built[key] = made
+            if let raced = Self.find(configuration, in: &built) { return raced }
+            built.append(Entry(configuration: configuration, methods: made))
             return made
         }
     }
 
     /// How many distinct applications exist (for tests and status).
     public var count: Int { built.withLock { $0.count } }
+
+    /// What makes two configurations alike: their JSON, serialized. Made only when there is
+    /// something to compare with, so a process serving one configuration (every stdio start)
+    /// never serializes it (ARCHITECTURE.md, "Start-up cost").
+    static func key(of configuration: Configuration) -> String {
+        String(decoding: configuration.json.serialized(), as: UTF8.self)
+    }
+
+    /// The application built for a configuration alike, keeping the keys it makes.
+    private static func find(_ configuration: Configuration, in entries: inout [Entry]) -> AuthMethods? {
+        if let equal = entries.first(where: { $0.configuration == configuration }) { return equal.methods }
+        guard !entries.isEmpty else { return nil }
+        let wanted = key(of: configuration)
+        for index in entries.indices {
+            let key = entries[index].key ?? Self.key(of: entries[index].configuration)
+            entries[index].key = key
+            if key == wanted { return entries[index].methods }
+        }
+        return nil
+    }
 }

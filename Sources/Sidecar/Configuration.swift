@@ -71,17 +71,24 @@ public struct Configuration: Sendable, Equatable {
     }
 
     /// `$XDG_CACHE_HOME/auth-sidecar/msal_token_cache.json`, else under `~/.cache`.
-    public static func defaultCachePath(environment: [String: String] = ProcessEnvironment.all()) -> String {
+    public static func defaultCachePath(environment: [String: String]) -> String {
+        defaultCachePath { environment[$0] }
+    }
+
+    /// ``defaultCachePath(environment:)`` with the variables `variable` looks up: by default only
+    /// the two it needs, from the process's environment (every start resolves a configuration;
+    /// no copy of the whole environment, ARCHITECTURE.md "Start-up cost").
+    public static func defaultCachePath(variable: (String) -> String? = ProcessEnvironment.value) -> String {
         let base =
-            environment["XDG_CACHE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
-            ?? ((environment["HOME"] ?? "/tmp") + "/.cache")
+            variable("XDG_CACHE_HOME").flatMap { $0.hasPrefix("/") ? $0 : nil }
+            ?? ((variable("HOME") ?? "/tmp") + "/.cache")
         return base + "/auth-sidecar/msal_token_cache.json"
     }
 
     /// A named profile's own cache file: `msal_token_cache.NAME.json` beside the default one
     /// (``ConfigurationFile``: profiles do not share accounts unless their `cache` says so).
-    public static func defaultCachePath(profile: String, environment: [String: String] = ProcessEnvironment.all()) -> String {
-        let shared = defaultCachePath(environment: environment)
+    public static func defaultCachePath(profile: String, variable: (String) -> String? = ProcessEnvironment.value) -> String {
+        let shared = defaultCachePath(variable: variable)
         return String(shared.dropLast(".json".count)) + ".\(profile).json"
     }
 

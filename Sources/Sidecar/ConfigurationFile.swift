@@ -7,7 +7,7 @@ import JSONRPC
 /// the top-level keys are shared by every profile, and a profile's own keys win.
 ///
 /// Each named profile without a `cache` key (its own or a shared one) gets a cache file of its
-/// own (``Configuration/defaultCachePath(profile:environment:)``), so a profile keeps its own
+/// own (``Configuration/defaultCachePath(profile:variable:)``), so a profile keeps its own
 /// accounts and current account, as separate `AZURE_CONFIG_DIR`s do for az; the flat form keeps
 /// the default file. Tokens never cross origins whatever shares a file (the issuer rule).
 public struct ConfigurationFile: Sendable, Equatable {

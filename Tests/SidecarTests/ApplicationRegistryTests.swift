@@ -1,0 +1,48 @@
+import Logging
+import Testing
+import TokenCache
+
+@testable import Sidecar
+
+/// Configurations alike (the same JSON) share one application; others get their own.
+@Suite struct ApplicationRegistryTests {
+    static let logger = Logger(label: "test")
+
+    static func configuration(_ clientId: String = "00001111-aaaa-2222-bbbb-3333cccc4444") -> Configuration {
+        Configuration(clientId: clientId, cache: .memory)
+    }
+
+    func methods(_ registry: ApplicationRegistry, _ configuration: Configuration) throws -> AuthMethods {
+        try registry.methods(for: configuration, logger: Self.logger, maxGraphResponseBytes: 1 << 20)
+    }
+
+    @Test func theSameConfigurationSharesOneApplication() throws {
+        let registry = ApplicationRegistry()
+        let first = try methods(registry, Self.configuration())
+        let second = try methods(registry, Self.configuration())
+        #expect(first.app === second.app)
+        #expect(registry.count == 1)
+    }
+
+    @Test func anotherConfigurationGetsItsOwn() throws {
+        let registry = ApplicationRegistry()
+        let first = try methods(registry, Self.configuration())
+        let other = try methods(registry, Self.configuration("55556666-cccc-7777-dddd-8888eeee9999"))
+        #expect(first.app !== other.app)
+        #expect(registry.count == 2)
+        #expect(try methods(registry, Self.configuration()).app === first.app)
+    }
+
+    /// A memory cache has nothing to protect: its `cacheProtection` is not in the JSON, so
+    /// configurations differing only there are alike.
+    @Test func configurationsDifferingOutsideTheirJSONAreAlike() throws {
+        let registry = ApplicationRegistry()
+        var protected = Self.configuration()
+        protected.cacheProtection = .only(.plaintext)
+        #expect(protected != Self.configuration())
+        #expect(ApplicationRegistry.key(of: protected) == ApplicationRegistry.key(of: Self.configuration()))
+        let first = try methods(registry, Self.configuration())
+        #expect(try methods(registry, protected).app === first.app)
+        #expect(registry.count == 1)
+    }
+}
