@@ -91,7 +91,8 @@ public final class PublicClientApplication: Sendable {
     ///     answered from a check made before it arrived. `nil`: always checked.
     ///   - mayRead: the caller may wait for a short read of the cache (nothing else of its is
     ///     waiting: a process's first request). When no identical request found the token yet
-    ///     and the read is quick (``TokenCache/readsQuickly``: a small plaintext file), the
+    ///     and the read is quick (``TokenCache/readsQuickly``: a small file, sealed already if
+    ///     the cache is encrypted), the
     ///     token is looked up now, as the full call would look it up: no task, no thread.
     public func cachedSilentAnswer(_ request: SilentRequest, checkedAfter: UInt64? = nil, mayRead: Bool = false) -> CachedSilentAnswer? {
         guard !request.forceRefresh, request.claims == nil,

@@ -143,15 +143,20 @@ public final class FileTokenCacheStore: TokenCacheStore {
     /// parses it in about a millisecond).
     static let quickReadLimit: Int64 = 256 << 10
 
-    /// A plaintext file of at most ``quickReadLimit`` bytes, or none (one `lstat`); never for an
-    /// encrypted cache, whose load may have to ask the key's layer again.
+    /// A file of at most ``quickReadLimit`` bytes, or none (one `lstat`). With encryption, only a
+    /// file sealed already (its first bytes read): the key is in memory since the store was
+    /// made, and opening it is a decryption; a plaintext file found instead is encrypted in place
+    /// under the lock at its first read, which is for a task.
     public var readsQuickly: Bool {
-        guard encryption == nil else { return false }
+        let identity: FileIdentity?
         do {
-            return (try POSIXFile.identity(of: path)?.size ?? 0) <= Self.quickReadLimit
+            identity = try POSIXFile.identity(of: path)
         } catch {
             return false  // a symbolic link or an unreadable path: the full read reports it
         }
+        guard let identity else { return true }  // no file: an empty cache
+        guard identity.size <= Self.quickReadLimit else { return false }
+        return encryption == nil || fileIsEncrypted() == true
     }
 
     public func changeToken() throws -> CacheChangeToken {

@@ -34,7 +34,7 @@ public protocol TokenCacheStore: Sendable {
     func readIfReady<T: Sendable>(checkedAfter: UInt64?, _ body: (CacheDocument) throws -> T) throws -> T?
 
     /// Whether a ``read(_:)`` now costs at most a short read of a small local file: no key to
-    /// ask for, nothing large to parse. A thread that may wait briefly but not long (a reader
+    /// ask for, nothing to write, nothing large to parse. A thread that may wait briefly but not long (a reader
     /// with no other request running) then reads itself instead of handing the work to a task.
     var readsQuickly: Bool { get }
 }

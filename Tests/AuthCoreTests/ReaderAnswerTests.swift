@@ -13,7 +13,7 @@ import TokenCache
 /// A silent request answered on the thread that asked
 /// (``PublicClientApplication/cachedSilentAnswer(_:checkedAfter:mayRead:)``): from what an
 /// identical request found, or, for a caller that may wait briefly, from a read of a small
-/// plaintext cache file; anything else is left to the full call.
+/// cache file (sealed already, if encrypted); anything else is left to the full call.
 @Suite final class ReaderAnswerTests {
     let clock = ManualClock()
     let directory: String
@@ -88,16 +88,32 @@ import TokenCache
         #expect(try app(transport: Self.unreachable).cachedSilentAnswer(other, mayRead: true) == nil)
     }
 
-    @Test func anEncryptedCacheIsNotReadOnTheCallersThread() throws {
+    /// An AES-GCM key in a file of this suite's directory.
+    func keyFileEncryption() throws -> AESGCMCacheEncryption {
         let keyFile = directory + "/key"
         let fd = open(keyFile, O_CREAT | O_WRONLY, 0o600)
         try #require(fd >= 0)
         _ = write(fd, String(repeating: "ab", count: 32), 64)
         close(fd)
-        let encryption = try AESGCMCacheEncryption(keyFile: keyFile)
+        return try AESGCMCacheEncryption(keyFile: keyFile)
+    }
+
+    @Test func aSealedCacheIsOpenedWithTheKeyAtHand() throws {
+        let encryption = try keyFileEncryption()
         try seed(encryption: encryption)
+        let transport = Self.unreachable
+        let answer = try #require(try app(encryption: encryption, transport: transport).cachedSilentAnswer(request, mayRead: true))
+        #expect(answer.result("c").accessToken == "at-1")
+        #expect(transport.requests.isEmpty)
+    }
+
+    @Test func aPlaintextFileToEncryptIsLeftToTheFullCall() async throws {
+        try seed()  // plaintext, then the cache is configured with a key: its first read seals it
+        let encryption = try keyFileEncryption()
         let app = try app(encryption: encryption, transport: Self.unreachable)
-        #expect(app.cachedSilentAnswer(request, mayRead: true) == nil)  // its load may ask the key's layer
+        #expect(app.cachedSilentAnswer(request, mayRead: true) == nil)  // a write under the lock
+        #expect(try await app.acquireTokenSilently(request, correlationId: "c").accessToken == "at-1")
+        #expect(FileTokenCacheStore(path: path, encryption: encryption).fileIsEncrypted() == true)
     }
 
     @Test func aLargeCacheIsNotReadOnTheCallersThread() async throws {

@@ -33,9 +33,12 @@ def own_mock(tmp_path_factory):
     stop_mock(process)
 
 
-def signed_in(sidecar_bin, mock, tmp_path) -> tuple[str, dict]:
-    """alice signed in by one process: (the cache path, the sign-in's result)."""
+def signed_in(sidecar_bin, mock, tmp_path, key_file=None) -> tuple[str | dict, dict]:
+    """alice signed in by one process: (the cache, as `initialize` takes it; the sign-in's
+    result). With `key_file`, the cache is encrypted with that key."""
     cache = str(tmp_path / "cache" / "cache.json")
+    if key_file:
+        cache = {"path": cache, "encryption": {"keyFile": key_file}}
     p = AuthSidecar.start(sidecar_bin, mock, tmp_path, [], stderr_path=str(tmp_path / "signin.log"))
     p.initialize(cache=cache)
     result = p.sign_in(loginHint=ALICE)
@@ -43,7 +46,7 @@ def signed_in(sidecar_bin, mock, tmp_path) -> tuple[str, dict]:
     return cache, result
 
 
-def fresh(sidecar_bin, mock, tmp_path, cache, name) -> AuthSidecar:
+def fresh(sidecar_bin, mock, tmp_path, cache: str | dict, name) -> AuthSidecar:
     """Another process on that cache, initialized."""
     q = AuthSidecar.start(sidecar_bin, mock, tmp_path, [], stderr_path=str(tmp_path / ("%s.log" % name)))
     q.initialize(cache=cache)
@@ -193,12 +196,21 @@ def test_silent_answers_from_memory_keep_ids_and_see_another_process_refresh(sid
     assert lsp.finish()[1] == 0
 
 
-def test_a_fresh_process_answers_its_first_cached_token_on_the_reading_thread(sidecar_bin, mock, tmp_path):
-    """A fresh process's first request for a token in a small plaintext cache is answered by
-    the thread that read it, which writes the reply too: no task threads, no writer thread
-    (what a process started per token costs, README "The token path"). A token that must be
-    refreshed still goes to a task."""
-    cache, signed = signed_in(sidecar_bin, mock, tmp_path)
+@pytest.mark.parametrize("encrypted", [False, True], ids=["plaintext", "keyFile"])
+def test_a_fresh_process_answers_its_first_cached_token_on_the_reading_thread(sidecar_bin, mock, tmp_path, encrypted):
+    """A fresh process's first request for a token in a small cache (plaintext, or sealed with
+    a key it holds) is answered by the thread that read it, which writes the reply too: no task
+    threads, no writer thread (what a process started per token costs, README "The token
+    path"). A token that must be refreshed still goes to a task."""
+    key_file = None
+    if encrypted:
+        key_file = str(tmp_path / "cache.key")
+        with open(key_file, "wb") as f:
+            f.write(os.urandom(32))
+        os.chmod(key_file, 0o600)
+    cache, signed = signed_in(sidecar_bin, mock, tmp_path, key_file)
+    if encrypted:
+        assert open(cache["path"], "rb").read().startswith(b"auth-sidecar-aes256gcm-v1\n")
     token = signed["accessToken"]
     q = fresh(sidecar_bin, mock, tmp_path, cache, "fresh")
     r = q.silent()
