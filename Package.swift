@@ -65,7 +65,7 @@ let package = Package(
         .target(
             name: "AuthCore",
             dependencies: [
-                "AuthSeams", "TokenCache", "JSON",
+                "AuthSeams", "TokenCache", "JSON", "POSIXSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),

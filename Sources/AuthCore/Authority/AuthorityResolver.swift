@@ -1,6 +1,6 @@
 import AuthSeams
 import JSON
-import Synchronization
+import POSIXSupport
 import TokenCache
 
 /// What the cache needs to look up an authority's tokens, known without the network.
@@ -25,9 +25,10 @@ public actor AuthorityResolver {
     /// The issuers' signing keys (ID token signatures of generic OpenID providers).
     nonisolated let signingKeys: SigningKeyCache
     private let persisted: PersistedDiscovery
-    /// Host aliases known without a request, under a lock of their own: the lookups that need
-    /// no network (``cacheView(_:in:)``) answer without waiting for the actor.
-    private let knownAliases = Mutex(KnownAliases())
+    /// Host aliases known without a request, under a lock of their own (a ``PthreadMutex``,
+    /// which ThreadSanitizer sees): the lookups that need no network (``cacheView(_:in:)``)
+    /// answer without waiting for the actor.
+    private let knownAliases = PthreadMutex(KnownAliases())
 
     private struct KnownAliases {
         var byName: [String: [String]] = [:]

@@ -1,6 +1,6 @@
 import AuthSeams
 import JSON
-import Synchronization
+import POSIXSupport
 import TokenCache
 
 /// Fetches each authority's discovery document once and shares the answer; answers kept by
@@ -8,9 +8,10 @@ import TokenCache
 public actor MetadataCache {
     private let transport: any HTTPTransport
     private let persisted: PersistedDiscovery
-    /// What is known without a request, under a lock of its own: ``known(_:in:)`` answers
-    /// without waiting for the actor (a cached token is found on the thread that asked).
-    private let offline = Mutex(Offline())
+    /// What is known without a request, under a lock of its own (a ``PthreadMutex``, which
+    /// ThreadSanitizer sees): ``known(_:in:)`` answers without waiting for the actor (a cached
+    /// token is found on the thread that asked).
+    private let offline = PthreadMutex(Offline())
     private var pending: [String: Task<OpenIDMetadata, any Error>] = [:]
 
     private struct Offline {

@@ -1,4 +1,4 @@
-import Synchronization
+import POSIXSupport
 
 /// What silent requests found in one version of the cache (its ``TokenCache/CacheDocument``
 /// stamp): the next identical request reuses the account and token instead of reading and
@@ -21,7 +21,10 @@ final class SilentMemo: Sendable {
         init(_ found: SilentFlow.Found) { self.found = found }
     }
 
-    private let state = Mutex(State())
+    /// A pthread mutex, not `Synchronization.Mutex`: silent requests look up and store here from
+    /// several tasks at once with no suspension between, and ThreadSanitizer sees only the
+    /// former's lock (``PthreadMutex``).
+    private let state = PthreadMutex(State())
 
     /// The key of a request's shape: account reference, authority and scopes.
     static func key(_ reference: AccountReference?, authority: Authority, scopes: [String]) -> String {
