@@ -125,7 +125,9 @@ let package = Package(
 
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "AdaptersTests", dependencies: ["Adapters", "JSON"]),
-        .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "JSON", "POSIXSupport"]),
+        .testTarget(
+            name: "JSONRPCTests",
+            dependencies: ["JSONRPC", "JSON", "POSIXSupport", .product(name: "Logging", package: "swift-log")]),
         .testTarget(
             name: "SidecarTests",
             dependencies: [

@@ -62,13 +62,24 @@ public final class JSONRPCServer: @unchecked Sendable {
 
     /// Serves until end of input or `exit`; in-flight requests are finished first.
     /// Returns the process exit status: 0, or 1 for `exit` without `shutdown`.
-    public func run(input: Int32, output outputFD: Int32) -> Int32 {
+    ///
+    /// - Parameter beforeFirstWait: run once on this thread, before the reader first waits
+    ///   (a read of input that would block, or the requests in flight at end of input), and at
+    ///   the latest once the first chunk of input has been answered: what a fresh process that
+    ///   finds its request waiting need not do before answering it (the termination-signal
+    ///   thread, ``TerminationSignals``).
+    public func run(input: Int32, output outputFD: Int32, beforeFirstWait: (() -> Void)? = nil) -> Int32 {
         var decoder = FrameDecoder(maxMessageSize: options.maxMessageSize)
         let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 1)
         defer { chunk.deallocate() }
         var exitStatus: Int32?
         readerThread = pthread_self()
+        var beforeFirstWait = beforeFirstWait
         while exitStatus == nil {
+            if let action = beforeFirstWait, !POSIX.isReadableNow(input) {
+                beforeFirstWait = nil
+                action()
+            }
             let count = read(input, chunk.baseAddress, chunk.count)
             if count < 0, errno == EINTR { continue }
             if count <= 0 {
@@ -85,7 +96,12 @@ public final class JSONRPCServer: @unchecked Sendable {
                 if exitStatus == nil { handle(event, exitStatus: &exitStatus) }
             }
             state.withLock { output }?.flush()  // the replies answered on this thread, at once
+            if let action = beforeFirstWait {
+                beforeFirstWait = nil
+                action()
+            }
         }
+        beforeFirstWait?()  // input that ended within its first chunk
         logger.debug("input ended; waiting for requests in flight", metadata: ["count": "\(inFlight.count)"])
         peer.inputEnded()
         inFlight.waitUntilEmpty()

@@ -49,6 +49,17 @@ extension POSIX {
         }
     }
 
+    /// Whether reading `fd` now would return at once (data, end of input or an error are
+    /// ready): a `poll` that does not wait.
+    public static func isReadableNow(_ fd: Int32) -> Bool {
+        var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        while true {
+            let ready = poll(&entry, 1, 0)
+            if ready < 0, errno == EINTR { continue }
+            return ready != 0  // an error: let the read report it
+        }
+    }
+
     /// Linux's `F_SETPIPE_SZ` and `F_GETPIPE_SZ` (`F_LINUX_SPECIFIC_BASE` + 7 and + 8), which
     /// Glibc's module leaves out without `_GNU_SOURCE`.
     private static let setPipeSize: Int32 = 1031

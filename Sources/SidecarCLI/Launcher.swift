@@ -74,12 +74,15 @@ public enum Launcher {
         let service = try SidecarService(options: serviceOptions, logger: logger)
         let server = JSONRPCServer(
             service: service, options: .init(maxMessageSize: options.maxMessageSize), logger: logger)
-        TerminationSignals.onTerminate {
-            logger.info("signal received; cancelling requests in flight")
-            server.cancelAllAndStop()
-            Glibc.exit(0)
+        TerminationSignals.block()
+        let status = server.run(input: STDIN_FILENO, output: protocolOutput) {
+            TerminationSignals.wait {
+                logger.info("signal received; cancelling requests in flight")
+                server.cancelAllAndStop()
+                Glibc.exit(0)
+            }
         }
-        Glibc.exit(server.run(input: STDIN_FILENO, output: protocolOutput))
+        Glibc.exit(status)
     }
 
     /// A connection to the user's agent, unless this process must stay standalone

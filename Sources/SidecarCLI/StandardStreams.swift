@@ -24,21 +24,45 @@ enum StandardStreams {
 
 /// SIGTERM and SIGINT handling, off the signal handler: a thread waits for them with
 /// `sigwait` and runs the callback.
+///
+/// ``block()`` comes first, before any other thread starts (threads inherit the mask): a
+/// signal that arrives before the waiter is then kept pending, not lost and not fatal.
+/// ``wait(then:)`` starts the waiter. The stdio server starts it just before it first waits
+/// (``JSONRPCServer/run(input:output:beforeFirstWait:)``): a fresh process whose request is
+/// already waiting answers it without starting a thread.
 enum TerminationSignals {
-    static func onTerminate(_ handler: @escaping @Sendable () -> Void) {
-        var set = sigset_t()
-        sigemptyset(&set)
-        sigaddset(&set, SIGTERM)
-        sigaddset(&set, SIGINT)
-        pthread_sigmask(SIG_BLOCK, &set, nil)  // inherited by threads started after this
-        let waiting = set
+    /// Blocks SIGTERM and SIGINT in the calling thread and every thread it starts later.
+    static func block() {
+        var set = signals
+        pthread_sigmask(SIG_BLOCK, &set, nil)
+    }
+
+    /// Starts the thread that waits for SIGTERM or SIGINT (one pending already included) and
+    /// then runs `handler`. Without that thread the signals are unblocked: the default
+    /// action ends the process.
+    static func wait(then handler: @escaping @Sendable () -> Void) {
         let started =
             (try? POSIX.startThread {
-                var set = waiting
+                var set = signals
                 var signal: Int32 = 0
                 while sigwait(&set, &signal) != 0 {}
                 handler()
             }) != nil
-        if !started { pthread_sigmask(SIG_UNBLOCK, &set, nil) }  // no waiter: the default action ends the process
+        var set = signals
+        if !started { pthread_sigmask(SIG_UNBLOCK, &set, nil) }
+    }
+
+    /// ``block()`` then ``wait(then:)``: for a process that starts the waiter at once.
+    static func onTerminate(_ handler: @escaping @Sendable () -> Void) {
+        block()
+        wait(then: handler)
+    }
+
+    private static var signals: sigset_t {
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGTERM)
+        sigaddset(&set, SIGINT)
+        return set
     }
 }

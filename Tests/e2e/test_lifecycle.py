@@ -192,6 +192,29 @@ def test_signal_with_request_in_flight(spawn, framing, sig):
     assert p.drain() == []
 
 
+def _blocked_waiting(pid: int, timeout: float = 10.0) -> None:
+    """Until process `pid` blocks SIGTERM (its start-up is past) and sleeps (it waits for input)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with open(f"/proc/{pid}/status") as f:
+            status = dict(line.rstrip("\n").split(":\t", 1) for line in f if ":\t" in line)
+        if int(status["SigBlk"], 16) & (1 << (signal.SIGTERM - 1)) and status["State"].startswith("S"):
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"process {pid} never blocked SIGTERM and waited")
+
+
+def test_sigterm_before_any_input(spawn):
+    """A fresh process that has read nothing yet ends cleanly on SIGTERM: its signal thread is
+    started before its first read blocks (it is started lazily, for the first answer's sake)."""
+    p = spawn()
+    _blocked_waiting(p.proc.pid)
+    time.sleep(0.05)  # into the read itself
+    p.signal(signal.SIGTERM)
+    assert p.wait_exit(5) == 0
+    assert p.drain() == []
+
+
 def test_sigterm_idle(spawn, framing):
     p = spawn(framing=framing)
     p.ping()
