@@ -62,9 +62,12 @@ fi
 # made before -function-sections keeps its objects until their sources change.)
 strip=(-Xlinker -s)
 [ "${AUTH_SIDECAR_KEEP_SYMBOLS:-0}" = 1 ] && strip=()
+# AUTH_SIDECAR_LINK_MAP=FILE: lld's map of input sections (scripts/startup-order.py reads it).
+map=()
+[ -n "${AUTH_SIDECAR_LINK_MAP:-}" ] && map=(-Xlinker "-Map=$AUTH_SIDECAR_LINK_MAP")
 swift build -c release --product auth-sidecar "${STRICT_BUILD_FLAGS[@]}" \
     --static-swift-stdlib -Xswiftc -DAUTH_SIDECAR_LEAN_BUILD \
-    -Xswiftc -L"$static_libs" "${strip[@]}" --disable-local-rpath \
+    -Xswiftc -L"$static_libs" "${strip[@]}" "${map[@]}" --disable-local-rpath \
     -Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors \
     -Xswiftc -Xfrontend -Xswiftc -function-sections -Xcc -ffunction-sections -Xcc -fdata-sections \
     -Xlinker --symbol-ordering-file="$PWD/scripts/startup-order.txt" -Xlinker --no-warn-symbol-ordering \

@@ -15,10 +15,18 @@ the addresses inside the binary are mapped to its symbols (`llvm-nm`). It needs 
 token: pass the directory `benchmarks/token_bench.py --only 1 --no-chart --keep` keeps
 (config-0.json, home/).
 
-    AUTH_SIDECAR_KEEP_SYMBOLS=1 bash scripts/build.sh
+    AUTH_SIDECAR_KEEP_SYMBOLS=1 AUTH_SIDECAR_LINK_MAP=/tmp/link.map bash scripts/build.sh
     .venv/bin/python benchmarks/token_bench.py --only 1 --no-chart --keep   # prints DIR
-    python3 scripts/startup-order.py --bench-dir DIR
+    python3 scripts/startup-order.py --bench-dir DIR --link-map /tmp/link.map
     bash scripts/build.sh
+
+The names are listed in first-use order, except those living in a large input section: the
+Swift standard library, _StringProcessing and _Concurrency come as a few objects whose .text
+is one section of up to 1.6 MB, which lld can only move whole; listed among the others they
+would spread the small sections (ours, the runtime's, jansson's) over megabytes. With
+`--link-map` (lld's `-Map` of the same build: `AUTH_SIDECAR_LINK_MAP=FILE` with build.sh)
+the names in sections larger than LARGE_SECTION go last, so the small ones come first and
+together.
 
 A stale file costs nothing but the gain: names no longer in the binary are skipped
 (`--no-warn-symbol-ordering`), so regenerate it when the start-up path changed much.
@@ -40,6 +48,8 @@ REQUESTS = [
     b'{"jsonrpc":"2.0","method":"ping","id":1}\n',
     b'{"jsonrpc":"2.0","method":"acquireTokenSilent","params":{"scopes":["User.Read"]},"id":1}\n',
 ]
+# An input section larger than this is placed after the small ones (see above).
+LARGE_SECTION = 16 * 1024
 # Where valgrind loads a position-independent executable on x86-64 (checked below).
 VALGRIND_PIE_BASE = 0x108000
 HEADER = """\
@@ -83,6 +93,24 @@ class Symbols:
         return None
 
 
+def large_section_names(link_map: str) -> set[str]:
+    """The symbols lld's map places in input sections larger than LARGE_SECTION. Its columns
+    are fixed: VMA, LMA, size, alignment, then the name at column 49, indented 8 spaces for an
+    input section and 16 for a symbol in it."""
+    names: set[str] = set()
+    large = False
+    with open(link_map) as f:
+        next(f)  # the column titles
+        for line in f:
+            name = line[49:].rstrip("\n")
+            depth = len(name) - len(name.lstrip(" "))
+            if depth == 8:
+                large = int(line[34:42], 16) > LARGE_SECTION
+            elif depth == 16 and large:
+                names.add(name.strip())
+    return names
+
+
 def trace(binary: str, bench_dir: str, request: bytes, out_path: str) -> None:
     """Runs one fresh process answering `request` under lackey; its addresses go to out_path."""
     env = {"PATH": "/usr/bin:/bin", "HOME": os.path.join(bench_dir, "home")}
@@ -98,6 +126,7 @@ def main() -> None:
     parser.add_argument("--bench-dir", required=True, help="a directory token_bench.py --keep kept")
     parser.add_argument("--binary", default=os.path.join(ROOT, ".build/release/auth-sidecar"))
     parser.add_argument("--output", default=os.path.join(ROOT, "scripts/startup-order.txt"))
+    parser.add_argument("--link-map", help="lld's -Map of the same build: large input sections go last")
     options = parser.parse_args()
     if not shutil.which("valgrind"):
         sys.exit("startup-order: valgrind is needed (apt-get install valgrind)")
@@ -129,10 +158,20 @@ def main() -> None:
                             used_data.setdefault(name)
             if not saw_entry:
                 sys.exit(f"startup-order: the binary was not loaded at {VALGRIND_PIE_BASE:#x} under valgrind")
+    functions_first, data_first = list(used_functions), list(used_data)
+    moved = 0
+    if options.link_map:
+        large = large_section_names(options.link_map)
+        if not large:
+            sys.exit(f"startup-order: no large input sections in {options.link_map} (not an lld map?)")
+        functions_first = [n for n in used_functions if n not in large] + [n for n in used_functions if n in large]
+        data_first = [n for n in used_data if n not in large] + [n for n in used_data if n in large]
+        moved = sum(1 for n in [*used_functions, *used_data] if n in large)
     with open(options.output, "w") as f:
         f.write(HEADER)
-        f.writelines(name + "\n" for name in [*used_functions, *used_data])
-    print(f"startup-order: {len(used_functions)} functions, {len(used_data)} .bss symbols -> {options.output}")
+        f.writelines(name + "\n" for name in [*functions_first, *data_first])
+    print(f"startup-order: {len(used_functions)} functions, {len(used_data)} .bss symbols "
+          f"({moved} in large sections, last) -> {options.output}")
 
 
 if __name__ == "__main__":
