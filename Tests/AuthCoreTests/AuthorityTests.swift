@@ -97,6 +97,26 @@ import Testing
         #expect(try ClientInfo(raw: Tokens.clientInfo).homeAccountId == "oid-1.tid-1")
     }
 
+    @Test func readsAnIDTokensPartsAndItsClaimsAlone() throws {
+        let header = Base64URL.encode(Array(#"{"alg":"RS256","kid":"k"}"#.utf8))
+        let payload = Base64URL.encode(Array(#"{"oid":"o","tid":"t"}"#.utf8))
+        let signature = Base64URL.encode([1, 2, 3, 250])
+        let raw = header + "." + payload + "." + signature
+        let token = try IDToken(raw: raw)
+        #expect(token.header["kid"]?.stringValue == "k")
+        #expect(token.signingInput == header + "." + payload)
+        #expect(token.signature == [1, 2, 3, 250])
+        #expect(try IDToken.claims(of: raw) == token.claims)
+        #expect(token.tenantId == "t")
+        let unsigned = try IDToken(raw: header + "." + payload)
+        #expect(unsigned.signature.isEmpty)
+        #expect(unsigned.claims == token.claims)
+        for malformed in ["", "no-dots", "a.b.c.d", "..", ".\(payload).x.", "\(header).!!!.x", "\(header)..x"] {
+            #expect(throws: AuthError.self) { try IDToken(raw: malformed) }
+            #expect(throws: AuthError.self) { try IDToken.claims(of: malformed) }
+        }
+    }
+
     @Test func grantsTheClientIdScopeTheServiceDoesNotEcho() {
         #expect(Scopes.granted(["openid"], requested: ["App-Id"], clientId: "app-id") == ["openid", "App-Id"])
         #expect(Scopes.declined(requested: ["App-Id"], granted: Scopes.granted(["openid"], requested: ["App-Id"], clientId: "app-id")).isEmpty)

@@ -111,7 +111,7 @@ struct AccountDirectory: Sendable {
         let idToken = document.idToken(
             homeAccountId: cached.homeAccountId, environments: environments,
             realm: cached.realm, clientId: configuration.clientId)
-        let claims = idToken.flatMap { try? IDToken(raw: $0.secret) }?.claims
+        let claims = idToken.flatMap { try? IDToken.claims(of: $0.secret) }
         return Account(
             homeAccountId: cached.homeAccountId, localAccountId: cached.localAccountId,
             environment: cached.environment,

@@ -9,7 +9,7 @@ enum AccountTenants {
         var tenants = [account.tenantId]
         for token in document.idTokens(homeAccountId: account.homeAccountId, environments: environments) {
             if isMeta(token.realm) {
-                if let tid = (try? IDToken(raw: token.secret))?.claims["tid"]?.stringValue { tenants.append(tid) }
+                if let tid = (try? IDToken.claims(of: token.secret))?["tid"]?.stringValue { tenants.append(tid) }
             } else {
                 tenants.append(token.realm)
             }

@@ -10,33 +10,51 @@ public enum Base64URL {
 
     /// Decodes base64url or standard base64, padded or not (every `=` is skipped); `nil` on
     /// any other character, or a length no encoding makes (one character past a group of 4).
-    /// Byte by byte: an ID token is decoded on every fresh process's first silent request.
+    /// Over the text's bytes in place: an ID token is decoded on every fresh process's first
+    /// silent request.
     public static func decode(_ text: some StringProtocol) -> [UInt8]? {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(text.utf8.count * 3 / 4)
-        var group: UInt32 = 0
-        var count = 0
-        for character in text.utf8 where character != UInt8(ascii: "=") {
-            guard let value = sextet(character) else { return nil }
-            group = group << 6 | UInt32(value)
-            count += 1
-            if count == 4 {
-                bytes.append(UInt8(truncatingIfNeeded: group >> 16))
-                bytes.append(UInt8(truncatingIfNeeded: group >> 8))
-                bytes.append(UInt8(truncatingIfNeeded: group))
-                group = 0
-                count = 0
+        if let decoded = text.utf8.withContiguousStorageIfAvailable(decode(bytes:)) { return decoded }
+        return Array(text.utf8).withUnsafeBufferPointer(decode(bytes:))
+    }
+
+    private static func decode(bytes input: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        var valid = true
+        let decoded = [UInt8](unsafeUninitializedCapacity: input.count / 4 * 3 + 2) { output, written in
+            var group: UInt32 = 0
+            var count = 0
+            var length = 0
+            for character in input where character != UInt8(ascii: "=") {
+                guard let value = sextet(character) else {
+                    valid = false
+                    return
+                }
+                group = group << 6 | UInt32(value)
+                count += 1
+                if count == 4 {
+                    output[length] = UInt8(truncatingIfNeeded: group >> 16)
+                    output[length + 1] = UInt8(truncatingIfNeeded: group >> 8)
+                    output[length + 2] = UInt8(truncatingIfNeeded: group)
+                    length += 3
+                    group = 0
+                    count = 0
+                }
             }
+            switch count {
+            case 0: break
+            case 2:
+                output[length] = UInt8(truncatingIfNeeded: group >> 4)
+                length += 1
+            case 3:
+                output[length] = UInt8(truncatingIfNeeded: group >> 10)
+                output[length + 1] = UInt8(truncatingIfNeeded: group >> 2)
+                length += 2
+            default:
+                valid = false
+                return
+            }
+            written = length
         }
-        switch count {
-        case 0: break
-        case 2: bytes.append(UInt8(truncatingIfNeeded: group >> 4))
-        case 3:
-            bytes.append(UInt8(truncatingIfNeeded: group >> 10))
-            bytes.append(UInt8(truncatingIfNeeded: group >> 2))
-        default: return nil
-        }
-        return bytes
+        return valid ? decoded : nil
     }
 
     /// The 6 bits a character of either alphabet stands for (`-`/`+` 62, `_`/`/` 63).

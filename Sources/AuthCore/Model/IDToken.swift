@@ -12,20 +12,52 @@ public struct IDToken: Sendable, Equatable {
     public let signature: [UInt8]
 
     public init(raw: String) throws(AuthError) {
-        // Split on the bytes: splitting on Characters (grapheme breaking over ~1,300 of them)
-        // cost more than the rest of a fresh process's cached answer together.
-        let parts = raw.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false).map(Substring.init)
-        guard parts.count == 3 || parts.count == 2, let payload = Base64URL.decode(parts[1]),
-            let claims = (try? JSONValue.parse(payload))?.objectValue
-        else { throw .malformed("the ID token is not a JWT") }
+        let parts = try Self.segments(of: raw)
         self.raw = raw
-        self.claims = claims
-        header = Base64URL.decode(parts[0]).flatMap { try? JSONValue.parse($0) }?.objectValue ?? JSONObject()
-        var input = String(parts[0])  // not `joined(separator:)`, which is not specialized here
-        input.append(".")
-        input.append(contentsOf: parts[1])
-        signingInput = input
-        signature = parts.count == 3 ? Base64URL.decode(parts[2]) ?? [] : []
+        claims = try Self.claims(inPayload: parts.payload)
+        header = Base64URL.decode(parts.header).flatMap { try? JSONValue.parse($0) }?.objectValue ?? JSONObject()
+        signingInput = String(raw[..<parts.payload.endIndex])
+        signature = parts.signature.flatMap { Base64URL.decode($0) } ?? []
+    }
+
+    /// The claims of the ID token `raw`, without decoding its header and signature: what a
+    /// cached ID token is read for (validation, which needs them, came before it was cached).
+    /// A fresh process decodes one for its first silent answer.
+    public static func claims(of raw: String) throws(AuthError) -> JSONObject {
+        try claims(inPayload: segments(of: raw).payload)
+    }
+
+    private static func claims(inPayload payload: Substring) throws(AuthError) -> JSONObject {
+        guard let bytes = Base64URL.decode(payload), let claims = (try? JSONValue.parse(bytes))?.objectValue else {
+            throw .malformed("the ID token is not a JWT")
+        }
+        return claims
+    }
+
+    /// The token's two or three dot-separated segments, found on its bytes (splitting on
+    /// Characters, or even with the generic `split` over the bytes, cost more than decoding).
+    private static func segments(of raw: String) throws(AuthError) -> (header: Substring, payload: Substring, signature: Substring?) {
+        let dots =
+            raw.utf8.withContiguousStorageIfAvailable(Self.dotOffsets(in:))
+            ?? Array(raw.utf8).withUnsafeBufferPointer(Self.dotOffsets(in:))
+        let utf8 = raw.utf8
+        func index(_ offset: Int) -> String.Index { utf8.index(utf8.startIndex, offsetBy: offset) }
+        switch dots.count {
+        case 1: return (raw[..<index(dots[0])], raw[index(dots[0] + 1)...], nil)  // unsigned: header.payload
+        case 2: return (raw[..<index(dots[0])], raw[index(dots[0] + 1)..<index(dots[1])], raw[index(dots[1] + 1)...])
+        default: throw .malformed("the ID token is not a JWT")
+        }
+    }
+
+    /// Where the first three dots are in `bytes`.
+    private static func dotOffsets(in bytes: UnsafeBufferPointer<UInt8>) -> [Int] {
+        var dots: [Int] = []
+        var offset = 0
+        while dots.count < 3, let next = bytes[offset...].firstIndex(of: UInt8(ascii: ".")) {
+            dots.append(next)
+            offset = next + 1
+        }
+        return dots
     }
 
     public func string(_ claim: String) -> String? { claims[claim]?.stringValue }
