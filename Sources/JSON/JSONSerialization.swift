@@ -1,5 +1,11 @@
 import CJansson
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 extension JSONValue {
     /// The compact JSON text of this value (no whitespace, members in insertion order),
     /// as UTF-8 bytes.
@@ -20,27 +26,17 @@ extension JSONValue {
     }
 }
 
-/// The buffer jansson's dump callback appends to.
-final class ByteSink {
-    var bytes: [UInt8] = []
-}
-
 /// Builds a jansson tree (a new reference) for a ``JSONValue``.
 enum JanssonWriter {
     /// Appends the compact JSON text of `tree` to `output`.
+    ///
+    /// jansson makes the whole text in its own buffer (`json_dumps`), copied over once. A dump
+    /// callback into Swift ran once per token of the text (each `{`, key, `:` and value): a
+    /// few hundred calls, most of the cost, for one token reply.
     static func dump(_ tree: UnsafeMutablePointer<json_t>, into output: inout [UInt8]) {
-        let sink = ByteSink()
-        swap(&sink.bytes, &output)
-        let context = Unmanaged.passUnretained(sink).toOpaque()
-        _ = json_dump_callback(
-            tree,
-            { chunk, size, context in
-                guard let chunk, let context else { return -1 }
-                let sink = Unmanaged<ByteSink>.fromOpaque(context).takeUnretainedValue()
-                sink.bytes.append(contentsOf: UnsafeRawBufferPointer(start: chunk, count: size))
-                return 0
-            }, context, cjansson_compact_encode_flags())
-        swap(&sink.bytes, &output)
+        guard let text = json_dumps(tree, cjansson_compact_encode_flags()) else { return }
+        defer { free(text) }
+        output.append(contentsOf: UnsafeRawBufferPointer(start: text, count: strlen(text)))
     }
 
     static func tree(for value: JSONValue) -> UnsafeMutablePointer<json_t>? {

@@ -3,6 +3,10 @@ import JSON
 import JSONRPC
 import POSIXSupport
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// `acquireTokenSilent` results from memory, kept serialized: a token an identical request
 /// found in the same version of the cache is answered with the text made for the first one,
 /// only its correlation id put in (the rest of the result is the same: token, expiry, account,
@@ -36,21 +40,57 @@ final class SilentReplyCache: Sendable {
         return SerializedResult(pieces: [template.head, Array(correlationId.utf8), template.tail])
     }
 
-    /// The stand-in correlation id the template is made with: control characters, so its
-    /// escaped text appears in no other string's text.
+    /// The stand-ins the template is made with: control characters, so their escaped text
+    /// appears in no other string's text.
     private static let marker = "\u{1}correlationId\u{1}"
+    private static let accessTokenMarker = "\u{1}accessToken\u{1}"
+    private static let idTokenMarker = "\u{1}idToken\u{1}"
 
     /// Serializes the result with ``marker`` as its correlation id and splits it there; `nil`
-    /// when the member's text is not found exactly once (then every answer is serialized whole).
+    /// when a stand-in's text is not found exactly once (then every answer is serialized whole).
+    ///
+    /// The tokens, when JSON takes their text verbatim (``isVerbatim(_:)``, as base64url JWTs
+    /// always are), are serialized as short stand-ins and put in afterwards: jansson's walk,
+    /// character by character, over an access and an ID token was most of the cost of a
+    /// fresh process's first answer's text. The text is the same either way (a test compares).
     private func makeTemplate(_ answer: CachedSilentAnswer) -> Template? {
-        let text = AuthJSON.tokenResult(answer.result(Self.marker)).serialized()
-        let key = Array(#""correlationId":"#.utf8)
-        var member = key
-        JSONValue.string(Self.marker).serialize(into: &member)  // "\u0001correlationId\u0001"
-        let starts = Self.occurrences(of: member, in: text)
-        guard starts.count == 1, let start = starts.first else { return nil }
-        // head: up to the value's opening quote; tail: from its closing quote
-        let template = Template(head: Array(text[..<(start + key.count + 1)]), tail: Array(text[(start + member.count - 1)...]))
+        var result = answer.result(Self.marker)
+        var stands: [(text: [UInt8], value: [UInt8]?)] = [(Self.quoted(Self.marker), nil)]
+        if Self.isVerbatim(result.accessToken) {
+            stands.append((Self.quoted(Self.accessTokenMarker), Self.quotedVerbatim(result.accessToken)))
+            result.accessToken = Self.accessTokenMarker
+        }
+        if let idToken = result.idToken, Self.isVerbatim(idToken) {
+            stands.append((Self.quoted(Self.idTokenMarker), Self.quotedVerbatim(idToken)))
+            result.idToken = Self.idTokenMarker
+        }
+        let text = AuthJSON.tokenResult(result).serialized()
+        var found: [(start: Int, length: Int, value: [UInt8]?)] = []
+        for stand in stands {
+            let starts = Self.occurrences(of: stand.text, in: text)
+            guard starts.count == 1, let start = starts.first else { return nil }
+            found.append((start, stand.text.count, stand.value))
+        }
+        // The text between the stand-ins, the tokens in their places; the correlation id's
+        // quotes end the head and start the tail.
+        var head: [UInt8] = []
+        var tail: [UInt8] = []
+        var copied = 0
+        var inTail = false
+        for stand in found.sorted(by: { $0.start < $1.start }) {
+            let piece = text[copied..<stand.start]
+            if inTail { tail += piece } else { head += piece }
+            if let value = stand.value {
+                if inTail { tail += value } else { head += value }
+            } else {
+                head.append(UInt8(ascii: "\""))
+                tail.append(UInt8(ascii: "\""))
+                inTail = true
+            }
+            copied = stand.start + stand.length
+        }
+        tail += text[copied...]
+        let template = Template(head: head, tail: tail)
         state.withLock { state in
             if state.stamp != answer.identity.stamp || state.templates.count >= Self.capacity {
                 state = State(stamp: answer.identity.stamp)
@@ -60,11 +100,47 @@ final class SilentReplyCache: Sendable {
         return template
     }
 
-    private static func occurrences(of needle: [UInt8], in haystack: [UInt8]) -> [Int] {
-        guard needle.count <= haystack.count else { return [] }
-        return (0...(haystack.count - needle.count)).filter { start in
-            haystack[start] == needle[0] && haystack[start..<(start + needle.count)].elementsEqual(needle)
+    /// Where `needle` (not empty) starts in `haystack`, every time.
+    static func occurrences(of needle: [UInt8], in haystack: [UInt8]) -> [Int] {
+        guard let first = needle.first, needle.count <= haystack.count else { return [] }
+        return haystack.withUnsafeBufferPointer { hay in
+            needle.withUnsafeBufferPointer { pin in
+                guard let hayBase = hay.baseAddress, let pinBase = pin.baseAddress else { return [] }
+                var starts: [Int] = []
+                var start = 0
+                let last = hay.count - pin.count
+                while start <= last, let found = memchr(hayBase + start, Int32(first), last - start + 1) {
+                    let candidate = hayBase.distance(to: found.assumingMemoryBound(to: UInt8.self))
+                    if memcmp(hayBase + candidate, pinBase, pin.count) == 0 { starts.append(candidate) }
+                    start = candidate + 1
+                }
+                return starts
+            }
         }
+    }
+
+    /// `text` as a JSON string (quotes included).
+    private static func quoted(_ text: String) -> [UInt8] { JSONValue.string(text).serialized() }
+
+    /// `text` in quotes as it is: the JSON string of text ``isVerbatim(_:)`` accepts.
+    private static func quotedVerbatim(_ text: String) -> [UInt8] {
+        var quoted = [UInt8(ascii: "\"")]
+        quoted += text.utf8
+        quoted.append(UInt8(ascii: "\""))
+        return quoted
+    }
+
+    /// Whether JSON text holds `text` as it is: printable ASCII without a quote or a
+    /// backslash (jansson's compact output escapes nothing else in such text).
+    static func isVerbatim(_ text: String) -> Bool {
+        text.utf8.withContiguousStorageIfAvailable(isVerbatim(bytes:)) ?? Array(text.utf8).withUnsafeBufferPointer(isVerbatim(bytes:))
+    }
+
+    private static func isVerbatim(bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        for byte in bytes where byte < 0x20 || byte > 0x7E || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+            return false
+        }
+        return true
     }
 
     /// Whether `id` goes into JSON text as it is (letters, digits, dashes: what
