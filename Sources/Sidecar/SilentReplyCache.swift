@@ -55,21 +55,20 @@ final class SilentReplyCache: Sendable {
     /// fresh process's first answer's text. The text is the same either way (a test compares).
     private func makeTemplate(_ answer: CachedSilentAnswer) -> Template? {
         var result = answer.result(Self.marker)
-        var stands: [(text: [UInt8], value: [UInt8]?)] = [(Self.quoted(Self.marker), nil)]
+        var stands = [StandIn(text: Self.quoted(Self.marker), value: nil)]
         if Self.isVerbatim(result.accessToken) {
-            stands.append((Self.quoted(Self.accessTokenMarker), Self.quotedVerbatim(result.accessToken)))
+            stands.append(StandIn(text: Self.quoted(Self.accessTokenMarker), value: Self.quotedVerbatim(result.accessToken)))
             result.accessToken = Self.accessTokenMarker
         }
         if let idToken = result.idToken, Self.isVerbatim(idToken) {
-            stands.append((Self.quoted(Self.idTokenMarker), Self.quotedVerbatim(idToken)))
+            stands.append(StandIn(text: Self.quoted(Self.idTokenMarker), value: Self.quotedVerbatim(idToken)))
             result.idToken = Self.idTokenMarker
         }
         let text = AuthJSON.tokenResult(result).serialized()
-        var found: [(start: Int, length: Int, value: [UInt8]?)] = []
-        for stand in stands {
-            let starts = Self.occurrences(of: stand.text, in: text)
+        for index in stands.indices {
+            let starts = Self.occurrences(of: stands[index].text, in: text)
             guard starts.count == 1, let start = starts.first else { return nil }
-            found.append((start, stand.text.count, stand.value))
+            stands[index].start = start
         }
         // The text between the stand-ins, the tokens in their places; the correlation id's
         // quotes end the head and start the tail.
@@ -77,7 +76,7 @@ final class SilentReplyCache: Sendable {
         var tail: [UInt8] = []
         var copied = 0
         var inTail = false
-        for stand in found.sorted(by: { $0.start < $1.start }) {
+        for stand in stands.sorted(by: { $0.start < $1.start }) {
             let piece = text[copied..<stand.start]
             if inTail { tail += piece } else { head += piece }
             if let value = stand.value {
@@ -87,7 +86,7 @@ final class SilentReplyCache: Sendable {
                 tail.append(UInt8(ascii: "\""))
                 inTail = true
             }
-            copied = stand.start + stand.length
+            copied = stand.start + stand.text.count
         }
         tail += text[copied...]
         let template = Template(head: head, tail: tail)
@@ -98,6 +97,15 @@ final class SilentReplyCache: Sendable {
             state.templates[answer.identity] = template
         }
         return template
+    }
+
+    /// A stand-in's text in the serialized result (quotes included), what goes in its place
+    /// (`nil`: the correlation id, which stays out of the template), and where it was found.
+    /// A struct, not a tuple: a tuple type's metadata is made at run time on first use.
+    private struct StandIn {
+        let text: [UInt8]
+        let value: [UInt8]?
+        var start = 0
     }
 
     /// Where `needle` (not empty) starts in `haystack`, every time.

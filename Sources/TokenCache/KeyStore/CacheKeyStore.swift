@@ -63,6 +63,7 @@ public enum CacheKeyStore {
         for protection: CacheProtection, cachePath: String, keyFile: String?, keyCommand: [String]?,
         secretServiceKeyCopySeconds: Int = SecretServiceKeySource.defaultKeyCopySeconds
     ) -> [any CacheKeySource] {
+        if protection == .only(.plaintext) { return [] }  // nothing to ask: no key source is made
         let all: [any CacheKeySource] = [
             SecretServiceKeySource(cachePath: cachePath, keyCopySeconds: secretServiceKeyCopySeconds),
             KernelKeyringKeySource(cachePath: cachePath), KeyFileKeySource(path: keyFile), KeyCommandKeySource(arguments: keyCommand),
