@@ -31,6 +31,7 @@ import Testing
     private func makePipe() throws -> (read: Int32, write: Int32) {
         var ends: [Int32] = [0, 0]
         try #require(pipe(&ends) == 0)
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }  // kept from children other tests spawn
         return (ends[0], ends[1])
     }
 
