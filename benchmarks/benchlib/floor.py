@@ -46,6 +46,7 @@ def build_hello(tmp: str) -> str:
     # faults, about 0.02 ms, on 2026-11-26).
     r = subprocess.run([compiler, "-O", "-wmo", "-static-stdlib", "-L", static_libs, "-Xlinker", "-s",
                         "-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors",
+                        "-Xfrontend", "-disable-llvm-merge-functions-pass",
                         "-Xfrontend", "-function-sections",
                         "-use-ld=lld", "-Xlinker", "--no-export-dynamic", "-Xlinker", "-z",
                         "-Xlinker", "pack-relative-relocs", "-o", exe, src],
