@@ -56,7 +56,7 @@ enum ConfigurationValidator {
         guard URLParts(authority) != nil else {
             throw .invalidParams("authority must be an absolute https URL \(example), not '\(authority)'", member: "authority")
         }
-        guard !authority.contains(where: { "<>{}".contains($0) }) else {
+        guard !authority.utf8.contains(where: { [UInt8(ascii: "<"), UInt8(ascii: ">"), UInt8(ascii: "{"), UInt8(ascii: "}")].contains($0) }) else {
             throw .invalidParams(
                 "authority '\(authority)' has a placeholder left in it: replace it with your tenant "
                     + "(its id, its domain, or common/organizations/consumers)", member: "authority")

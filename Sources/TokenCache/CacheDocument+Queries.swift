@@ -41,7 +41,7 @@ extension CacheDocument {
             return candidates.first { $0.realm.equalsIgnoringCase(realm) }
         }
         // Prefer the home tenant (the part of the home account ID after the dot).
-        let homeTenant = homeAccountId.split(separator: ".").dropFirst().first.map(String.init)
+        let homeTenant = homeAccountId.utf8.split(separator: UInt8(ascii: ".")).dropFirst().first.map { String(Substring($0)) }
         return candidates.first { homeTenant.map($0.realm.equalsIgnoringCase) ?? false }
             ?? candidates.first
     }

@@ -23,7 +23,7 @@ public struct ScopeSet: Sendable, Hashable {
 
     /// Scopes from a stored `target` (space-separated).
     public init(target: String) {
-        self.init(target.split(separator: " ").map(String.init))
+        self.init(target.utf8.split(separator: UInt8(ascii: " ")).map { String(Substring($0)) })
     }
 
     /// The `target` MSAL for Python stores: the scopes sorted by code point and joined by

@@ -16,7 +16,7 @@ public struct OpenIDMetadata: Sendable, Equatable {
 
     /// The cache realm: the first path segment of the token endpoint (as MSAL for Python).
     public var realm: String? {
-        URLParts(tokenEndpoint)?.path.split(separator: "/").first.map(String.init)
+        URLParts(tokenEndpoint)?.path.utf8.split(separator: UInt8(ascii: "/")).first.map { String(Substring($0)) }
     }
 
     init(json: JSONValue, kind: Authority.Kind) throws(AuthError) {

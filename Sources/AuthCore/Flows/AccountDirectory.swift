@@ -103,7 +103,7 @@ struct AccountDirectory: Sendable {
     }
 
     private func isHomeProfile(_ account: CachedAccount) -> Bool {
-        account.homeAccountId.split(separator: ".").last.map { String($0).lowercased() } == account.realm.lowercased()
+        account.homeAccountId.utf8.split(separator: UInt8(ascii: ".")).last.map { String(Substring($0)).lowercased() } == account.realm.lowercased()
     }
 
     /// An ``Account`` with the ID token's claims when one is cached.

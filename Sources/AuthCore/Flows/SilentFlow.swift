@@ -147,7 +147,7 @@ struct SilentFlow: Sendable {
     /// `common`/`organizations`/`consumers`, the account's home tenant.
     private func realms(_ authority: Authority, _ metadataRealm: String?, _ account: Account) -> [String] {
         var realms = [metadataRealm, authority.tenant].compactMap { $0 }
-        if authority.isMultiTenant, let home = account.homeAccountId.split(separator: ".").last {
+        if authority.isMultiTenant, let home = account.homeAccountId.utf8.split(separator: UInt8(ascii: ".")).last.map(Substring.init) {
             realms.append(String(home))
         }
         var seen = Set<String>()
