@@ -205,7 +205,7 @@ struct JSONScanner {
         let start = pos
         var escaped = false
         while true {
-            while end - pos >= 8, Self.isPlain(UnsafeRawPointer(base + pos).loadUnaligned(as: UInt64.self)) {
+            while end - pos >= 8, JSONText.isPlain(UnsafeRawPointer(base + pos).loadUnaligned(as: UInt64.self)) {
                 pos += 8
             }
             guard pos < end else { return nil }
@@ -224,16 +224,6 @@ struct JSONScanner {
                 return nil
             }
         }
-    }
-
-    /// Whether none of the 8 bytes is a quote, a backslash, a control byte or non-ASCII.
-    private static func isPlain(_ word: UInt64) -> Bool {
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let quote = word ^ (ones &* 0x22)
-        let backslash = word ^ (ones &* 0x5C)
-        let control = (word &- ones &* 0x20) & ~word
-        let found = control | ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | word
-        return found & (ones &* 0x80) == 0
     }
 
     private mutating func scanEscape() -> Bool {

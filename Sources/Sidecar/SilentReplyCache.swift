@@ -45,6 +45,10 @@ final class SilentReplyCache: Sendable {
     private static let marker = "\u{1}correlationId\u{1}"
     private static let accessTokenMarker = "\u{1}accessToken\u{1}"
     private static let idTokenMarker = "\u{1}idToken\u{1}"
+    /// The stand-ins as JSON strings, made once (they are constants).
+    private static let quotedMarker = quoted(marker)
+    private static let quotedAccessTokenMarker = quoted(accessTokenMarker)
+    private static let quotedIdTokenMarker = quoted(idTokenMarker)
 
     /// Serializes the result with ``marker`` as its correlation id and splits it there; `nil`
     /// when a stand-in's text is not found exactly once (then every answer is serialized whole).
@@ -55,13 +59,13 @@ final class SilentReplyCache: Sendable {
     /// fresh process's first answer's text. The text is the same either way (a test compares).
     private func makeTemplate(_ answer: CachedSilentAnswer) -> Template? {
         var result = answer.result(Self.marker)
-        var stands = [StandIn(text: Self.quoted(Self.marker), value: nil)]
+        var stands = [StandIn(text: Self.quotedMarker, value: nil)]
         if Self.isVerbatim(result.accessToken) {
-            stands.append(StandIn(text: Self.quoted(Self.accessTokenMarker), value: Self.quotedVerbatim(result.accessToken)))
+            stands.append(StandIn(text: Self.quotedAccessTokenMarker, value: Self.quotedVerbatim(result.accessToken)))
             result.accessToken = Self.accessTokenMarker
         }
         if let idToken = result.idToken, Self.isVerbatim(idToken) {
-            stands.append(StandIn(text: Self.quoted(Self.idTokenMarker), value: Self.quotedVerbatim(idToken)))
+            stands.append(StandIn(text: Self.quotedIdTokenMarker, value: Self.quotedVerbatim(idToken)))
             result.idToken = Self.idTokenMarker
         }
         let text = AuthJSON.tokenResult(result).serialized()
@@ -138,17 +142,9 @@ final class SilentReplyCache: Sendable {
         return quoted
     }
 
-    /// Whether JSON text holds `text` as it is: printable ASCII without a quote or a
-    /// backslash (jansson's compact output escapes nothing else in such text).
+    /// Whether JSON text holds `text` as it is (``JSON/JSONText/isVerbatim(_:)``).
     static func isVerbatim(_ text: String) -> Bool {
-        text.utf8.withContiguousStorageIfAvailable(isVerbatim(bytes:)) ?? Array(text.utf8).withUnsafeBufferPointer(isVerbatim(bytes:))
-    }
-
-    private static func isVerbatim(bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        for byte in bytes where byte < 0x20 || byte > 0x7E || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
-            return false
-        }
-        return true
+        text.utf8.withContiguousStorageIfAvailable(JSONText.isVerbatim) ?? Array(text.utf8).withUnsafeBufferPointer(JSONText.isVerbatim)
     }
 
     /// Whether `id` goes into JSON text as it is (letters, digits, dashes: what
