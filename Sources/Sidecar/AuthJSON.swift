@@ -10,7 +10,9 @@ import POSIXSupport
 
 /// The protocol's JSON shapes for auth values.
 enum AuthJSON {
-    static func account(_ account: Account?) -> JSONValue {
+    /// - Parameter claimsStandIn: a string put where the claims go, for text that puts the
+    ///   claims in afterwards (``SilentReplyCache``); `nil`: the claims, parsed.
+    static func account(_ account: Account?, claimsStandIn: String? = nil) -> JSONValue {
         guard let account else { return .null }
         var object: JSONObject = [
             "homeAccountId": .string(account.homeAccountId), "localAccountId": .string(account.localAccountId),
@@ -18,7 +20,7 @@ enum AuthJSON {
             "username": .string(account.username),
         ]
         if let name = account.name { object["name"] = .string(name) }
-        if let claims = account.idTokenClaims { object["idTokenClaims"] = .object(claims) }
+        if let claims = account.idTokenClaims { object["idTokenClaims"] = claimsStandIn.map(JSONValue.string) ?? .object(claims.object) }
         return .object(object)
     }
 
@@ -30,11 +32,11 @@ enum AuthJSON {
         return .object(object)
     }
 
-    static func tokenResult(_ result: TokenResult) -> JSONValue {
+    static func tokenResult(_ result: TokenResult, claimsStandIn: String? = nil) -> JSONValue {
         var object: JSONObject = [
             "accessToken": .string(result.accessToken), "tokenType": .string(result.tokenType),
             "expiresOn": .int(result.expiresOn), "scopes": JSONValue(result.scopes),
-            "account": account(result.account),
+            "account": account(result.account, claimsStandIn: claimsStandIn),
         ]
         if let idToken = result.idToken { object["idToken"] = .string(idToken) }
         object["tenantId"] = .string(result.tenantId)

@@ -45,10 +45,12 @@ final class SilentReplyCache: Sendable {
     private static let marker = "\u{1}correlationId\u{1}"
     private static let accessTokenMarker = "\u{1}accessToken\u{1}"
     private static let idTokenMarker = "\u{1}idToken\u{1}"
+    private static let claimsMarker = "\u{1}idTokenClaims\u{1}"
     /// The stand-ins as JSON strings, made once (they are constants).
     private static let quotedMarker = quoted(marker)
     private static let quotedAccessTokenMarker = quoted(accessTokenMarker)
     private static let quotedIdTokenMarker = quoted(idTokenMarker)
+    private static let quotedClaimsMarker = quoted(claimsMarker)
 
     /// Serializes the result with ``marker`` as its correlation id and splits it there; `nil`
     /// when a stand-in's text is not found exactly once (then every answer is serialized whole).
@@ -57,6 +59,9 @@ final class SilentReplyCache: Sendable {
     /// always are), are serialized as short stand-ins and put in afterwards: jansson's walk,
     /// character by character, over an access and an ID token was most of the cost of a
     /// fresh process's first answer's text. The text is the same either way (a test compares).
+    /// So are the account's ID token claims, as the token carries them
+    /// (``AuthCore/IDTokenClaims/verbatimText``): the same JSON value as their serialization,
+    /// the same text when the token's is compact.
     private func makeTemplate(_ answer: CachedSilentAnswer) -> Template? {
         var result = answer.result(Self.marker)
         var stands = [StandIn(text: Self.quotedMarker, value: nil)]
@@ -68,7 +73,12 @@ final class SilentReplyCache: Sendable {
             stands.append(StandIn(text: Self.quotedIdTokenMarker, value: Self.quotedVerbatim(idToken)))
             result.idToken = Self.idTokenMarker
         }
-        let text = AuthJSON.tokenResult(result).serialized()
+        var claimsStandIn: String?
+        if let claims = result.account.idTokenClaims?.verbatimText {
+            stands.append(StandIn(text: Self.quotedClaimsMarker, value: claims))
+            claimsStandIn = Self.claimsMarker
+        }
+        let text = AuthJSON.tokenResult(result, claimsStandIn: claimsStandIn).serialized()
         for index in stands.indices {
             let starts = Self.occurrences(of: stands[index].text, in: text)
             guard starts.count == 1, let start = starts.first else { return nil }

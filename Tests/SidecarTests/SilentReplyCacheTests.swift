@@ -12,10 +12,12 @@ import Testing
     private static let jwt =
         "eyJ0eXAiOiJKV1QiLCJhbGciOiJSUzI1NiJ9.eyJhdWQiOiJodHRwczovL2dyYXBoIiwibmFtZSI6IkFsaWNlIn0.c2lnbmF0dXJlLWJ5dGVz_-"
 
-    private func answer(accessToken: String, idToken: String?, stamp: UInt64 = 1) -> CachedSilentAnswer {
+    private func answer(
+        accessToken: String, idToken: String?, stamp: UInt64 = 1, claims: IDTokenClaims = IDTokenClaims(["name": .string("Alice é")])
+    ) -> CachedSilentAnswer {
         let account = Account(
             homeAccountId: "oid.tid", localAccountId: "oid", environment: "login.microsoftonline.com", tenantId: "tid",
-            username: "alice@contoso.com", name: "Alice \"A\" Example", idTokenClaims: ["name": .string("Alice é")])
+            username: "alice@contoso.com", name: "Alice \"A\" Example", idTokenClaims: claims)
         return CachedSilentAnswer(identity: .init(stamp: stamp, key: "key-\(accessToken.count)")) { correlationId in
             TokenResult(
                 accessToken: accessToken, tokenType: "Bearer", expiresOn: 1_795_681_767, scopes: ["User.Read"],
@@ -46,6 +48,30 @@ import Testing
             expectSameText(answer(accessToken: odd, idToken: Self.jwt))
             expectSameText(answer(accessToken: Self.jwt, idToken: odd))
         }
+    }
+
+    /// Claims read from a token go in as the token carries them: the same text as their
+    /// serialization when the token's is compact (as issuers write it), else the same JSON.
+    @Test func claimsFromATokenGoInAsItsTextIs() throws {
+        let compactText = #"{"aud":"app","tid":"t","name":"Renée \"R\"","iat":1795681767,"roles":["a","b"]}"#
+        let compact = try #require(IDTokenClaims(json: Array(compactText.utf8)))
+        #expect(compact.verbatimText != nil)
+        expectSameText(answer(accessToken: Self.jwt, idToken: Self.jwt, claims: compact))
+
+        let spaced = Array(#"{ "aud" : "app", "name" : "Ren\u00e9e", "url" : "https:\/\/x" }"#.utf8)
+        let claims = try #require(IDTokenClaims(json: spaced))
+        let cache = SilentReplyCache()
+        let answer = answer(accessToken: Self.jwt, idToken: Self.jwt, claims: claims)
+        let reply = cache.result(of: answer, correlationId: "abc")
+        #expect(reply.pieces.count == 3)  // the template: head, correlation id, tail
+        let replyText = reply.pieces.flatMap { $0 }
+        #expect(SilentReplyCache.occurrences(of: spaced, in: replyText).count == 1)
+        #expect(try JSONValue.parse(replyText) == JSONValue.parse(AuthJSON.tokenResult(answer.result("abc")).serialized()))
+
+        // A line break between members would end a newline-delimited message: serialized.
+        let broken = try #require(IDTokenClaims(json: Array("{\"aud\":\"app\",\n\"tid\":\"t\"}".utf8)))
+        #expect(broken.verbatimText == nil)
+        expectSameText(self.answer(accessToken: Self.jwt, idToken: Self.jwt, claims: broken))
     }
 
     @Test func findsEveryOccurrence() {

@@ -72,7 +72,7 @@ struct TokenResponseHandler: Sendable {
             return Account(
                 homeAccountId: homeAccountId, localAccountId: localId, environment: context.authority.cacheEnvironment,
                 tenantId: idToken.tenantId ?? context.authority.tenant, username: idToken.username ?? "",
-                name: idToken.name, idTokenClaims: idToken.claims)
+                name: idToken.name, idTokenClaims: IDTokenClaims(idToken.claims))
         }
         guard let known = context.knownAccount else {
             throw AuthError.malformed("the token response carries no ID token for a new sign-in")

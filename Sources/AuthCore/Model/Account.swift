@@ -12,11 +12,11 @@ public struct Account: Sendable, Equatable {
     public var username: String
     public var name: String?
     /// The ID token's claims, when one is at hand.
-    public var idTokenClaims: JSONObject?
+    public var idTokenClaims: IDTokenClaims?
 
     public init(
         homeAccountId: String, localAccountId: String, environment: String, tenantId: String,
-        username: String, name: String? = nil, idTokenClaims: JSONObject? = nil
+        username: String, name: String? = nil, idTokenClaims: IDTokenClaims? = nil
     ) {
         self.homeAccountId = homeAccountId
         self.localAccountId = localAccountId

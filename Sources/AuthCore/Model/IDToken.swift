@@ -22,9 +22,13 @@ public struct IDToken: Sendable, Equatable {
 
     /// The claims of the ID token `raw`, without decoding its header and signature: what a
     /// cached ID token is read for (validation, which needs them, came before it was cached).
-    /// A fresh process decodes one for its first silent answer.
-    public static func claims(of raw: String) throws(AuthError) -> JSONObject {
-        try claims(inPayload: segments(of: raw).payload)
+    /// A fresh process reads one for its first silent answer: the payload's text is scanned,
+    /// not parsed (``IDTokenClaims``).
+    public static func claims(of raw: String) throws(AuthError) -> IDTokenClaims {
+        guard let bytes = Base64URL.decode(try segments(of: raw).payload), let claims = IDTokenClaims(json: bytes) else {
+            throw .malformed("the ID token is not a JWT")
+        }
+        return claims
     }
 
     private static func claims(inPayload payload: Substring) throws(AuthError) -> JSONObject {
