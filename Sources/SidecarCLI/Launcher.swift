@@ -17,6 +17,7 @@ public enum Launcher {
     /// The process entry point: plain option lines and plain `token` lines through
     /// ``PlainCommandLine``, every other line through swift-argument-parser.
     public static func main(arguments: [String] = Array(CommandLine.arguments.dropFirst())) -> Never {
+        JSONHashSeed.plant()
         if let azArguments = AzShim.arguments(programName: CommandLine.arguments.first, arguments) {
             Glibc.exit(AzShim.run(azArguments))  // started as az: az's own small command line
         }
