@@ -38,8 +38,32 @@ public final class JSONTree: @unchecked Sendable {
     ///
     /// - Throws: ``JSONParseError``; a top level that is not an object is reported with its
     ///   JSON type name.
-    /// - Complexity: O(n), jansson's own parse.
+    /// - Complexity: O(n), jansson's own parse, of the text without its long string values
+    ///   when it has some (``LongStringLift``: a token cache's secrets, put back afterwards).
     public convenience init(parsingObject bytes: [UInt8]) throws(JSONParseError) {
+        let lifted = bytes.withUnsafeBufferPointer { whole -> UnsafeMutablePointer<json_t>? in
+            guard let lift = LongStringLift(whole), let root = try? Self.parse(lift.text(of: whole)) else { return nil }
+            guard cjansson_typeof(root) == JSON_OBJECT, lift.restore(into: root, from: whole) else {
+                json_decref(root)
+                return nil
+            }
+            return root
+        }
+        if let lifted {
+            self.init(owning: lifted)
+            return
+        }
+        let parsed = try Self.parse(bytes)  // the document whole: also the verdict and its position
+        guard cjansson_typeof(parsed) == JSON_OBJECT else {
+            let name = Self.typeName(parsed)
+            json_decref(parsed)
+            throw JSONParseError(message: "the top level is a JSON \(name), not an object", position: 0)
+        }
+        self.init(owning: parsed)
+    }
+
+    /// jansson's strict parse of `bytes` (a new reference).
+    private static func parse(_ bytes: [UInt8]) throws(JSONParseError) -> UnsafeMutablePointer<json_t> {
         var error = json_error_t()
         let parsed = bytes.withUnsafeBytes { raw -> UnsafeMutablePointer<json_t>? in
             guard let base = raw.baseAddress else { return nil }
@@ -49,12 +73,7 @@ public final class JSONTree: @unchecked Sendable {
             let message = bytes.isEmpty ? "empty input" : String(cString: cjansson_error_text(&error))
             throw JSONParseError(message: message, position: Int(error.position))
         }
-        guard cjansson_typeof(parsed) == JSON_OBJECT else {
-            let name = Self.typeName(parsed)
-            json_decref(parsed)
-            throw JSONParseError(message: "the top level is a JSON \(name), not an object", position: 0)
-        }
-        self.init(owning: parsed)
+        return parsed
     }
 
     /// A deep copy, to change without affecting this tree.
