@@ -32,7 +32,10 @@ public struct Configuration: Sendable, Equatable {
 
     public var clientId: String
     public var authority = "https://login.microsoftonline.com/common"
-    public var redirectUri = "http://localhost"
+    /// The redirect URI when none is configured: one the loopback listener serves
+    /// (`ConfigurationTests` checks it with the listener's parser, so starts need not).
+    public static let defaultRedirectUri = "http://localhost"
+    public var redirectUri = Configuration.defaultRedirectUri
     public var knownAuthorities: [String] = []
     public var scopes = ["user.read"]
     public var graphEndpoint = "https://graph.microsoft.com/"

@@ -13,7 +13,7 @@ enum ConfigurationValidator {
         try requireSecure(config.graphEndpoint, member: "graphEndpoint")
         if let redirect = config.postLogoutRedirectUri { try requireSecure(redirect, member: "postLogoutRedirectUri") }
         do {
-            _ = try RedirectURI(parsing: config.redirectUri)
+            if config.redirectUri != Configuration.defaultRedirectUri { _ = try RedirectURI(parsing: config.redirectUri) }
         } catch {
             throw .invalidParams(
                 "redirectUri must be an http loopback URL the listener can serve, such as http://localhost "

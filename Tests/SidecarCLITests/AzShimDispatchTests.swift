@@ -13,6 +13,8 @@ import Testing
         #expect(AzShim.arguments(programName: "/usr/bin/auth-sidecar", ["token"]) == nil)
         #expect(AzShim.arguments(programName: "/opt/az-tools/auth-sidecar", ["account"]) == nil)
         #expect(AzShim.arguments(programName: "/usr/bin/azure", ["account"]) == nil)
+        #expect(AzShim.arguments(programName: "/usr/bin/baz", ["account"]) == nil)
+        #expect(AzShim.arguments(programName: "/opt/az/auth-sidecar", ["account"]) == nil)
         #expect(AzShim.arguments(programName: nil, ["token", "az"]) == nil)
     }
 

@@ -1,3 +1,4 @@
+import AuthSeams
 import JSON
 import JSONRPC
 import Testing
@@ -9,6 +10,8 @@ import Testing
         let config = try ConfigurationOverrides(params: ["clientId": "11111111-2222-3333-4444-555555555555"]).resolved()
         #expect(config.authority == "https://login.microsoftonline.com/common")
         #expect(config.redirectUri == "http://localhost")
+        // Not parsed at start (ConfigurationValidator): the listener serves it.
+        #expect(try RedirectURI(parsing: Configuration.defaultRedirectUri).port == nil)
         #expect(config.scopes == ["user.read"])
         #expect(config.graphEndpoint == "https://graph.microsoft.com/")
         #expect(config.browser == .system)

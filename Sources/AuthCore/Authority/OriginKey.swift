@@ -37,7 +37,15 @@ struct OriginKey: Hashable, Sendable, CustomStringConvertible {
 
     /// A `knownAuthorities` entry: a URL, `host:port` or a host (https unless the URL says http).
     init?(entry: String) {
-        guard let parts = URLParts(entry.contains("://") ? entry : "https://" + entry) else { return nil }
+        guard let parts = URLParts(Self.namesScheme(entry) ? entry : "https://" + entry) else { return nil }
         self.init(parts)
+    }
+
+    /// Whether `entry` holds `://` (found on its bytes: `String.contains` is the string
+    /// processing library's searcher, whose code a fresh process otherwise never touches).
+    private static func namesScheme(_ entry: String) -> Bool {
+        let bytes = Array(entry.utf8)
+        let separator = Array("://".utf8)
+        return bytes.indices.dropLast(2).contains { bytes[$0..<$0 + 3].elementsEqual(separator) }
     }
 }

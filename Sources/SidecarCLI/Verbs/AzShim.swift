@@ -21,7 +21,9 @@ enum AzShim {
     /// The az line, when this process was started as `az` (`programName`'s last component) or
     /// as `auth-sidecar az ...`; nil otherwise.
     static func arguments(programName: String?, _ arguments: [String]) -> [String]? {
-        if let programName, programName.utf8.split(separator: UInt8(ascii: "/")).last.map(Substring.init) == "az" { return arguments }
+        if let programName, programName.utf8.reversed().prefix(while: { $0 != UInt8(ascii: "/") }).elementsEqual("za".utf8) {
+            return arguments  // the last path component is `az`
+        }
         if arguments.first == "az" { return Array(arguments.dropFirst()) }
         return nil
     }
