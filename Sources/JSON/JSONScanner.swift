@@ -205,9 +205,7 @@ struct JSONScanner {
         let start = pos
         var escaped = false
         while true {
-            while end - pos >= 8, JSONText.isPlain(UnsafeRawPointer(base + pos).loadUnaligned(as: UInt64.self)) {
-                pos += 8
-            }
+            pos = JSONText.plainWords(base, from: pos, end: end)
             guard pos < end else { return nil }
             let byte = base[pos]
             if byte == 0x22 {

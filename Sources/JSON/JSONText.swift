@@ -6,11 +6,18 @@ public enum JSONText {
     /// so that eight bytes are checked at a time).
     public static func isVerbatim(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         guard let base = bytes.baseAddress else { return true }
-        var position = 0
-        while bytes.count - position >= 8, isPlain(UnsafeRawPointer(base + position).loadUnaligned(as: UInt64.self)) {
+        let position = plainWords(base, from: 0, end: bytes.count)
+        return bytes[position...].allSatisfy { $0 >= 0x20 && $0 < 0x80 && $0 != 0x22 && $0 != 0x5C }
+    }
+
+    /// The position after the run of whole 8-byte words from `start` (before `end`) that
+    /// ``isPlain(_:)`` accepts: where a string's scan goes on byte by byte.
+    static func plainWords(_ base: UnsafePointer<UInt8>, from start: Int, end: Int) -> Int {
+        var position = start
+        while end - position >= 8, isPlain(UnsafeRawPointer(base + position).loadUnaligned(as: UInt64.self)) {
             position += 8
         }
-        return bytes[position...].allSatisfy { $0 >= 0x20 && $0 < 0x80 && $0 != 0x22 && $0 != 0x5C }
+        return position
     }
 
     /// Whether none of the 8 bytes is a quote, a backslash, a control byte or non-ASCII.

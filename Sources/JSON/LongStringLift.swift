@@ -127,9 +127,7 @@ struct LongStringLift {
         var position = start + 1
         var verbatim = true
         while true {
-            while bytes.count - position >= 8, JSONText.isPlain(UnsafeRawPointer(base + position).loadUnaligned(as: UInt64.self)) {
-                position += 8
-            }
+            position = JSONText.plainWords(base, from: position, end: bytes.count)
             guard position < bytes.count else { return nil }
             let byte = base[position]
             if byte == 0x22 { return (start + 1..<position, verbatim) }
