@@ -61,6 +61,13 @@ fi
 # function merging turned value witnesses and other small functions into unnamed thunks
 # (`.L__unnamed_*` sections), which no ordering file can name: a fresh process faulted in
 # about ten 64 KB windows of .text for them (the binary is 0.9% larger without merging).
+# -disable-type-layout: by default the compiler copies and destroys a value of a large struct,
+# or an optional of one (Authority?, CacheDocument?, Account?, ...), by fetching the type's
+# metadata and calling its value witness; a fresh process then instantiated about 30
+# Optional<T> metadata records (each a runtime call, an allocation and the enum's layout
+# computed) on its way to a cached token. With it, those copies are inlined field by field:
+# 21 fewer generic metadata requests, 86K fewer instructions, and a cached token in a fresh
+# process 0.11-0.17 ms sooner (2026-11-26, benchmarks/README.md "figure 1 a fifth time").
 # (The Swift driver does not rebuild a module when only an -Xfrontend flag changed: a .build
 # made before -function-sections keeps its objects until their sources change.)
 strip=(-Xlinker -s)
@@ -72,7 +79,7 @@ swift build -c release --product auth-sidecar "${STRICT_BUILD_FLAGS[@]}" \
     --static-swift-stdlib -Xswiftc -DAUTH_SIDECAR_LEAN_BUILD \
     -Xswiftc -L"$static_libs" "${strip[@]}" "${map[@]}" --disable-local-rpath \
     -Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors \
-    -Xswiftc -Xfrontend -Xswiftc -disable-llvm-merge-functions-pass \
+    -Xswiftc -Xfrontend -Xswiftc -disable-llvm-merge-functions-pass -Xswiftc -Xfrontend -Xswiftc -disable-type-layout \
     -Xswiftc -Xfrontend -Xswiftc -function-sections -Xcc -ffunction-sections -Xcc -fdata-sections \
     -Xlinker --symbol-ordering-file="$PWD/scripts/startup-order.txt" -Xlinker --no-warn-symbol-ordering \
     -Xswiftc -use-ld=lld -Xlinker --no-export-dynamic -Xlinker -z -Xlinker pack-relative-relocs >&2

@@ -47,6 +47,7 @@ def build_hello(tmp: str) -> str:
     r = subprocess.run([compiler, "-O", "-wmo", "-static-stdlib", "-L", static_libs, "-Xlinker", "-s",
                         "-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors",
                         "-Xfrontend", "-disable-llvm-merge-functions-pass",
+                        "-Xfrontend", "-disable-type-layout",
                         "-Xfrontend", "-function-sections",
                         "-use-ld=lld", "-Xlinker", "--no-export-dynamic", "-Xlinker", "-z",
                         "-Xlinker", "pack-relative-relocs", "-o", exe, src],
