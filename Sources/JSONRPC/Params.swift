@@ -69,7 +69,7 @@ extension JSONValue: ParamValue {
 /// ```
 public struct Params: Sendable {
     public let members: JSONObject
-    private let path: String
+    @usableFromInline let path: String
 
     /// Checks that `params` is an object (or absent) with no member outside `allowed`.
     public init(_ params: JSONValue?, allowed: Set<String>, path: String = "") throws(RPCError) {
@@ -87,7 +87,9 @@ public struct Params: Sendable {
         }
     }
 
-    /// The member's value, or `nil` when absent or `null`.
+    /// The member's value, or `nil` when absent or `null`. Inlinable, so it is specialized
+    /// for each type where it is called (no `Optional<T>` metadata made at run time).
+    @inlinable
     public func optional<T: ParamValue>(_ key: String, as type: T.Type = T.self) throws(RPCError) -> T? {
         guard let raw = members[key], !raw.isNull else { return nil }
         guard let value = T(param: raw) else {
@@ -97,6 +99,7 @@ public struct Params: Sendable {
     }
 
     /// The member's value; absent or `null` is an error.
+    @inlinable
     public func required<T: ParamValue>(_ key: String, as type: T.Type = T.self) throws(RPCError) -> T {
         guard let value = try optional(key, as: type) else {
             throw .invalidParams("missing member '\(qualified(key))'", member: qualified(key))
@@ -119,5 +122,5 @@ public struct Params: Sendable {
         return try Params(raw, allowed: allowed, path: qualified(key))
     }
 
-    private func qualified(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
+    @usableFromInline func qualified(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
 }

@@ -41,7 +41,9 @@ public struct RequestContext: Sendable {
 final class ConnectionPeerChannel: PeerChannel, @unchecked Sendable {
     private let lock = ConditionLock()
     private var nextID = 1
-    private var waiting: [RequestID: CheckedContinuation<JSONValue, any Error>] = [:]
+    /// Made empty with `init()`: a `[:]` literal builds its (key, value) tuple type at run time,
+    /// which a process that never asks its client anything need not pay for.
+    private var waiting = [RequestID: CheckedContinuation<JSONValue, any Error>]()
     private var sender: (@Sendable (JSONValue) -> Void)?
     /// Why the peer can no longer answer (its input ended), once it is so; guarded by `lock`.
     private var gone: (any Error)?

@@ -13,11 +13,15 @@
 /// the lock nor the unlock and reports the guarded accesses as races. It intercepts
 /// `pthread_mutex_lock` and `pthread_cond_*`, so a lock made of them keeps the
 /// ThreadSanitizer suite (`scripts/test.sh`) meaningful for these threads.
+///
+/// The methods are `@inlinable`: specialized where they are called, a `withLock` returning
+/// an optional needs no `Optional<T>` metadata made at run time (a fresh process made one per
+/// result type before answering its first request).
 public final class PthreadMutex<Value>: @unchecked Sendable {
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    @usableFromInline let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    @usableFromInline let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
     /// Guarded by `mutex`: read and written only inside `withLock`.
-    private var value: Value
+    @usableFromInline var value: Value
 
     public init(_ value: Value) {
         self.value = value
@@ -37,6 +41,7 @@ public final class PthreadMutex<Value>: @unchecked Sendable {
     }
 
     /// Runs `body` with the value, holding the lock.
+    @inlinable
     public func withLock<T, E: Error>(_ body: (inout Value) throws(E) -> T) throws(E) -> T {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
@@ -44,6 +49,7 @@ public final class PthreadMutex<Value>: @unchecked Sendable {
     }
 
     /// Runs `body` with the lock held, waking every ``wait(until:for:)`` to look again.
+    @inlinable
     public func withLockAndBroadcast<T>(_ body: (inout Value) -> T) -> T {
         pthread_mutex_lock(mutex)
         defer {
@@ -55,6 +61,7 @@ public final class PthreadMutex<Value>: @unchecked Sendable {
 
     /// Waits, lock released, until `answer` gives a result or the monotonic clock passes
     /// `deadline` (milliseconds, as `POSIX.monotonicMilliseconds()`); nil then.
+    @inlinable
     public func wait<T>(until deadline: Int64, for answer: (inout Value) -> T?) -> T? {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }

@@ -39,6 +39,24 @@ import Testing
         #expect(sources == ConfigurationSources())
     }
 
+    @Test func everyConfigurationFlagGivenIsAnOriginInOrder() throws {
+        let home = try Self.configHome(nil)
+        var options = LaunchOptions(
+            clientID: "c", authority: "https://login.microsoftonline.com/contoso.com", cache: "memory",
+            httpTimeoutSeconds: 5, interactiveTimeoutSeconds: 60)
+        options.cacheProtection = "plaintext"
+        let sources = try ConfigurationSources.load(options, environment: { $0 == "XDG_CONFIG_HOME" ? home : nil })
+        #expect(
+            sources.origins == [
+                "--client-id", "--authority", "--cache", "--cache-protection", "--http-timeout-seconds",
+                "--interactive-timeout-seconds",
+            ])
+        options.clientID = nil
+        options.cache = nil
+        let two = try ConfigurationSources.load(options, environment: { $0 == "XDG_CONFIG_HOME" ? home : nil })
+        #expect(two.origins == ["--authority", "--cache-protection", "--http-timeout-seconds", "--interactive-timeout-seconds"])
+    }
+
     @Test func configWinsOverTheDefaultFile() throws {
         let home = try Self.configHome(#"{"clientId": "default"}"#)
         let other = try Self.configHome(#"{"clientId": "explicit"}"#) + "/auth-sidecar/config.json"
