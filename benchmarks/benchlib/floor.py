@@ -48,6 +48,7 @@ def build_hello(tmp: str) -> str:
                         "-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors",
                         "-Xfrontend", "-disable-llvm-merge-functions-pass",
                         "-Xfrontend", "-disable-type-layout",
+                        "-Xfrontend", "-internalize-at-link", "-Xfrontend", "-conditional-runtime-records",
                         "-Xfrontend", "-function-sections",
                         "-use-ld=lld", "-Xlinker", "--no-export-dynamic", "-Xlinker", "-z",
                         "-Xlinker", "pack-relative-relocs", "-o", exe, src],
