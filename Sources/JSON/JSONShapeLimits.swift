@@ -61,8 +61,13 @@ public enum JSONShapeViolation: Error, Equatable, Sendable {
 /// The byte-at-a-time counter behind ``JSONShapeLimits/violation(in:)-(UnsafeRawBufferPointer)``.
 private struct ShapeScanner {
     let limits: JSONShapeLimits
-    /// The open containers, innermost last: whether each is an object, and its count so far.
-    private var open: [(isObject: Bool, count: Int)] = []
+    /// The open containers, innermost last, each one `Int`: its count so far times two, plus
+    /// one for an object. (An array of `(isObject, count)` tuples had the runtime make a tuple
+    /// type and an array class for it in every process, at its first request.)
+    private var open: [Int] = []
+    private static func isObject(_ container: Int) -> Bool { container & 1 == 1 }
+    private static func count(_ container: Int) -> Int { container >> 1 }
+    private static let one = 2
     /// Containers opened beyond `maxTrackedDepth` (not tracked: the parser refuses such depth).
     private var untracked = 0
     private static let maxTrackedDepth = 2 * JSONValue.defaultMaxDepth
@@ -98,14 +103,14 @@ private struct ShapeScanner {
             return nil
         case UInt8(ascii: ":"):
             inScalar = false
-            guard untracked == 0, let last = open.indices.last, open[last].isObject else { return nil }
-            open[last].count += 1
-            return open[last].count > limits.maxObjectMembers ? .objectMembers(limit: limits.maxObjectMembers) : nil
+            guard untracked == 0, let last = open.indices.last, Self.isObject(open[last]) else { return nil }
+            open[last] += Self.one
+            return Self.count(open[last]) > limits.maxObjectMembers ? .objectMembers(limit: limits.maxObjectMembers) : nil
         case UInt8(ascii: "["), UInt8(ascii: "{"):
             inScalar = false
             let violation = itemStarts()
             if open.count < Self.maxTrackedDepth {
-                open.append((isObject: byte == UInt8(ascii: "{"), count: 0))
+                open.append(byte == UInt8(ascii: "{") ? 1 : 0)
             } else {
                 untracked += 1
             }
@@ -126,9 +131,9 @@ private struct ShapeScanner {
     private mutating func itemStarts() -> JSONShapeViolation? {
         items += 1
         if items > limits.maxItems { return .items(limit: limits.maxItems) }
-        if untracked == 0, open.count == 1, let root = open.first, !root.isObject {
-            open[0].count += 1
-            if open[0].count > limits.maxRootArrayElements { return .rootArrayElements(limit: limits.maxRootArrayElements) }
+        if untracked == 0, open.count == 1, let root = open.first, !Self.isObject(root) {
+            open[0] += Self.one
+            if Self.count(open[0]) > limits.maxRootArrayElements { return .rootArrayElements(limit: limits.maxRootArrayElements) }
         }
         return nil
     }

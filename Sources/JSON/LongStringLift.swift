@@ -34,10 +34,12 @@ struct LongStringLift {
     init?(_ bytes: UnsafeBufferPointer<UInt8>) {
         guard let base = bytes.baseAddress, bytes.count >= Self.minimumLength else { return nil }
         var found: [Lifted] = []
-        // Per level (1 is the top-level object's): whether it is an object, and the key last
-        // read in it, when that key has no escape (else `nil`).
-        var isObject = [Bool](repeating: false, count: Self.maxDepth + 1)
-        var keys = [Range<Int>?](repeating: nil, count: Self.maxDepth + 1)
+        // Per level (1 is the top-level object's): whether it is an object (bit `level` of
+        // `objects`), and the key last read in it, when that key has no escape (else
+        // ``noKey``). A bit set and plain ranges, not arrays of `Bool` and of optional ranges:
+        // each of those array types was made by the runtime at a process's first cache read.
+        var objects = 0
+        var keys = [Range<Int>](repeating: Self.noKey, count: Self.maxDepth + 1)
         var depth = 0
         var position = 0
         while position < bytes.count {
@@ -48,17 +50,17 @@ struct LongStringLift {
                 while position < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(base[position]) { position += 1 }
                 let isKey = position < bytes.count && base[position] == 0x3A
                 if isKey, (1...Self.maxDepth).contains(depth) {
-                    keys[depth] = string.verbatim ? string.contents : nil
+                    keys[depth] = string.verbatim ? string.contents : Self.noKey
                 } else if !isKey, string.verbatim, string.contents.count >= Self.minimumLength,
-                    (1...Self.maxDepth).contains(depth), let path = Self.path(to: depth, keys: keys, isObject: isObject)
+                    (1...Self.maxDepth).contains(depth), let path = Self.path(to: depth, keys: keys, objects: objects)
                 {
                     found.append(Lifted(path: path, contents: string.contents))
                 }
             case 0x7B, 0x5B:
                 depth += 1
                 if (1...Self.maxDepth).contains(depth) {
-                    isObject[depth] = base[position] == 0x7B
-                    keys[depth] = nil
+                    if base[position] == 0x7B { objects |= 1 << depth } else { objects &= ~(1 << depth) }
+                    keys[depth] = Self.noKey
                 }
                 position += 1
             case 0x7D, 0x5D:
@@ -109,13 +111,17 @@ struct LongStringLift {
         }
     }
 
-    /// The keys leading to a value at `depth`, when every level is an object and its key has
-    /// no escape.
-    private static func path(to depth: Int, keys: [Range<Int>?], isObject: [Bool]) -> [Range<Int>]? {
+    /// A level's key when it has none that can be looked up as it is (an escape in it, or
+    /// none read yet): no key's contents start before the document.
+    private static let noKey = -1 ..< -1
+
+    /// The keys leading to a value at `depth`, when every level is an object (a bit of
+    /// `objects`) and its key has no escape.
+    private static func path(to depth: Int, keys: [Range<Int>], objects: Int) -> [Range<Int>]? {
         var path: [Range<Int>] = []
         for level in 1...depth {
-            guard isObject[level], let key = keys[level] else { return nil }
-            path.append(key)
+            guard objects & (1 << level) != 0, keys[level] != noKey else { return nil }
+            path.append(keys[level])
         }
         return path
     }

@@ -96,7 +96,7 @@ final class ConnectionPeerChannel: PeerChannel, @unchecked Sendable {
     /// Fails every request still waiting with `error` (the server is stopping).
     func failAll(with error: any Error = CancellationError()) {
         let all = lock.withLock {
-            defer { waiting = [:] }
+            defer { waiting.removeAll() }
             return waiting
         }
         for continuation in all.values { continuation.resume(throwing: error) }
