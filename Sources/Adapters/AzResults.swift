@@ -49,7 +49,9 @@ public enum AzResults {
     /// `--resource-type`'s, else Resource Manager) + `/.default`, its trailing slash kept
     /// (azure-cli's `resource_to_scopes`: `https://management.core.windows.net//.default`).
     public static func scopes(_ request: AzCommandLine.GetAccessToken, cloud: AzCloud) -> [String] {
-        if !request.scopes.isEmpty { return request.scopes }
+        // `--scope ""` names no scope: az's default resource, as with no `--scope` (a list of
+        // OpenID Connect scopes alone is the engine's default scopes: `Scopes.requested`).
+        if request.scopes.contains(where: { !$0.isEmpty }) { return request.scopes }
         let resource = request.resource ?? request.resourceType.flatMap(cloud.resource) ?? cloud.armResource
         return [resource + "/.default"]
     }

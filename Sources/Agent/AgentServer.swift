@@ -23,7 +23,7 @@ import Sidecar
 ///
 /// With ``Options/forwardSocketPath``, a second socket (same rules, its own accept loop) serves
 /// sessions meant to be forwarded (`ssh -R`, a container mount) as ``ForwardedService``s: the
-/// same engine under `ForwardPolicy`.
+/// same engine under `ForwardPolicy` (``ForwardSessionPolicy``, a stage of the request pipeline).
 public final class AgentServer: Sendable {
     public struct Options: Sendable {
         public var socketPath: String
@@ -138,30 +138,19 @@ public final class AgentServer: Sendable {
         }
     }
 
-    /// What `initialize` tells a session about this agent: its pid, start and connections; on
-    /// the main socket also the forward
-    /// socket and the forwarded sessions open now; on the forward socket, that the session is
-    /// forwarded and from which host.
+    /// What `initialize` tells a session about this agent: its pid, start and connections, the
+    /// forward socket and the forwarded sessions open now; a forwarded session is told only that
+    /// it is forwarded (``ForwardReply/initialize(_:scopes:signIn:)``: nothing about the laptop).
     private func agentInfo(forwarded: Bool) -> JSONValue {
-        var info: JSONObject = ["pid": .int(Int64(getpid())), "startedAt": .int(startedAt), "connections": .int(Int64(connectionCount))]
-        if forwarded {
-            info["forwarded"] = true
-            info["host"] = .string(Self.hostname)
-            return .object(info)
-        }
+        if forwarded { return ["forwarded": true] }
         let sessions = state.withLock { $0.connections.values.compactMap(\.forwarded) }.sorted { $0.since < $1.since }
-        info["forwarded"] = false
-        info["forwardSocket"] = JSONValue(options.forwardSocketPath)
-        info["forwardedSessions"] = .array(
-            sessions.map { ["since": .string(utcTimestamp($0.since)), "peer": .string($0.command), "pid": .int(Int64($0.pid))] })
-        return .object(info)
+        return [
+            "pid": .int(Int64(getpid())), "startedAt": .int(startedAt), "connections": .int(Int64(connectionCount)), "forwarded": false,
+            "forwardSocket": JSONValue(options.forwardSocketPath),
+            "forwardedSessions": .array(
+                sessions.map { ["since": .string(utcTimestamp($0.since)), "peer": .string($0.command), "pid": .int(Int64($0.pid))] }),
+        ]
     }
-
-    private static let hostname: String = {
-        var buffer = [CChar](repeating: 0, count: 256)
-        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "unknown" }
-        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }()
 
     /// Asks ``run()`` to finish (from a signal handler thread).
     public func stop() {
@@ -204,17 +193,18 @@ public final class AgentServer: Sendable {
             return
         }
         connection.markAnswering()
-        if !forwarded, ForwardPeer.isSSH(peer.pid) {
+        let throughSSH = !forwarded && ForwardPeer.isSSH(peer.pid)
+        if throughSSH {
             logger.warning(
                 """
                 a connection on the agent socket comes through ssh: the main socket is forwarded with everything the agent can \
                 do; forward the forward socket instead (agent --forward), which hands out access tokens for forwardScopes only
                 """, metadata: ["pid": "\(peer.pid)"])
         }
-        serveSession(fd, peer: peer, forwarded: forwarded ? ForwardPeer(pid: peer.pid) : nil)
+        serveSession(fd, peer: peer, forwarded: forwarded ? ForwardPeer(pid: peer.pid) : nil, throughSSH: throughSSH)
     }
 
-    private func serveSession(_ fd: Int32, peer: PeerCredentials, forwarded: ForwardPeer?) {
+    private func serveSession(_ fd: Int32, peer: PeerCredentials, forwarded: ForwardPeer?, throughSSH: Bool) {
         var serviceOptions = SidecarService.Options()
         serviceOptions.applications = applications
         serviceOptions.maxMessageSize = options.maxMessageSize
@@ -226,11 +216,19 @@ public final class AgentServer: Sendable {
             let own = try StartupPreamble.read(from: fd)
             if let forwarded {
                 logger.notice("forwarded session opened", metadata: ["peer": "\(forwarded.description)"])
-                service = try ForwardedService(
-                    options: serviceOptions, base: options.startup, preamble: own?.overrides, peer: forwarded, logger: connectionLogger,
-                    audit: logger, approvals: approvals)
+                var startup = options.startup
+                startup.browser = .system
+                if let remote = own?.overrides { startup = try ForwardPolicy.configuration(remote: remote, base: options.startup) }
+                serviceOptions.startup = startup
+                serviceOptions.policy = ForwardSessionPolicy(
+                    base: options.startup, startup: startup, peer: forwarded, audit: logger, approvals: approvals)
+                service = try SidecarService(options: serviceOptions, logger: connectionLogger)
             } else {
                 let given = own?.overrides ?? ConfigurationOverrides()
+                if throughSSH {
+                    try LocalSettingsPolicy.check(given, agent: options.startup)
+                    serviceOptions.policy = LocalSettingsPolicy(agent: options.startup)
+                }
                 serviceOptions.startup = given.merged(
                     over: try options.profiles.base(profile: own?.profile, given: given, startup: options.startup))
                 serviceOptions.startupProfile = own?.profile ?? options.startupProfile

@@ -98,7 +98,7 @@ public final class PublicClientApplication: Sendable {
         guard !request.forceRefresh, request.claims == nil,
             let authority = try? configuration.authority(for: request.authority)
         else { return nil }
-        let scopes = Scopes.deduplicated(request.scopes ?? configuration.defaultScopes)
+        let scopes = Scopes.requested(request.scopes, defaults: configuration.defaultScopes)
         let key = SilentMemo.key(request.account, authority: authority, scopes: scopes)
         if let stamp = try? dependencies.cache.stampIfReady(checkedAfter: checkedAfter),
             let answer = silentMemo.answer(key, stamp: stamp, now: dependencies.clock.now())

@@ -27,12 +27,14 @@ public enum ForwardApproval: Sendable, Equatable {
 /// The rules of the agent's forward socket, the one meant for `ssh -R` and containers: the
 /// other end is less trusted than the laptop, so it gets access tokens for the scopes the
 /// laptop's `forwardScopes` lists and the accounts' public fields, and nothing that outlives
-/// a token or changes the laptop (one home for these rules; `ForwardedService` in `Agent`
-/// applies them).
+/// a token or changes the laptop. A deny-by-default table (``rule(_:)``): a method, or a
+/// parameter of a method, the table does not name is refused. The one home of these rules;
+/// `ForwardSessionPolicy` in `Agent` is the pipeline stage that applies them, and
+/// ``ForwardReply`` checks what leaves.
 public enum ForwardPolicy {
     /// What a forwarded session may call, and what it is told instead.
     public enum Access: Equatable, Sendable {
-        /// Answered as on the main socket (the reply then goes through ``redact(_:)``).
+        /// Answered as on the main socket (the reply then goes through ``ForwardReply``).
         case allowed
         /// Answered only once the laptop's user approves (`forwardApproval`).
         case needsApproval
@@ -40,17 +42,52 @@ public enum ForwardPolicy {
         case refused
     }
 
+    /// A method's rule: whether it may be called and the parameters a remote may set.
+    public struct Rule: Sendable, Equatable {
+        public let access: Access
+        /// The params members a forwarded request may carry; any other is refused
+        /// (``parameterRefused(_:method:)``). `authority` is allowed only equal to the agent's.
+        public let parameters: Set<String>
+        /// Whether the method gets a token for `scopes` (checked against `forwardScopes`, its
+        /// default scopes too, and its reply's token).
+        public let usesToken: Bool
+
+        static let refused = Rule(access: .refused, parameters: [], usesToken: false)
+    }
+
     /// The JSON-RPC code of every refusal on the forward socket (`data.name` says which).
     public static let code = -51014
 
-    /// The rule per method.
-    public static func access(_ method: SidecarMethod) -> Access {
+    /// The rule per method (the switch is exhaustive: a new method is refused here until it
+    /// is given a rule).
+    public static func rule(_ method: SidecarMethod) -> Rule {
         switch method {
-        case .initialize, .ping, .getDeviceInformation, .getAccounts, .getCurrentAccount, .acquireTokenSilent, .callGraph: .allowed
-        case .acquireToken: .needsApproval
+        case .initialize:
+            Rule(access: .allowed, parameters: ConfigurationOverrides.keys.union(SidecarService.editorInitializeKeys), usesToken: false)
+        case .ping, .getDeviceInformation, .getCurrentAccount: Rule(access: .allowed, parameters: [], usesToken: false)
+        case .getAccounts: Rule(access: .allowed, parameters: ["username"], usesToken: false)
+        case .acquireTokenSilent:
+            Rule(access: .allowed, parameters: ["scopes", "account", "authority", "forceRefresh", "claims", "correlationId"], usesToken: true)
+        case .callGraph:
+            Rule(
+                access: .allowed,
+                parameters: [
+                    "path", "method", "apiVersion", "query", "headers", "body", "account", "scopes", "allPages", "maxPages",
+                    "timeoutSeconds", "correlationId",
+                ], usesToken: true)
+        case .acquireToken:
+            Rule(
+                access: .needsApproval,
+                parameters: [
+                    "scopes", "promptType", "loginHint", "domainHint", "account", "authority", "claims", "extraScopesToConsent", "flow",
+                    "correlationId",
+                ], usesToken: true)
         case .signout, .setCurrentAccount, .diagnosticsSleep, .diagnosticsEcho: .refused
         }
     }
+
+    /// The rule per method: its access.
+    public static func access(_ method: SidecarMethod) -> Access { rule(method).access }
 
     /// A method a forwarded session may not call (sign-out, switching the laptop's account).
     public static func methodRefused(_ method: String) -> RPCError {
@@ -60,9 +97,24 @@ public enum ForwardPolicy {
             name: "forwardMethodRefused", data: ["method": .string(method)])
     }
 
-    /// Scopes outside the laptop's allow list.
-    public static func scopesRefused(_ scopes: [String]) -> RPCError {
+    /// A parameter a forwarded session may not set.
+    public static func parameterRefused(_ member: String, method: String) -> RPCError {
         RPCError(
+            code: code,
+            message: "'\(member)' may not be set through a forwarded agent (\(method)): run it on the machine the agent runs on",
+            name: "forwardParameterRefused", data: ["member": .string(member), "method": .string(method)])
+    }
+
+    /// Scopes outside the laptop's allow list (`scopes` empty: no `forwardScopes` at all).
+    public static func scopesRefused(_ scopes: [String]) -> RPCError {
+        guard !scopes.isEmpty else {
+            return RPCError(
+                code: code,
+                message: "the forwarding agent hands out no token: forwardScopes is empty; list the scopes a forwarded "
+                    + "session may have in forwardScopes in the configuration of the agent's machine",
+                name: "forwardScopeRefused", data: ["scopes": [], "key": "forwardScopes"])
+        }
+        return RPCError(
             code: code,
             message: "scope \(scopes.joined(separator: " ")) is not in forwardScopes, the agent's list of scopes a forwarded "
                 + "session may have; add it to forwardScopes in the configuration of the agent's machine",
@@ -79,11 +131,16 @@ public enum ForwardPolicy {
         RPCError(code: code, message: message, name: "forwardConfigurationRefused", data: ["member": .string(member)])
     }
 
-    /// The requested scopes `forwardScopes` does not list (the OpenID Connect scopes say
-    /// nothing about a resource and are never refused; case is ignored as MSAL does).
-    public static func unlisted(_ requested: [String], allowed: [String]) -> [String] {
-        let allowedSet = ScopeSet(allowed)
-        return ScopeSet(requested).resourceScopes.filter { !allowedSet.isSuperset(of: ScopeSet([$0])) }
+    /// The agent's authority (its configuration's, else the default).
+    public static func authority(of base: ConfigurationOverrides) -> String {
+        base.authority ?? Configuration(clientId: base.clientId ?? "").authority
+    }
+
+    /// Whether `other` names the same authority as `authority` (case and a trailing slash
+    /// ignored).
+    public static func sameAuthority(_ other: String, _ authority: String) -> Bool {
+        func normal(_ text: String) -> String { (text.hasSuffix("/") ? String(text.dropLast()) : text).lowercased() }
+        return normal(other) == normal(authority)
     }
 
     /// The configuration a forwarded session runs with: the agent's own (`base`), never the
@@ -91,7 +148,7 @@ public enum ForwardPolicy {
     /// another application or authority: the laptop's refresh tokens would serve them) and
     /// choose its default `scopes` (still checked against `forwardScopes`); every other key it
     /// sends (the cache, key commands, the browser, time limits) is about its own machine and is
-    /// ignored. Sign-ins open the laptop's browser (`browser` is `system`).
+    /// not applied. Sign-ins open the laptop's browser (`browser` is `system`).
     public static func configuration(remote: ConfigurationOverrides?, base: ConfigurationOverrides) throws(RPCError) -> ConfigurationOverrides {
         guard let clientId = base.clientId, !clientId.isEmpty else {
             throw configurationRefused(
@@ -105,36 +162,12 @@ public enum ForwardPolicy {
             throw configurationRefused(
                 "clientId \(other) is not the forwarding agent's application (\(clientId)); a forwarded session uses the agent's", member: "clientId")
         }
-        let authority = base.authority ?? Configuration(clientId: clientId).authority
-        if let other = remote.authority, other.lowercased() != authority.lowercased() {
+        let authority = authority(of: base)
+        if let other = remote.authority, !sameAuthority(other, authority) {
             throw configurationRefused(
                 "authority \(other) is not the forwarding agent's (\(authority)); a forwarded session uses the agent's", member: "authority")
         }
         if let scopes = remote.scopes { result.scopes = scopes }
         return result
-    }
-
-    /// `initialize`'s result for a forwarded session: `capabilities.methods` without the
-    /// methods refused here.
-    public static func advertised(_ result: JSONValue) -> JSONValue {
-        guard case .object(var object) = result, case .object(var capabilities)? = object["capabilities"],
-            let methods = capabilities["methods"]?.arrayValue
-        else { return result }
-        capabilities["methods"] = .array(
-            methods.filter { name in name.stringValue.flatMap(SidecarMethod.init(rawValue:)).map { access($0) != .refused } ?? true })
-        object["capabilities"] = .object(capabilities)
-        return .object(object)
-    }
-
-    /// A reply as a forwarded session receives it: no raw ID token (`idToken`) and no ID
-    /// token claims beyond the account fields (`idTokenClaims`), wherever an account or a
-    /// token result appears. (No reply ever carries a refresh token.)
-    public static func redact(_ result: JSONValue) -> JSONValue {
-        guard case .object(var object) = result else { return result }
-        object["idToken"] = nil
-        object["idTokenClaims"] = nil
-        for key in ["account", "previousAccount"] { if let account = object[key] { object[key] = redact(account) } }
-        if case .array(let accounts)? = object["accounts"] { object["accounts"] = .array(accounts.map(redact)) }
-        return .object(object)
     }
 }

@@ -1,7 +1,7 @@
 import AuthCore
 
-/// Every request method of the protocol, in one place, with whether it is built yet and
-/// whether it needs the application configured first.
+/// Every request method of the protocol, in one place, with whether it needs the application
+/// configured first.
 public enum SidecarMethod: String, CaseIterable, Sendable {
     case initialize
     case ping
@@ -15,15 +15,6 @@ public enum SidecarMethod: String, CaseIterable, Sendable {
     case callGraph
     case diagnosticsSleep = "diagnostics/sleep"
     case diagnosticsEcho = "diagnostics/echo"
-
-    /// Built and answering; the others answer -32601 with `data.planned`.
-    public var isImplemented: Bool {
-        switch self {
-        case .initialize, .ping, .getDeviceInformation, .diagnosticsSleep, .diagnosticsEcho,
-            .getCurrentAccount, .getAccounts, .setCurrentAccount, .acquireToken, .acquireTokenSilent, .signout, .callGraph:
-            true
-        }
-    }
 
     /// Needs a configured application (`initialize` or `--client-id`).
     public var needsConfiguration: Bool {

@@ -30,6 +30,9 @@ public final class SidecarService: RPCService, Sendable {
         /// The agent serving this session, as `initialize` reports it (`agent`: since when, how
         /// many connections; forwarded or not, the forwarded sessions); `nil` in the stdio mode.
         public var agentInfo: (@Sendable () -> JSONValue)?
+        /// The door's rules, a stage of every request and reply (``RequestPipeline``): the
+        /// forward socket's ``ForwardPolicy``, an SSH peer's ``LocalSettingsPolicy``; open by default.
+        public var policy: any SessionPolicy = OpenSessionPolicy()
         public init() {}
     }
 
@@ -49,11 +52,17 @@ public final class SidecarService: RPCService, Sendable {
         session = SessionState(configured: configured)
     }
 
+    /// The route of `name`: the engine's, with the session policy's stages around it
+    /// (``RequestPipeline``); -32601 for a method that does not exist.
     public func route(forRequest name: String) -> RPCRoute {
         guard let method = SidecarMethod(rawValue: name), !method.isDiagnostic || options.diagnostics else {
             return .failure(.methodNotFound(name))
         }
-        guard method.isImplemented else { return .failure(.methodNotFound(name, planned: true)) }
+        return RequestPipeline(policy: options.policy).route(method, engine: engineRoute(method))
+    }
+
+    /// The engine's own route for `method`, before any policy.
+    private func engineRoute(_ method: SidecarMethod) -> RPCRoute {
         if method.needsConfiguration, !session.isConfigured { return .failure(.serverNotInitialized) }
         switch method {
         case .initialize:
@@ -128,16 +137,18 @@ public final class SidecarService: RPCService, Sendable {
         "workspaceFolders", "initializationOptions",
     ]
 
+    /// The members `initialize` takes besides the configuration keys: the editors' and `profile`.
+    public static let initializeExtraKeys = editorInitializeKeys.union(["profile"])
+
     private func initialize(_ params: JSONValue?) throws -> JSONValue {
-        let overrides = try ConfigurationOverrides(params: params, alsoAllowed: Self.editorInitializeKeys.union(["profile"]))
-        let profile: String? = try Params(params, allowed: ConfigurationOverrides.keys.union(Self.editorInitializeKeys).union(["profile"]))
-            .optional("profile")
+        let overrides = try ConfigurationOverrides(params: params, alsoAllowed: Self.initializeExtraKeys)
+        let profile: String? = try Params(params, allowed: ConfigurationOverrides.keys.union(Self.initializeExtraKeys)).optional("profile")
         let base = try options.profiles.base(profile: profile, given: overrides, startup: options.startup)
         let configuration = try overrides.merged(over: base).resolved()
         let configured = try Self.configure(configuration, options: options, logger: logger)
         try session.initialize(with: configured)
         logger.info("initialized", metadata: ["authority": "\(configuration.authority)"])
-        let methods = SidecarMethod.allCases.filter { $0.isImplemented && (!$0.isDiagnostic || options.diagnostics) }
+        let methods = SidecarMethod.allCases.filter { !$0.isDiagnostic || options.diagnostics }
         var result: JSONObject = [
             "serverInfo": ["name": .string(ServerInfo.name), "version": .string(ServerInfo.version)],
             "protocolVersion": .string(ServerInfo.protocolVersion),

@@ -30,7 +30,7 @@ import Testing
         let remote = try agent.connect(agent.forwardPath)
         let hello = try await remote.call("initialize", [:])
         #expect(hello["result"]?["agent"]?["forwarded"] == true)
-        #expect(hello["result"]?["agent"]?["host"]?.stringValue?.isEmpty == false)
+        #expect(hello["result"]?["agent"] == ["forwarded": true], "nothing about the laptop's agent: no pid, no host")
         let methods = hello["result"]?["capabilities"]?["methods"]?.arrayValue?.compactMap(\.stringValue) ?? []
         #expect(methods.contains("acquireTokenSilent") && !methods.contains("signout") && !methods.contains("setCurrentAccount"))
         let token = try await remote.call("acquireTokenSilent", ["scopes": ["User.Read"]])
@@ -65,8 +65,12 @@ import Testing
         let hello = try await remote.call(
             "initialize",
             ["forwardScopes": ["Mail.Read"], "forwardApproval": ["/bin/true"], "cache": ["path": "/tmp/elsewhere.json"], "browser": "client"])
-        #expect(hello["result"]?["configuration"]?["cache"] == ["persistence": "memory"])
-        #expect(hello["result"]?["configuration"]?["browser"] == "system")
+        #expect(
+            hello["result"]?["configuration"]
+                == ["clientId": .string(InProcessServer.clientId), "authority": "https://login.microsoftonline.com/common", "scopes": ["User.Read"]],
+            "only the application, the authority and the default scopes: nothing about the laptop's cache, key or browser")
+        #expect(hello["result"]?["forward"] == ["scopes": ["User.Read"], "signIn": "deny"])
+        #expect(hello["result"]?["cacheProtection"] == nil)
         for method in ["signout", "setCurrentAccount"] {
             let error = try await remote.call(method, [:])["error"]
             #expect(error?["code"] == -51014 && error?["data"]?["name"] == "forwardMethodRefused")
@@ -152,7 +156,14 @@ final class TestAgent: Sendable {
     private let server: AgentServer
     private let logs: LogCapture
 
-    init(approval: ForwardApproval? = nil, forwardScopes: [String]? = ["User.Read"]) throws {
+    /// What the fake service's token endpoint grants for a request's `scope`: by default those
+    /// scopes, as an opaque access token `at-1`; `jwtScp`: a JWT access token for Graph whose
+    /// `scp` lists these names (the service grants every scope consented before).
+    struct Grants: Sendable {
+        var jwtScp: [String]? = nil
+    }
+
+    init(approval: ForwardApproval? = nil, forwardScopes: [String]? = ["User.Read"], grants: Grants = Grants()) throws {
         directory = "/tmp/as-fwd-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         mainPath = directory + "/agent.sock"
         forwardPath = directory + "/forward.sock"
@@ -164,8 +175,22 @@ final class TestAgent: Sendable {
                     return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: Array(#"{"displayName":"A"}"#.utf8))
                 }
                 let nonce = browser.withLock { browser in browser.map { $0.parameters(ofOpened: $0.openedURLs.count - 1)["nonce"] } } ?? nil
+                let form = (try? FormURLEncoding.decode(Substring(String(decoding: request.body ?? [], as: UTF8.self)))) ?? [:]
+                let scope = form["scope"] ?? "User.Read openid profile offline_access"
+                if request.url.hasSuffix("/devicecode") {
+                    return HTTPResponse(
+                        status: 200,
+                        body: Array(
+                            #"{"device_code":"dc","user_code":"UC-LAPTOP","verification_uri":"https://microsoft.com/devicelogin","expires_in":600,"interval":1,"message":"enter UC-LAPTOP"}"#
+                                .utf8))
+                }
+                let names = scope.split(separator: " ").filter { !["openid", "profile", "offline_access"].contains($0) }.sorted()
+                let accessToken =
+                    grants.jwtScp.map { Tokens.jwt(#"{"aud":"https://graph.microsoft.com","scp":"\#($0.joined(separator: " "))"}"#) }
+                    ?? "at-1-" + names.joined(separator: "_")
                 return Tokens.tokenResponse(
-                    accessToken: "at-1", refreshToken: ForwardSocketTests.refreshToken, nonce: nonce, audience: InProcessServer.clientId)
+                    accessToken: accessToken, refreshToken: ForwardSocketTests.refreshToken, scope: scope, nonce: nonce,
+                    audience: InProcessServer.clientId)
             })
         browser.withLock { $0 = fakes.browser }
         self.fakes = fakes

@@ -34,11 +34,11 @@ import TokenCache
         }
     }
 
-    private func seed(expiresIn: Int64 = 3600, refreshIn: Int64? = nil) throws {
+    private func seed(expiresIn: Int64 = 3600, refreshIn: Int64? = nil, scopes: [String] = ["User.Read"]) throws {
         try cache.save(
             TokenResponseRecord(
                 clientId: "client", environment: "login.microsoftonline.com", realm: "common", homeAccountId: "oid-1.tid-1",
-                localAccountId: "oid-1", username: "alice@contoso.com", scopes: ["User.Read"], accessToken: "at-cached",
+                localAccountId: "oid-1", username: "alice@contoso.com", scopes: scopes, accessToken: "at-cached",
                 cachedAt: clock.now(), expiresOn: clock.now() + expiresIn, refreshOn: refreshIn.map { clock.now() + $0 },
                 refreshToken: "rt-0",
                 idToken: Tokens.jwt(#"{"oid":"oid-1","tid":"tid-1","preferred_username":"alice@contoso.com"}"#)))
@@ -52,6 +52,22 @@ import TokenCache
         #expect(result.fromCache)
         #expect(result.account.username == "alice@contoso.com")
         #expect(http.requests(to: "/token").isEmpty)
+    }
+
+    /// A list naming no resource scope is the default scopes (`user.read`), never the first
+    /// cached token whatever it is for (every token's scopes include an empty list).
+    @Test(arguments: [[], [""], ["openid"], ["profile"], ["offline_access"], ["openid", "profile", "offline_access"]] as [[String]])
+    func aScopeListNamingNoResourceMeansTheDefaultScopes(scopes: [String]) async throws {
+        try seed(scopes: ["Mail.Read"])
+        let http = transport { _ in Tokens.tokenResponse(accessToken: "fresh-user-read", scope: "User.Read openid profile offline_access") }
+        let app = try app(http)
+        var request = SilentRequest()
+        request.scopes = scopes
+        #expect(app.cachedSilentAnswer(request, mayRead: true) == nil, "the quick path found the Mail.Read token")
+        let result = try await app.acquireTokenSilently(request, correlationId: "c")
+        #expect(result.accessToken == "fresh-user-read" && result.scopes == ["User.Read"])
+        let asked = http.requests(to: "/token").first.map { String(decoding: $0.body ?? [], as: UTF8.self) } ?? ""
+        #expect(asked.contains("scope=user.read"), "\(asked)")
     }
 
     @Test func readsTheCacheAFixedNumberOfTimesWhateverTheNumberOfAccounts() async throws {

@@ -22,7 +22,7 @@ import time
 
 import pytest
 
-from auth_e2e import ALICE, CLIENT_ID, cache_secrets, process_env
+from auth_e2e import ALICE, CLIENT_ID, cache_secrets, process_env, read_cache
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYTHON_CLIENT = os.path.join(os.path.dirname(os.path.dirname(HERE)), "clients", "python", "src")
@@ -136,7 +136,7 @@ class Forwarding:
         self.cache = str(tmp_path / "cache" / "cache.json")
         config = {"clientId": CLIENT_ID, "authority": mock.url + "/organizations",
                   "cache": {"path": self.cache}, "cacheProtection": "plaintext", "scopes": ["User.Read"],
-                  "forwardScopes": ["User.Read", DEVOPS]}
+                  "forwardScopes": ["User.Read", DEVOPS], "graphEndpoint": mock.url + "/"}
         if approval is not None:
             config["forwardApproval"] = approval
         (tmp_path / "laptop-config.json").write_text(json.dumps(config))
@@ -212,15 +212,19 @@ class Forwarding:
                               user=self.uid, group=self.gid, extra_groups=[], timeout=30)
 
     def sign_in_on_the_laptop(self):
+        self.laptop_call("acquireToken", {"loginHint": ALICE, "scopes": ["User.Read"]})
+
+    def laptop_call(self, method, params):
+        """One request on the laptop's own agent socket; its result."""
         s = socket.socket(socket.AF_UNIX)
         s.connect(self.agent_socket)
         f = s.makefile("rwb")
-        f.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "acquireToken",
-                            "params": {"loginHint": ALICE, "scopes": ["User.Read"]}}).encode() + b"\n")
+        f.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode() + b"\n")
         f.flush()
         reply = json.loads(f.readline())
         s.close()
         assert "result" in reply, reply
+        return reply["result"]
 
     def close(self):
         for p in (*self.tunnels, self.sshd, self.agent):
@@ -293,7 +297,8 @@ def test_the_remote_gets_access_tokens_from_the_laptop_and_nothing_more(forwardi
     # status says where the agent is.
     status = f.remote(f.binary, "status")
     assert status.returncode == 0, status.stderr
-    assert "forwarded agent from " + socket.gethostname() in status.stdout
+    assert "forwarded agent (tokens for its forwardScopes only)" in status.stdout
+    assert socket.gethostname() not in status.stdout
 
     # What the forwarded agent refuses, each with a clear error.
     logout = f.remote(f.binary, "logout")
@@ -312,7 +317,7 @@ def test_the_remote_gets_access_tokens_from_the_laptop_and_nothing_more(forwardi
     # The laptop logged each token handed out (scopes and time, never the token).
     log = f.log()
     assert log.count("token handed out through the forward socket") >= 3
-    assert "scopes=User.Read" in log and "scopes=" + DEVOPS in log
+    assert "scopes=User.Read" in log and DEVOPS in log  # the scopes of the token that left (granted, then the .default asked)
     assert access_token not in log and not [s for s in secrets if s in log]
     # The account is still signed in on the laptop: the remote's signout changed nothing.
     assert len(cache_secrets(f.cache, "RefreshToken")) == 1 and "Removed" not in log
@@ -335,6 +340,21 @@ def test_the_laptop_sees_forwarded_sessions_and_other_users_stay_out(forwarding,
                        "s.sendall(b'{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\\n'); print(s.recv(100))", main)
     assert '"result"' in through.stdout, through
     wait_for(lambda: "comes through ssh" in f.log(), "the warning")
+    # Through ssh, the main socket runs no command and opens no file the remote names: a key
+    # command, a key file or another cache path is refused, in initialize and in the relay's preamble.
+    ran = os.path.join(f.shared, "ran-by-the-agent")
+    for settings in ({"cache": {"path": f.cache, "encryption": {"keyCommand": ["/bin/touch", ran]}}, "cacheProtection": "keyCommand"},
+                     {"cache": {"path": "/tmp/elsewhere.json"}}, {"forwardApproval": ["/bin/true"]}):
+        hello = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"clientId": CLIENT_ID, **settings}})
+        out = f.remote(REMOTE_PYTHON, "-c", "import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); "
+                       "s.sendall(sys.argv[2].encode() + b'\\n'); print(s.recv(4000).decode())", main, hello)
+        reply = json.loads(out.stdout)
+        assert reply["error"]["data"]["name"] == "forwardConfigurationRefused", reply
+        assert reply["error"]["data"]["member"] == next(iter(settings)), reply
+    relayed = f.remote(f.binary, "--cache", "/tmp/elsewhere.json", input='{"jsonrpc":"2.0","id":1,"method":"ping"}\n',
+                       env={"AUTH_SIDECAR_SOCK": main})
+    assert "forwardConfigurationRefused" in relayed.stdout + relayed.stderr, relayed
+    assert not os.path.exists(ran)
     # The laptop agent's SO_PEERCRED rule still refuses the other user on both of its sockets,
     # even with the directory and the sockets opened up (the last line of defence).
     os.chmod(f.laptop, 0o755)
@@ -360,3 +380,39 @@ def test_a_sign_in_from_the_remote_runs_on_the_laptop_once_approved(forwarding, 
     assert cache_secrets(f.cache, "RefreshToken"), "the laptop keeps the sign-in"
     [refresh_token] = cache_secrets(f.cache, "RefreshToken")
     assert refresh_token.encode() not in f.tap.bytes()
+
+
+def test_no_token_beyond_forward_scopes_crosses_ssh_whatever_the_remote_asks(forwarding):
+    f = forwarding()
+    # The laptop signs in for a broader token (User.Read and Mail.Read): the cache's superset
+    # lookup would find it for a request naming no resource, or for User.Read.
+    broad = f.laptop_call("acquireToken", {"loginHint": ALICE, "scopes": ["User.Read", "Mail.Read"]})
+    assert "Mail.Read" in broad["scopes"]
+    asks = [{}, {"scopes": []}, {"scopes": [""]}, {"scopes": ["openid"]}, {"scopes": ["profile"]},
+            {"scopes": ["offline_access"]}, {"scopes": ["User.Read"]}]
+    lines = [{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}]
+    lines += [{"jsonrpc": "2.0", "id": i + 1, "method": "acquireTokenSilent", "params": p} for i, p in enumerate(asks)]
+    lines += [{"jsonrpc": "2.0", "id": 100, "method": "acquireTokenSilent",
+               "params": {"scopes": ["User.Read"], "authority": f.mock.url + "/guest-tenant"}},
+              {"jsonrpc": "2.0", "id": 101, "method": "callGraph", "params": {"path": "/me", "scopes": []}},
+              {"jsonrpc": "2.0", "id": 102, "method": "initialize", "params": {}}]
+    stdio = f.remote(f.binary, input="".join(json.dumps(m) + "\n" for m in lines))
+    replies = {r["id"]: r for r in map(json.loads, stdio.stdout.splitlines())}
+    hello = replies[0]["result"]
+    assert set(hello["configuration"]) == {"clientId", "authority", "scopes"}, hello
+    assert hello["forward"]["scopes"] == ["User.Read", DEVOPS] and hello["agent"] == {"forwarded": True}
+    assert f.cache not in stdio.stdout and socket.gethostname() not in stdio.stdout
+    for i in range(1, len(asks) + 1):
+        assert replies[i]["result"]["scopes"] == ["User.Read"], replies[i]
+    assert replies[100]["error"]["data"]["name"] == "forwardConfigurationRefused"
+    assert replies[100]["error"]["data"]["member"] == "authority"
+    assert replies[101].get("result", {}).get("status") == 200, replies[101]
+    # Nothing of the broader token crossed (the tap records every byte the forward socket returned).
+    wire = f.tap.bytes()
+    broad_tokens = [e["secret"] for e in read_cache(f.cache).get("AccessToken", {}).values() if "Mail.Read" in e["target"]]
+    assert broad["accessToken"].encode() not in wire and not [t for t in broad_tokens if t.encode() in wire]
+    assert b"Mail.Read" not in wire
+    # The laptop's log names the scopes of every token that left, and no guest realm was added.
+    handed = [line for line in f.log().splitlines() if "token handed out through the forward socket" in line]
+    assert len(handed) == len(asks) + 1 and all("scopes=User.Read" in line for line in handed), handed
+    assert not [e for e in read_cache(f.cache).get("AccessToken", {}).values() if e["realm"] == "guest-tenant"]

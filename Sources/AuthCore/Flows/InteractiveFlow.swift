@@ -13,7 +13,7 @@ struct InteractiveFlow: Sendable {
         let resolved = try await resolver.resolve(try configuration.authority(for: request.authority))
         let authority = resolved.authority
         let metadata = resolved.metadata
-        let scopes = Scopes.deduplicated(request.scopes ?? configuration.defaultScopes)
+        let scopes = Scopes.requested(request.scopes, defaults: configuration.defaultScopes)
         let claims = try Scopes.mergedClaims(request.claims, capabilities: configuration.clientCapabilities)
         let pkce = PKCE()
         let state = PKCE.randomToken()

@@ -23,7 +23,7 @@ struct SilentFlow: Sendable {
 
     func run(_ request: SilentRequest, correlationId: String) async throws -> TokenResult {
         let authority = try configuration.authority(for: request.authority)
-        let scopes = Scopes.deduplicated(request.scopes ?? configuration.defaultScopes)
+        let scopes = Scopes.requested(request.scopes, defaults: configuration.defaultScopes)
         let useCache = !request.forceRefresh && request.claims == nil
         let found = try find(request.account, authority: authority, scopes: scopes, useCache: useCache)
         let view = found.view

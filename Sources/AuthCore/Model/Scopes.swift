@@ -9,6 +9,20 @@ public enum Scopes {
         deduplicated(scopes + ScopeSet.openIDConnect)
     }
 
+    /// The scopes a request is for: `requested` when it names a resource scope, else the
+    /// configured `defaults`. An absent list, an empty one, `[""]` and a list of OpenID Connect
+    /// scopes alone (`["openid"]`, `["profile"]`) say nothing about a resource, so they mean the
+    /// default scopes, never "any cached token" (the cache's lookup takes every token whose
+    /// scopes include the requested ones, and every token includes none). The one home of the
+    /// rule, for every flow and every door (stdio, agent, verbs, the az shim, Graph).
+    public static func requested(_ requested: [String]?, defaults: [String]) -> [String] {
+        if let requested {
+            let given = ScopeSet(requested)
+            if !given.resourceScopes.isEmpty { return given.scopes }
+        }
+        return deduplicated(defaults)
+    }
+
     /// `scopes` without empty strings and duplicates (ignoring case), in order.
     public static func deduplicated(_ scopes: [String]) -> [String] {
         ScopeSet(scopes).scopes

@@ -80,7 +80,7 @@ struct StatusReport {
 
     private var agentJSON: JSONValue {
         var agent: JSONObject = ["socket": .string(agentSocket), "state": .string(agentStateName), "detail": JSONValue(agentDetail)]
-        for key in ["pid", "startedAt", "connections", "forwarded", "host", "forwardSocket", "forwardedSessions"] { agent[key] = agentInfo?[key] }
+        for key in ["pid", "startedAt", "connections", "forwarded", "forwardSocket", "forwardedSessions"] { agent[key] = agentInfo?[key] }
         return .object(agent)
     }
 
@@ -242,11 +242,11 @@ struct StatusReport {
         "keyFile": "the key file", "keyCommand": "the key command's output",
     ]
 
-    /// A forwarded agent's host, or the forward socket's sessions.
+    /// A forwarded agent (which says nothing about its machine), or the forward socket's sessions.
     private var forwardingText: String? {
         guard let forwarding = agentInfo else { return nil }
         if forwarding["forwarded"]?.boolValue == true {
-            return "forwarded agent from \(forwarding["host"]?.stringValue ?? "?") (tokens for its forwardScopes only)"
+            return "forwarded agent (tokens for its forwardScopes only)"
         }
         guard let socket = forwarding["forwardSocket"]?.stringValue else { return nil }
         let sessions = forwarding["forwardedSessions"]?.arrayValue ?? []

@@ -1,0 +1,171 @@
+import JSON
+import JSONRPC
+import Logging
+import POSIXSupport
+import Sidecar
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The forward socket's stage of the request pipeline: ``ForwardPolicy``'s table applied to
+/// every request and ``ForwardReply`` to every reply. Methods and parameters the table does not
+/// name are refused; a token request is for its scopes or, naming no resource scope, the
+/// session's default scopes, all within `forwardScopes`; a per-request `authority` only equal
+/// to the agent's; a sign-in runs on the laptop (its browser) only once the laptop's user
+/// approves (``ForwardApprover``), its device code shown on the laptop only; what leaves is
+/// checked (a token beyond `forwardScopes` is asked for again with exactly the allowed scopes,
+/// else refused); each token handed out is one log line on the agent's stderr naming the
+/// scopes of the token that left (time, the peer; never the token).
+final class ForwardSessionPolicy: SessionPolicy {
+    /// The agent's configuration (`--config`, flags), what the session runs with.
+    private let base: ConfigurationOverrides
+    private let scopes: ForwardScopes
+    private let approver: ForwardApprover
+    private let peer: ForwardPeer
+    /// The agent's own log (its stderr): sign-in requests and every token handed out.
+    private let logger: Logger
+    /// The scopes a request naming no resource scope is for (the session's default), set by
+    /// `initialize`; under a lock: requests of one session run on several tasks.
+    private let defaultScopes: PthreadMutex<[String]>
+
+    /// - Parameters:
+    ///   - startup: the configuration the session starts with (the agent's, ``ForwardPolicy/configuration(remote:base:)``).
+    ///   - audit: the agent's log, for the lines about forwarded tokens and sign-ins.
+    ///   - approvals: the agent's one-question-at-a-time gate for `forwardApproval`.
+    init(base: ConfigurationOverrides, startup: ConfigurationOverrides, peer: ForwardPeer, audit: Logger, approvals: ApprovalGate) {
+        self.base = base
+        scopes = ForwardScopes(base.forwardScopes)
+        approver = ForwardApprover(setting: base.forwardApproval ?? .deny, gate: approvals)
+        self.peer = peer
+        logger = audit
+        defaultScopes = PthreadMutex(Self.scopes(of: startup))
+    }
+
+    var seesReplies: Bool { true }
+
+    func admit(_ method: SidecarMethod, params: JSONValue?) throws(RPCError) -> JSONValue? {
+        let rule = ForwardPolicy.rule(method)
+        guard rule.access != .refused else { throw ForwardPolicy.methodRefused(method.rawValue) }
+        if case .object(let members)? = params, let member = members.keys.sorted().first(where: { !rule.parameters.contains($0) }) {
+            throw ForwardPolicy.parameterRefused(member, method: method.rawValue)
+        }
+        if method == .initialize { return try initializeParams(params) }
+        if let authority = params?["authority"], authority.stringValue.map({ ForwardPolicy.sameAuthority($0, agentAuthority) }) != true {
+            throw ForwardPolicy.configurationRefused(
+                "authority \(authority.stringValue ?? "?") is not the forwarding agent's (\(agentAuthority)); a forwarded session uses the agent's",
+                member: "authority")
+        }
+        return rule.usesToken ? try withCheckedScopes(params) : params
+    }
+
+    func approve(_ method: SidecarMethod, params: JSONValue?) async throws(RPCError) {
+        guard ForwardPolicy.access(method) == .needsApproval else { return }
+        let requested = params?["scopes"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        let question = ForwardApprovalQuestion.text(
+            params: params, scopes: requested, authority: agentAuthority, command: peer.command, pid: peer.pid)
+        logger.notice(
+            "a forwarded session asks to sign in", metadata: ["scopes": "\(requested.joined(separator: " "))", "peer": "\(peer.description)"])
+        if let reason = await approver.refusal(for: question) {
+            logger.notice("forwarded sign-in refused", metadata: ["reason": "\(reason)"])
+            throw ForwardPolicy.signInRefused(reason)
+        }
+    }
+
+    func channel(_ method: SidecarMethod, _ context: RequestContext) -> RequestContext {
+        RequestContext(id: context.id, peer: LaptopOnlyChannel(logger: logger))
+    }
+
+    func release(_ method: SidecarMethod, params: JSONValue?, result: JSONValue) throws(RPCError) -> ReplyDecision {
+        switch method {
+        case .initialize:
+            return .send(ForwardReply.initialize(result, scopes: scopes, signIn: approver.setting == .deny ? "deny" : "approval"))
+        case .getAccounts: return .send(ForwardReply.allowed(result, fields: ["accounts"]))
+        case .getCurrentAccount: return .send(ForwardReply.allowed(result, fields: ["account", "previousAccount"]))
+        case .acquireTokenSilent, .acquireToken:
+            let beyond = ForwardReply.beyondScopes(result, scopes)
+            if !beyond.isEmpty, method == .acquireTokenSilent, params?["forceRefresh"]?.boolValue != true, case .object(var members)? = params {
+                // A cached token for more than the request (the cache's superset lookup): a fresh one for exactly these scopes.
+                members["forceRefresh"] = true
+                return .askAgain(.object(members))
+            }
+            if !beyond.isEmpty {
+                logger.notice("refused a forwarded token beyond forwardScopes", metadata: ["scopes": "\(beyond.joined(separator: " "))"])
+            }
+            return .send(try ForwardReply.token(result, within: scopes))
+        case .callGraph, .ping, .getDeviceInformation: return .send(result)
+        case .signout, .setCurrentAccount, .diagnosticsSleep, .diagnosticsEcho: throw ForwardPolicy.methodRefused(method.rawValue)
+        }
+    }
+
+    func audit(_ method: SidecarMethod, params: JSONValue?, result: JSONValue) {
+        guard ForwardPolicy.rule(method).usesToken else { return }
+        let source = method == .callGraph ? params?["scopes"] : result["scopes"]
+        logHandedOut(method.rawValue, source?.arrayValue?.compactMap(\.stringValue) ?? [])
+    }
+
+    private var agentAuthority: String { ForwardPolicy.authority(of: base) }
+
+    /// The agent's configuration with the remote's default scopes (``ForwardPolicy/configuration(remote:base:)``).
+    private func initializeParams(_ params: JSONValue?) throws(RPCError) -> JSONValue? {
+        let remote = try ConfigurationOverrides(params: params, alsoAllowed: SidecarService.editorInitializeKeys)
+        let chosen = try ForwardPolicy.configuration(remote: remote, base: base)
+        defaultScopes.withLock { $0 = Self.scopes(of: chosen) }
+        return chosen.json
+    }
+
+    /// `params` with `scopes` made explicit (the request's, else the session's default scopes)
+    /// once every scope, `extraScopesToConsent` too, is within `forwardScopes`.
+    private func withCheckedScopes(_ params: JSONValue?) throws(RPCError) -> JSONValue? {
+        let requested = try stringList(params, "scopes")
+        let effective = ForwardScopes.requestScopes(requested, defaults: defaultScopes.withLock { $0 })
+        let asked = effective + (try stringList(params, "extraScopesToConsent") ?? [])
+        let unlisted = scopes.unlisted(asked)
+        guard !scopes.allowed.isEmpty, unlisted.isEmpty else {
+            logger.notice("refused a forwarded token request", metadata: ["scopes": "\(unlisted.joined(separator: " "))"])
+            throw ForwardPolicy.scopesRefused(scopes.allowed.isEmpty ? [] : unlisted)
+        }
+        var members = params?.objectValue ?? [:]
+        members["scopes"] = JSONValue(effective)
+        return .object(members)
+    }
+
+    private func stringList(_ params: JSONValue?, _ key: String) throws(RPCError) -> [String]? {
+        guard let value = params?[key], !value.isNull else { return nil }
+        guard let items = value.arrayValue, items.allSatisfy({ $0.stringValue != nil }) else {
+            throw .invalidParams("'\(key)' must be an array of strings", member: key)
+        }
+        return items.compactMap(\.stringValue)
+    }
+
+    private func logHandedOut(_ method: String, _ scopes: [String]) {
+        logger.notice(
+            "token handed out through the forward socket",
+            metadata: [
+                "method": "\(method)", "scopes": "\(scopes.joined(separator: " "))", "time": "\(utcTimestamp(Int64(time(nil))))",
+                "peer": "\(peer.description)",
+            ])
+    }
+
+    private static func scopes(of configuration: ConfigurationOverrides) -> [String] {
+        configuration.scopes ?? Configuration(clientId: "").scopes
+    }
+}
+
+/// A forwarded request's messages to the client, kept on the laptop: a sign-in's device code
+/// is shown on the agent's stderr only (the laptop's user enters it, not whoever reads the
+/// remote first); nothing else is sent, and the engine may not ask the remote anything (the
+/// laptop's browser opens sign-ins).
+private struct LaptopOnlyChannel: PeerChannel {
+    let logger: Logger
+
+    func notify(_ method: String, params: JSONValue) {
+        if method == "deviceCode", let message = params["message"]?.stringValue {
+            logger.notice("forwarded sign-in: \(message)")
+        }
+    }
+
+    func request(_ method: String, params: JSONValue) async throws -> JSONValue {
+        throw RPCError.methodNotFound(method)
+    }
+}

@@ -1,0 +1,58 @@
+import JSON
+import JSONRPC
+
+/// A door's rules (who is asking, through which socket), as a stage of ``RequestPipeline``
+/// that every request and every reply of a session passes, whatever the method and however
+/// the engine runs it. A policy denies what it does not name: a method or a parameter it has
+/// no rule for is refused before the engine sees the request.
+///
+/// The stages, in order: ``admit(_:params:)`` (the request as the engine will read it, or a
+/// refusal), ``approve(_:params:)`` (a question to the user, for what needs consent), the
+/// engine (on the ``channel(_:_:)`` this policy gives it), ``release(_:params:result:)``
+/// (what may leave), ``audit(_:params:result:)`` (a record of what left).
+public protocol SessionPolicy: Sendable {
+    /// Whether ``release(_:params:result:)`` must see every reply as a value. A policy that
+    /// changes or checks replies says `true`, and the engine's serialized fast path (a silent
+    /// token answered from memory) is then not taken for its sessions: the pipeline, not the
+    /// route, decides.
+    var seesReplies: Bool { get }
+
+    /// The request stage: `params` as the engine is to read them, or a refusal.
+    func admit(_ method: SidecarMethod, params: JSONValue?) throws(RPCError) -> JSONValue?
+
+    /// The consent stage, after ``admit(_:params:)``, for a request the user must approve
+    /// first (a sign-in from another machine); throws the refusal.
+    func approve(_ method: SidecarMethod, params: JSONValue?) async throws(RPCError)
+
+    /// The peer channel the engine speaks to while it runs the request (notifications such as
+    /// `deviceCode`, server requests such as `openUrl`).
+    func channel(_ method: SidecarMethod, _ context: RequestContext) -> RequestContext
+
+    /// The reply stage: what leaves, or a refusal, or the engine asked once more with other
+    /// params (``ReplyDecision/askAgain(_:)``, a fresh token for exactly what is allowed).
+    func release(_ method: SidecarMethod, params: JSONValue?, result: JSONValue) throws(RPCError) -> ReplyDecision
+
+    /// The audit stage: `result` has left (after ``release(_:params:result:)``).
+    func audit(_ method: SidecarMethod, params: JSONValue?, result: JSONValue)
+}
+
+/// What the reply stage decides.
+public enum ReplyDecision: Sendable {
+    /// This result leaves.
+    case send(JSONValue)
+    /// Run the engine again with these params (once: a second ask is refused); only for
+    /// requests that run as tasks.
+    case askAgain(JSONValue?)
+}
+
+/// The policy of a door that serves the user's own processes (stdio, the agent's main socket
+/// from a local process): everything the engine offers, replies as they are.
+public struct OpenSessionPolicy: SessionPolicy {
+    public init() {}
+    public var seesReplies: Bool { false }
+    public func admit(_ method: SidecarMethod, params: JSONValue?) throws(RPCError) -> JSONValue? { params }
+    public func approve(_ method: SidecarMethod, params: JSONValue?) async throws(RPCError) {}
+    public func channel(_ method: SidecarMethod, _ context: RequestContext) -> RequestContext { context }
+    public func release(_ method: SidecarMethod, params: JSONValue?, result: JSONValue) throws(RPCError) -> ReplyDecision { .send(result) }
+    public func audit(_ method: SidecarMethod, params: JSONValue?, result: JSONValue) {}
+}
