@@ -138,14 +138,15 @@ public final class AgentServer: Sendable {
         }
     }
 
-    /// What `initialize` tells a session about this agent: its pid, start and connections, the
+    /// What `initialize` tells a session about this agent: its pid, start, connections and engines, the
     /// forward socket and the forwarded sessions open now; a forwarded session is told only that
     /// it is forwarded (``ForwardReply/initialize(_:scopes:signIn:)``: nothing about the laptop).
     private func agentInfo(forwarded: Bool) -> JSONValue {
         if forwarded { return ["forwarded": true] }
         let sessions = state.withLock { $0.connections.values.compactMap(\.forwarded) }.sorted { $0.since < $1.since }
         return [
-            "pid": .int(Int64(getpid())), "startedAt": .int(startedAt), "connections": .int(Int64(connectionCount)), "forwarded": false,
+            "pid": .int(Int64(getpid())), "startedAt": .int(startedAt), "connections": .int(Int64(connectionCount)),
+            "engines": .int(Int64(applications.count)), "forwarded": false,
             "forwardSocket": JSONValue(options.forwardSocketPath),
             "forwardedSessions": .array(
                 sessions.map { ["since": .string(utcTimestamp($0.since)), "peer": .string($0.command), "pid": .int(Int64($0.pid))] }),

@@ -34,7 +34,8 @@ enum ApplicationFactory {
         var graph = GraphClient(app: app, transport: dependencies.transport, endpoint: configuration.graphEndpoint, logger: logger)
         graph.clock = dependencies.clock
         graph.maxResponseBytes = maxGraphResponseBytes
-        return AuthMethods(app: app, graph: graph, browserMode: configuration.browser, cacheProtection: report)
+        return AuthMethods(
+            app: app, graph: graph, browserMode: configuration.browser, defaultScopes: configuration.scopes, cacheProtection: report)
     }
 
     /// The live dependencies: the configured cache, libcurl, the system browser, the loopback listener.

@@ -3,8 +3,12 @@ import JSONRPC
 import Logging
 import Synchronization
 
-/// The applications built so far, one per configuration: sessions configured alike (an
+/// The applications built so far, one per engine identity: sessions configured alike (an
 /// agent's connections) share one engine, so one in-memory cache and one refresh per token.
+/// What identifies an engine is the configuration without the per-session options: the
+/// browser mode (a verb's `browser: "client"`, an editor's `system`) and the default scopes are
+/// the session's own (``AuthMethods/browserMode``, ``AuthMethods/defaultScopes``), so a `ping`
+/// connection and a `token` verb share one engine.
 public final class ApplicationRegistry: Sendable {
     /// An application and the configuration it was built for.
     private struct Entry: Sendable {
@@ -24,14 +28,31 @@ public final class ApplicationRegistry: Sendable {
         for configuration: Configuration, logger: Logger,
         replacement: SidecarService.DependencyFactory? = nil, maxGraphResponseBytes: Int
     ) throws(RPCError) -> AuthMethods {
-        if let existing = built.withLock({ Self.find(configuration, in: &$0) }) { return existing }
-        let made = try ApplicationFactory.make(
-            configuration, logger: logger, replacement: replacement, maxGraphResponseBytes: maxGraphResponseBytes)
-        return built.withLock { built in
-            if let raced = Self.find(configuration, in: &built) { return raced }
-            built.append(Entry(configuration: configuration, methods: made))
-            return made
+        let identity = Self.engineIdentity(configuration)
+        var methods: AuthMethods
+        if let existing = built.withLock({ Self.find(identity, in: &$0) }) {
+            methods = existing
+        } else {
+            let made = try ApplicationFactory.make(
+                identity, logger: logger, replacement: replacement, maxGraphResponseBytes: maxGraphResponseBytes)
+            methods = built.withLock { built in
+                if let raced = Self.find(identity, in: &built) { return raced }
+                built.append(Entry(configuration: identity, methods: made))
+                return made
+            }
         }
+        methods.browserMode = configuration.browser
+        methods.defaultScopes = configuration.scopes
+        return methods
+    }
+
+    /// `configuration` without the options that are the session's own (the browser mode, the
+    /// default scopes): what identifies an engine.
+    static func engineIdentity(_ configuration: Configuration) -> Configuration {
+        var identity = configuration
+        identity.browser = .system
+        identity.scopes = Configuration(clientId: configuration.clientId).scopes
+        return identity
     }
 
     /// How many distinct applications exist (for tests and status).

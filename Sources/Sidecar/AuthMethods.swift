@@ -8,7 +8,11 @@ import JSONRPC
 struct AuthMethods: Sendable {
     let app: PublicClientApplication
     let graph: GraphClient
-    let browserMode: Configuration.BrowserMode
+    /// The session's own (``ApplicationRegistry`` shares the rest between sessions).
+    var browserMode: Configuration.BrowserMode
+    /// The session's default scopes, what a request naming no resource scope is for; its own,
+    /// like ``browserMode``: each request reaches the shared engine with its scopes explicit.
+    var defaultScopes: [String]
     /// What protects the file cache (`nil`: a memory cache, or test dependencies).
     var cacheProtection: CacheProtectionReport? = nil
     /// Silent results from memory, kept serialized.
@@ -37,7 +41,7 @@ struct AuthMethods: Sendable {
                         "expiresOn": .int(info.expiresOn),
                     ])
             }
-            request.scopes = try p.optional("scopes")
+            request.scopes = try scopes(p)
             request.authority = try AuthJSON.authority(p)
             request.claims = try p.optional("claims")
             return try await AuthErrorMapping.translating {
@@ -45,7 +49,7 @@ struct AuthMethods: Sendable {
             }
         }
         var request = InteractiveRequest()
-        request.scopes = try p.optional("scopes")
+        request.scopes = try scopes(p)
         request.prompt = try p.optional("promptType", oneOf: PromptType.allCases.map(\.rawValue)).flatMap(PromptType.init) ?? .promptIfNecessary
         request.loginHint = try p.optional("loginHint")
         request.domainHint = try p.optional("domainHint")
@@ -61,7 +65,7 @@ struct AuthMethods: Sendable {
     }
 
     func acquireTokenSilent(_ params: JSONValue?, _ context: RequestContext) async throws -> JSONValue {
-        let (request, correlationId) = try Self.silentRequest(params)
+        let (request, correlationId) = try silentRequest(params)
         return try await AuthErrorMapping.translating {
             AuthJSON.tokenResult(try await app.acquireTokenSilently(request, correlationId: correlationId))
         }
@@ -72,7 +76,7 @@ struct AuthMethods: Sendable {
     /// (``PublicClientApplication/cachedSilentAnswer(_:checkedAfter:mayRead:)``), serialized;
     /// `nil`: the full call (``acquireTokenSilent(_:_:)``) answers, errors included.
     func acquireTokenSilentOnReader(_ params: JSONValue?, moment: ReaderMoment) -> SerializedResult? {
-        guard let (request, correlationId) = try? Self.silentRequest(params),
+        guard let (request, correlationId) = try? silentRequest(params),
             let answer = app.cachedSilentAnswer(request, checkedAfter: moment.receivedAt, mayRead: moment.idle)
         else { return nil }
         return silentReplies.result(of: answer, correlationId: correlationId)
@@ -80,10 +84,10 @@ struct AuthMethods: Sendable {
 
     static let silentKeys: Set<String> = ["scopes", "account", "authority", "forceRefresh", "claims", "correlationId"]
 
-    private static func silentRequest(_ params: JSONValue?) throws(RPCError) -> (SilentRequest, correlationId: String) {
-        let p = try Params(params, allowed: silentKeys)
+    private func silentRequest(_ params: JSONValue?) throws(RPCError) -> (SilentRequest, correlationId: String) {
+        let p = try Params(params, allowed: Self.silentKeys)
         var request = SilentRequest()
-        request.scopes = try p.optional("scopes")
+        request.scopes = try scopes(p)
         request.account = try AuthJSON.accountReference(p)
         request.authority = try AuthJSON.authority(p)
         request.forceRefresh = try p.optional("forceRefresh") ?? false
@@ -155,7 +159,7 @@ struct AuthMethods: Sendable {
         }
         request.body = p.members["body"]
         request.account = try AuthJSON.accountReference(p)
-        request.scopes = try p.optional("scopes")
+        request.scopes = try scopes(p)
         request.allPages = try p.optional("allPages") ?? false
         if let maxPages: Int = try p.optional("maxPages") {
             guard (1...100).contains(maxPages) else { throw RPCError.invalidParams("'maxPages' must be 1 to 100", member: "maxPages") }
@@ -169,6 +173,11 @@ struct AuthMethods: Sendable {
         return try await AuthErrorMapping.translating {
             try await graph.call(request, correlationId: correlationId).json
         }
+    }
+
+    /// The request's `scopes`, else (naming no resource scope) the session's default ones.
+    private func scopes(_ p: Params) throws(RPCError) -> [String] {
+        Scopes.requested(try p.optional("scopes"), defaults: defaultScopes)
     }
 
     /// CR, LF, NUL and the other C0 controls (and DEL): never part of a URL path or a header.

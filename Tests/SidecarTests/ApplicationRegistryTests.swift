@@ -45,4 +45,22 @@ import TokenCache
         #expect(try methods(registry, protected).app === first.app)
         #expect(registry.count == 1)
     }
+
+    /// The browser mode is the session's: a verb (`client`) and an editor (`system`) on one
+    /// agent share the engine for one cache file, each keeping its own mode.
+    @Test func sessionsDifferingOnlyInTheirBrowserShareOneEngine() throws {
+        let registry = ApplicationRegistry()
+        var verb = Self.configuration()
+        verb.browser = .client
+        let editor = try methods(registry, Self.configuration())
+        let fromVerb = try methods(registry, verb)
+        #expect(fromVerb.app === editor.app && registry.count == 1)
+        #expect(fromVerb.browserMode == .client && editor.browserMode == .system)
+        #expect(try methods(registry, Self.configuration()).browserMode == .system)
+        var mail = Self.configuration()
+        mail.scopes = ["Mail.Read"]
+        let mailSession = try methods(registry, mail)
+        #expect(mailSession.app === editor.app && registry.count == 1, "default scopes are the session's too")
+        #expect(mailSession.defaultScopes == ["Mail.Read"] && editor.defaultScopes == Self.configuration().scopes)
+    }
 }

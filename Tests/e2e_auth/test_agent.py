@@ -280,3 +280,23 @@ def test_a_stdio_process_says_it_ignores_a_socket_not_the_users_own(sidecar_bin,
     finally:
         if listener is not None:
             listener.close()
+
+
+def test_a_ping_connection_and_a_token_verb_share_one_engine(agent, sidecar_bin, mock, tmp_path):
+    """An engine per cache identity: the verb's `browser: "client"` is its session's own option."""
+    config = tmp_path / "agent-config.json"
+    config.write_text(json.dumps({"knownAuthorities": ["127.0.0.1"]}))
+    a = agent("--config", str(config)).wait_listening()
+    editor = RawClient(a.path)
+    assert "result" in editor.call(1, "initialize", {})
+    assert "result" in editor.call(2, "ping")
+    signed_in = editor.call(3, "acquireToken", {"loginHint": ALICE, "scopes": SCOPES})
+    assert "result" in signed_in, signed_in
+    token = subprocess.run([sidecar_bin, "token"], capture_output=True, text=True, timeout=30,
+                           env={**a.env, "AUTH_SIDECAR_SOCK": a.path})
+    assert token.returncode == 0, token.stderr + a.log()
+    assert token.stdout.strip() == signed_in["result"]["accessToken"], "the verb's engine is the editor's: its memory, its token"
+    probe = RawClient(a.path)
+    assert probe.call(1, "initialize", {})["result"]["agent"]["engines"] == 1
+    editor.close()
+    probe.close()

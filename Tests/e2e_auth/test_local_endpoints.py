@@ -85,6 +85,36 @@ def test_managed_identity_reconnects_after_the_agent_restarts_or_is_killed(verbs
     assert code == 0 and "engine connection lost; reconnecting" in err and body["access_token"] not in err
 
 
+def test_managed_identity_answers_one_scope_while_another_scopes_refresh_is_stalled(verbs, endpoint):
+    """Requests for different scopes run concurrently (a pool of engine connections): a refresh
+    stalled by the service's latency does not hold back the clients of a cached scope."""
+    verbs.ok("login")
+    mi = endpoint()
+    try:
+        assert mi.get(OK_QUERY, mi.secret)[0] == 200  # Graph's token, cached
+        verbs.mock.admin.fault(endpoint="token", type="latency", delay_ms=4000, times=1)
+        stalled: list = []
+        storage = threading.Thread(target=lambda: stalled.append(
+            mi.get("api-version=2019-08-01&resource=https%3A%2F%2Fstorage.azure.com", mi.secret)))
+        storage.start()
+        time.sleep(0.5)  # the storage refresh is waiting on the token endpoint now
+        started = time.monotonic()
+        answers = []
+        clients = [threading.Thread(target=lambda: answers.append(mi.get(OK_QUERY, mi.secret))) for _ in range(8)]
+        for c in clients:
+            c.start()
+        for c in clients:
+            c.join()
+        waited = time.monotonic() - started
+        assert [a[0] for a in answers] == [200] * 8
+        assert waited < 2.5, f"Graph's clients waited {waited:.2f} s behind the stalled refresh"
+        assert storage.is_alive(), "the stalled refresh finished before the others were asked: the test proves nothing"
+        storage.join()
+        assert stalled[0][0] == 200, stalled
+    finally:
+        mi.stop()
+
+
 # ---- 5 and 7: slow-loris, DNS rebinding, web pages, user-assigned identities -------------------
 
 def test_managed_identity_serves_a_real_client_while_100_slow_connections_are_open(verbs, endpoint):

@@ -37,7 +37,7 @@ struct AzdAuthServerCommand: ParsableCommand {
     }
 
     /// The reply to a checked request: its scopes (and tenant, claims) asked of the engine.
-    static func answer(_ request: AzdAuthProtocol.TokenRequest, authority: String, engine: SerializedEngine) -> AzdAuthProtocol.Reply {
+    static func answer(_ request: AzdAuthProtocol.TokenRequest, authority: String, engine: EnginePool) -> AzdAuthProtocol.Reply {
         var params: JSONObject = ["scopes": JSONValue(request.scopes)]
         if let tenant = request.tenantId {
             guard VerbRequests.isTenant(tenant), let tenantAuthority = VerbRequests.authority(authority, tenant: tenant) else {

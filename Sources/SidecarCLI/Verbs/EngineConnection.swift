@@ -52,6 +52,10 @@ struct EngineConnection {
         }
     }
 
+    /// The engines of this process's in-process connections: connections configured alike (an
+    /// ``EnginePool``'s sessions) share one engine, as an agent's do.
+    static let inProcessApplications = ApplicationRegistry()
+
     /// Starts the engine on a thread at one end of a socket pair; returns the other end.
     static func startInProcess(logger: Logger) throws(VerbFailure) -> Int32 {
         var fds: [Int32] = [-1, -1]
@@ -59,8 +63,10 @@ struct EngineConnection {
             throw VerbFailure(message: "cannot create a socket pair (errno \(errno))")
         }
         let service: SidecarService
+        var options = SidecarService.Options()
+        options.applications = inProcessApplications
         do {
-            service = try SidecarService(options: SidecarService.Options(), logger: logger)
+            service = try SidecarService(options: options, logger: logger)
         } catch {
             throw VerbFailure(message: error.message)
         }

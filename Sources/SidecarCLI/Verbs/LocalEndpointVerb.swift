@@ -25,13 +25,13 @@ enum LocalEndpointVerb {
     static func serve<Settings, Server: LocalTokenEndpoint>(
         _ name: String, _ common: VerbOptions,
         settings: (VerbSession) throws(VerbFailure) -> Settings,
-        start: (Settings, SerializedEngine, Logger) throws(AdapterError) -> (server: Server, exports: String)
+        start: (Settings, EnginePool, Logger) throws(AdapterError) -> (server: Server, exports: String)
     ) throws {
         let slot = ServerSlot()
         TerminationSignals.onTerminate { slot.stop() }  // first: every thread started later blocks the signals
         try VerbSession.run(common) { session throws(VerbFailure) in
             let wanted = try settings(session)
-            let engine = SerializedEngine(session)
+            let engine = EnginePool(session)
             let started: (server: Server, exports: String)
             do throws(AdapterError) {
                 started = try start(wanted, engine, session.logger)

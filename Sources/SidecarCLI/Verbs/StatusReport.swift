@@ -80,7 +80,7 @@ struct StatusReport {
 
     private var agentJSON: JSONValue {
         var agent: JSONObject = ["socket": .string(agentSocket), "state": .string(agentStateName), "detail": JSONValue(agentDetail)]
-        for key in ["pid", "startedAt", "connections", "forwarded", "forwardSocket", "forwardedSessions"] { agent[key] = agentInfo?[key] }
+        for key in ["pid", "startedAt", "connections", "engines", "forwarded", "forwardSocket", "forwardedSessions"] { agent[key] = agentInfo?[key] }
         return .object(agent)
     }
 

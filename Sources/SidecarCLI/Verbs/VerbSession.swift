@@ -140,6 +140,15 @@ final class VerbSession {
         return try Self.connect(sources: sources, useAgent: useAgent, redirectPort: nil, logger: logger, output: output)
     }
 
+    /// Another session like this one (same configuration, output and agent choice) on a
+    /// connection of its own, this one kept open: an ``EnginePool``'s next session.
+    func sibling() throws(VerbFailure) -> VerbSession {
+        try Self.connect(sources: sources, useAgent: useAgent, redirectPort: nil, logger: logger, output: output)
+    }
+
+    /// Closes the engine connection (an in-process engine's thread ends with it).
+    func close() { client.close() }
+
     /// A session with these sources, for a verb that opens several (`profiles`): it reserves
     /// stdout and makes the logger once itself.
     static func connect(
