@@ -94,7 +94,8 @@ final class ForwardSessionPolicy: SessionPolicy {
             }
             return .send(try ForwardReply.token(result, within: scopes))
         case .callGraph, .ping, .getDeviceInformation: return .send(result)
-        case .signout, .setCurrentAccount, .diagnosticsSleep, .diagnosticsEcho: throw ForwardPolicy.methodRefused(method.rawValue)
+        case .signout, .setCurrentAccount, .getCacheSummary, .diagnosticsSleep, .diagnosticsEcho:
+            throw ForwardPolicy.methodRefused(method.rawValue)
         }
     }
 

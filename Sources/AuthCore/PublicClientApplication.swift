@@ -1,5 +1,7 @@
 import AuthSeams
+import JSON
 import Synchronization
+import TokenCache
 
 /// The auth core's entry point: what MSAL's `MSALPublicClientApplication` offers, for one
 /// configured client. Safe to call from many tasks at once.
@@ -111,6 +113,16 @@ public final class PublicClientApplication: Sendable {
             let stamp = try? dependencies.cache.stampIfReady(checkedAfter: checkedAfter)
         else { return nil }
         return silentMemo.answer(key, stamp: stamp, now: dependencies.clock.now())
+    }
+
+    /// What the cache holds for this client, without a secret, and the last failed refresh
+    /// (`status`): read by the engine, with the key it already holds.
+    public func cacheInventory() throws -> (inventory: CacheInventory, lastRefreshError: JSONObject?) {
+        let clientId = configuration.clientId
+        let inventory = try dependencies.cache.read { $0.inventory(clientId: clientId) }
+        let record = dependencies.cache.refreshErrors.read()
+        let ours = record?["clientId"]?.stringValue.map { $0.lowercased() == clientId.lowercased() } ?? true
+        return (inventory, ours ? record : nil)
     }
 
     /// The accounts in the cache (optionally those with `username`).

@@ -134,6 +134,26 @@ struct AuthMethods: Sendable {
         }
     }
 
+    /// What the cache holds for this client, without a secret: `status`'s cache lines, read by
+    /// the engine that holds the key (a verb never opens the cache file itself).
+    func getCacheSummary(_ params: JSONValue?, _ context: RequestContext) async throws -> JSONValue {
+        _ = try Params(params, allowed: [])
+        return try await AuthErrorMapping.translating {
+            let (inventory, lastError) = try app.cacheInventory()
+            return [
+                "accessTokens": .array(
+                    inventory.accessTokens.map {
+                        [
+                            "homeAccountId": .string($0.homeAccountId), "tenantId": .string($0.tenant), "scopes": JSONValue($0.scopes),
+                            "expiresOn": .int($0.expiresOn),
+                        ]
+                    }),
+                "refreshTokenAccounts": JSONValue(inventory.refreshTokenAccounts.sorted()),
+                "lastRefreshError": lastError.map(JSONValue.object) ?? .null,
+            ]
+        }
+    }
+
     static let callGraphKeys: Set<String> = [
         "path", "method", "apiVersion", "query", "headers", "body", "account", "scopes", "allPages", "maxPages", "timeoutSeconds",
         "correlationId",

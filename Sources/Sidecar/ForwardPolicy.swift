@@ -82,7 +82,7 @@ public enum ForwardPolicy {
                     "scopes", "promptType", "loginHint", "domainHint", "account", "authority", "claims", "extraScopesToConsent", "flow",
                     "correlationId",
                 ], usesToken: true)
-        case .signout, .setCurrentAccount, .diagnosticsSleep, .diagnosticsEcho: .refused
+        case .signout, .setCurrentAccount, .getCacheSummary, .diagnosticsSleep, .diagnosticsEcho: .refused
         }
     }
 

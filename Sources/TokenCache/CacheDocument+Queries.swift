@@ -3,6 +3,20 @@ import JSON
 /// Lookups over a document, through its per-account indexes: each reads only the entries of
 /// one account (or one username), whatever the size of the cache.
 extension CacheDocument {
+    /// What the cache holds for `clientId`, without a secret (O(n): for `status`): each access
+    /// token's account, tenant, scopes and expiry, and the home accounts with a refresh token
+    /// this client may redeem (its own, or a family's).
+    public func inventory(clientId: String) -> CacheInventory {
+        let tokens = all(accessTokens).map(\.entity).filter { $0.clientId.equalsIgnoringCase(clientId) }
+            .map { CacheInventory.AccessToken(homeAccountId: $0.homeAccountId, tenant: $0.realm, scopes: $0.scopes.scopes, expiresOn: $0.expiresOn) }
+            .sorted { ($0.homeAccountId, $0.expiresOn) < ($1.homeAccountId, $1.expiresOn) }
+        var refreshable = Set<String>()
+        for token in all(refreshTokens).map(\.entity) where token.clientId.equalsIgnoringCase(clientId) || token.familyId?.isEmpty == false {
+            refreshable.insert(token.homeAccountId)
+        }
+        return CacheInventory(accessTokens: tokens, refreshTokenAccounts: refreshable)
+    }
+
     /// Every account entity, in file order (O(n): for listings).
     public func accountList() -> [CachedAccount] { all(accounts).map(\.entity) }
 

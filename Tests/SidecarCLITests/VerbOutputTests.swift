@@ -121,16 +121,10 @@ import Testing
                 .init(account: ["username": "bob", "homeAccountId": "b.t"], current: false, token: .signInNeeded("expired")),
             ],
             cache: .success(
-                CacheSummary(
-                    document: [
-                        "AccessToken": [
-                            "k": [
-                                "client_id": "app", "home_account_id": "a.t", "realm": "t", "target": "User.Read openid",
-                                "expires_on": "4600", "secret": "eyJ.never-shown",
-                            ]
-                        ],
-                        "RefreshToken": ["r": ["client_id": "app", "home_account_id": "a.t", "secret": "1.never-shown"]],
-                    ], clientId: "app")))
+                CacheSummary(result: [
+                    "accessTokens": [["homeAccountId": "a.t", "tenantId": "t", "scopes": ["User.Read", "openid"], "expiresOn": 4600]],
+                    "refreshTokenAccounts": ["a.t"], "lastRefreshError": nil,
+                ])))
         let text = report.text(now: 1000)
         #expect(text.contains("/c.json (encrypted), key in the key file /k"))
         #expect(text.contains("key store:  cacheProtection auto; secretService skipped: no D-Bus session (DBUS_SESSION_BUS_ADDRESS is not set)"))

@@ -92,3 +92,34 @@ def test_the_agent_line_says_since_when_and_how_many_clients(verbs):
                          text, re.M), text
     finally:
         agent.close()
+
+
+def test_a_key_command_runs_once_per_verb_and_never_in_status_with_an_agent(verbs):
+    """status asks the engine for the cache's summary (getCacheSummary): it never resolves the
+    key or decrypts the file itself, so a key command runs once per process, in the engine."""
+    runs = verbs.tmp / "key-command-runs"
+    script = verbs.tmp / "key-command.sh"
+    script.write_text(f"#!/bin/sh\necho run >> '{runs}'\nprintf '%s\\n' {os.urandom(32).hex()}\n")
+    script.chmod(0o700)
+    verbs.write_config(cache={"path": verbs.cache, "encryption": {"keyCommand": [str(script)]}}, cacheProtection="keyCommand")
+
+    def count(*args) -> int:
+        runs.write_text("")
+        p = verbs.run(*args)
+        assert p.returncode == 0, (args, p.stderr)
+        return runs.read_text().count("run")
+
+    assert count("login") == 1
+    assert count("token", "--no-agent") == 1
+    report_runs = count("status", "--no-agent", "--output", "json")
+    assert report_runs == 1
+    report = json.loads(verbs.ok("status", "--output", "json", "--no-agent"))
+    assert report["accounts"][0]["accessTokens"] and report["accounts"][0]["refreshToken"] is True, report  # from the engine
+    path = os.path.join(verbs.env["XDG_RUNTIME_DIR"], "auth-sidecar", "agent.sock")
+    agent = RunningAgent(verbs.binary, path, {**verbs.env, "XDG_CONFIG_HOME": str(verbs.tmp / "agent-has-no-config")},
+                         verbs.tmp / "agent.log")
+    try:
+        assert count("status") == 1, "the agent's engine, once; none in status's own process"
+        assert count("status") == 0 and count("token") == 0, "the agent holds the key"
+    finally:
+        agent.close()

@@ -66,6 +66,7 @@ CONTRACT_METHODS = {
     "callGraph": ("implemented", "request", "clientToServer"),
     # The project's own, beyond protocol-contract.md (documented in protocol/README.md):
     "setCurrentAccount": ("implemented", "request", "clientToServer"),
+    "getCacheSummary": ("implemented", "request", "clientToServer"),
     "deviceCode": ("implemented", "notification", "serverToClient"),
     "openUrl": ("implemented", "request", "serverToClient"),
 }

@@ -10,6 +10,13 @@ export declare const BINARY_NAME: 'auth-sidecar';
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
+/** `getCacheSummary`'s result: never a token's value. */
+export interface CacheSummary {
+  accessTokens: Array<{ homeAccountId: string; tenantId: string; scopes: string[]; expiresOn: number }>;
+  refreshTokenAccounts: string[];
+  lastRefreshError: Record<string, unknown> | null;
+}
+
 export interface CacheConfiguration { path?: string; persistence?: 'memory' | 'file'; encryption?: { keyFile: string } }
 
 /** The configuration keys of `initialize` (protocol/README.md). */
@@ -230,6 +237,8 @@ export declare class SidecarClient extends EventEmitter {
   getDeviceInformation(options?: CallOptions): Promise<DeviceInformation>;
   getCurrentAccount(options?: CallOptions): Promise<CurrentAccount>;
   getAccounts(params?: { username?: string }, options?: CallOptions): Promise<Account[]>;
+  /** What the cache holds for this client, without a secret. */
+  getCacheSummary(options?: CallOptions): Promise<CacheSummary>;
   /** Make a cached account the current one (MSAL.js's setActiveAccount); returns it and the one current before. */
   setCurrentAccount(account: AccountLike, options?: CallOptions): Promise<CurrentAccount>;
   acquireToken(params?: AcquireTokenParams, options?: AcquireTokenOptions): Promise<TokenResult>;

@@ -492,6 +492,8 @@ export class SidecarClient extends EventEmitter {
   async getAccounts(params = {}, options) {
     return (await this._call('getAccounts', clean({ username: params.username }), options)).accounts;
   }
+  /** What the cache holds for this client, without a secret: {accessTokens, refreshTokenAccounts, lastRefreshError}. */
+  getCacheSummary(options) { return this._call('getCacheSummary', {}, options); }
   /** Make a cached account the current one (MSAL.js's setActiveAccount): {account, previousAccount}. */
   setCurrentAccount(account, options) {
     if (account == null) throw new TypeError('setCurrentAccount needs an account (an Account, an AccountRef or a username)');

@@ -59,21 +59,16 @@ struct StatusCommand: ParsableCommand {
             engine: session.connection.engine,
             agentSocket: session.agentSocket, agentState: session.connection.agentState, agentInfo: try session.agentInfo,
             accounts: statuses,  // A forwarded agent's cache is on its own machine: the path means nothing here.
-            cache: try session.agentInfo?["forwarded"]?.boolValue == true ? nil : cacheSummary(configuration),
+            cache: try session.agentInfo?["forwarded"]?.boolValue == true ? nil : cacheSummary(configuration, session),
             profile: session.sources.profile,
             importable: statuses.isEmpty ? SignInImport.importableCount(session.sources.overrides) : 0)
     }
 
-    /// The file cache's tokens and last refresh error (read here, as `cache export` reads it).
-    private static func cacheSummary(_ configuration: JSONValue) -> Result<CacheSummary, RPCError>? {
+    /// The file cache's tokens and last refresh error, as the engine answers them (the engine
+    /// holds the key: this process never decrypts the file itself).
+    private static func cacheSummary(_ configuration: JSONValue, _ session: VerbSession) throws(VerbFailure) -> Result<CacheSummary, RPCError>? {
         guard configuration["cache"]?["path"] != nil else { return nil }
-        var params: JSONObject = ["cache": configuration["cache"] ?? .null]
-        params["cacheProtection"] = configuration["cacheProtection"]
-        params["secretServiceKeyCacheSeconds"] = configuration["secretServiceKeyCacheSeconds"]
-        return Result { () throws(RPCError) in
-            try CacheSummary.read(
-                try ConfigurationOverrides(params: .object(params)), clientId: configuration["clientId"]?.stringValue ?? "")
-        }
+        return try session.outcome("getCacheSummary").map(CacheSummary.init(result:))
     }
 
     private static func tokenState(_ outcome: Result<JSONValue, RPCError>) -> StatusReport.TokenState {

@@ -37,6 +37,10 @@ describe('client against the mock identity platform', { ...needsBinary, timeout:
       const accounts = await client.getAccounts();
       assert.deepEqual(accounts.map((a) => a.username), [ALICE]);
       assert.equal((await client.getAccounts({ username: ALICE.toUpperCase() })).length, 1);
+      const summary = await client.getCacheSummary();
+      assert.deepEqual(summary.refreshTokenAccounts, [token.account.homeAccountId]);
+      assert.deepEqual(summary.accessTokens.map((t) => t.homeAccountId), [token.account.homeAccountId]);
+      assert.ok(!JSON.stringify(summary).includes(token.accessToken));
 
       const silent = await client.acquireTokenSilent({ scopes: SCOPES });
       assert.equal(silent.fromCache, true);

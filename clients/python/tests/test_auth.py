@@ -32,6 +32,10 @@ def test_browser_sign_in_cache_graph_signout(sidecar_bin, auth_env, auth_config,
         assert current.account == token.account and current.previous_account is None
         assert sidecar.get_accounts() == [token.account]
         assert sidecar.get_accounts(ALICE.upper()) == [token.account]
+        summary = sidecar.get_cache_summary()
+        assert summary["refreshTokenAccounts"] == [token.account.home_account_id]
+        assert [t["homeAccountId"] for t in summary["accessTokens"]] == [token.account.home_account_id]
+        assert token.access_token not in repr(summary)
 
         silent = sidecar.acquire_token_silent(SCOPES)
         assert silent.from_cache and silent.access_token == token.access_token

@@ -158,6 +158,10 @@ class AsyncSidecarClient:
                            timeout: Optional[float] = None) -> List[Account]:
         return await self._call("getAccounts", c.drop_unset(username=username), timeout, c.DECODERS["getAccounts"])
 
+    async def get_cache_summary(self, *, timeout: Optional[float] = None) -> Dict[str, Any]:
+        """See :meth:`SidecarClient.get_cache_summary`."""
+        return await self._call("getCacheSummary", {}, timeout, None)
+
     async def set_current_account(self, account: AccountLike, *, timeout: Optional[float] = None) -> CurrentAccount:
         """See :meth:`SidecarClient.set_current_account`."""
         return await self._call("setCurrentAccount", c.set_current_account_params(account), timeout,

@@ -213,6 +213,12 @@ class SidecarClient:
     def get_accounts(self, username: Optional[str] = None, *, timeout: Optional[float] = None) -> List[Account]:
         return self._call("getAccounts", c.drop_unset(username=username), timeout, None, c.DECODERS["getAccounts"])
 
+    def get_cache_summary(self, *, timeout: Optional[float] = None) -> Dict[str, Any]:
+        """What the cache holds for this client, without a secret (``accessTokens``: account,
+        tenant, scopes, expiry; ``refreshTokenAccounts``; ``lastRefreshError``), as the protocol's
+        JSON."""
+        return self._call("getCacheSummary", {}, timeout, None, None)
+
     def set_current_account(self, account: AccountLike, *, timeout: Optional[float] = None) -> CurrentAccount:
         """Make a cached account the current one for every process sharing the cache (MSAL.js's
         ``setActiveAccount``); returns it (``account``) and the one current before
