@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -77,10 +76,9 @@ def main() -> int:
     try:
         bench.start_mock()
         bench.sign_in()
-        config_home = os.path.join(bench.tmp, "xdg-config")
-        os.makedirs(os.path.join(config_home, "auth-sidecar"))
-        shutil.copy(bench.config_file(bench.cache), os.path.join(config_home, "auth-sidecar", "config.json"))
-        runtime = os.path.join(bench.tmp, "run")
+        verb_env = bench.verb_env()
+        config_home = verb_env["XDG_CONFIG_HOME"]
+        runtime = verb_env["XDG_RUNTIME_DIR"]
         os.makedirs(runtime, mode=0o700)
         shim = os.path.join(bench.tmp, "az-shim", "bin")
         os.makedirs(shim)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -39,11 +38,7 @@ def main() -> int:
     try:
         bench.start_mock()
         bench.sign_in()
-        # the verb reads the default configuration file, as a user's shell would
-        config_home = os.path.join(bench.tmp, "xdg-config")
-        os.makedirs(os.path.join(config_home, "auth-sidecar"))
-        shutil.copy(bench.config_file(bench.cache), os.path.join(config_home, "auth-sidecar", "config.json"))
-        env = dict(bench.child_env, XDG_CONFIG_HOME=config_home, XDG_RUNTIME_DIR=os.path.join(bench.tmp, "run"))
+        env = bench.verb_env()  # the verb reads the default configuration file, as a user's shell would
         verb_token(bench, env)          # warm-up, not counted
         bench.msal_fresh(bench.cache)
         verb, stdio, msal, failures = [], [], [], []

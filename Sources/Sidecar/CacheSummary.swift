@@ -1,17 +1,13 @@
 import JSON
 import JSONRPC
+import TokenCache
 
 /// What `status` shows of a file cache without a secret: each account's cached access tokens
 /// (scopes, tenant, expiry), whether it has a refresh token, and the last failed refresh, as
 /// the engine's `getCacheSummary` answers it.
 public struct CacheSummary: Sendable, Equatable {
-    /// One cached access token: never its value.
-    public struct AccessToken: Sendable, Equatable {
-        public var homeAccountId: String
-        public var tenant: String
-        public var scopes: [String]
-        public var expiresOn: Int64
-    }
+    /// One cached access token: never its value (the engine's own type).
+    public typealias AccessToken = CacheInventory.AccessToken
 
     public var accessTokens: [AccessToken] = []
     /// Home account IDs with a refresh token of this client (or its family).

@@ -27,3 +27,11 @@ def test_chart_option_and_missing_binary(script, tmp_path):
     assert p.returncode == 2
     assert "no executable at" in p.stderr
     assert not (tmp_path / "c.svg").exists()
+
+
+def test_endpoint_bench_starts_and_says_when_there_is_no_binary(tmp_path):
+    script = str(BENCHMARKS / "endpoint_bench.py")
+    p = run(script, "--help")
+    assert p.returncode == 0 and "--binary" in p.stdout and "--clients" in p.stdout, p.stderr
+    p = run(script, "--binary", str(tmp_path / "none"))
+    assert p.returncode == 2 and "no binary at" in p.stderr

@@ -92,11 +92,15 @@ def test_managed_identity_answers_one_scope_while_another_scopes_refresh_is_stal
     mi = endpoint()
     try:
         assert mi.get(OK_QUERY, mi.secret)[0] == 200  # Graph's token, cached
+        verbs.mock.admin.counts__reset()
         verbs.mock.admin.fault(endpoint="token", type="latency", delay_ms=4000, times=1)
         stalled: list = []
-        storage = threading.Thread(target=lambda: stalled.append(
-            mi.get("api-version=2019-08-01&resource=https%3A%2F%2Fstorage.azure.com", mi.secret)))
-        storage.start()
+        # More Storage clients than the endpoint has engine connections: they share one request.
+        storage_clients = [threading.Thread(target=lambda: stalled.append(
+            mi.get("api-version=2019-08-01&resource=https%3A%2F%2Fstorage.azure.com", mi.secret))) for _ in range(20)]
+        for c in storage_clients:
+            c.start()
+        storage = storage_clients[0]
         time.sleep(0.5)  # the storage refresh is waiting on the token endpoint now
         started = time.monotonic()
         answers = []
@@ -109,8 +113,10 @@ def test_managed_identity_answers_one_scope_while_another_scopes_refresh_is_stal
         assert [a[0] for a in answers] == [200] * 8
         assert waited < 2.5, f"Graph's clients waited {waited:.2f} s behind the stalled refresh"
         assert storage.is_alive(), "the stalled refresh finished before the others were asked: the test proves nothing"
-        storage.join()
-        assert stalled[0][0] == 200, stalled
+        for c in storage_clients:
+            c.join()
+        assert [a[0] for a in stalled] == [200] * 20, stalled
+        assert verbs.mock.admin.count("token:refresh_token") == 1, "one refresh for the twenty"
     finally:
         mi.stop()
 

@@ -235,6 +235,17 @@ class MockSession:
             self._configs[cache] = path
         return self._configs[cache]
 
+    def verb_env(self) -> dict:
+        """The children's environment for a verb that reads the default configuration file, as a
+        user's shell would: alice's configuration at $XDG_CONFIG_HOME/auth-sidecar/config.json
+        (written once), $XDG_RUNTIME_DIR under the temp dir (not made)."""
+        config_home = os.path.join(self.tmp, "xdg-config")
+        target = os.path.join(config_home, "auth-sidecar", "config.json")
+        if not os.path.exists(target):
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            shutil.copy(self.config_file(self.cache), target)
+        return dict(self.child_env, XDG_CONFIG_HOME=config_home, XDG_RUNTIME_DIR=os.path.join(self.tmp, "run"))
+
     def sign_in(self) -> None:
         log("signing in alice@contoso.com with the sidecar through the mock's scripted browser")
         sc = Sidecar(self, self.cache)

@@ -72,8 +72,40 @@ final class EnginePool: @unchecked Sendable {
         }
     }
 
-    /// A token acquired silently with `params` (`acquireTokenSilent`'s), on a session of its own.
+    /// Requests in flight by their params' text: identical requests that come while one runs
+    /// wait for its answer instead of taking a session each, so one scope's clients, however
+    /// many, hold one session and never all of them.
+    private let flights = Mutex<[String: Flight]>([:])
+
+    /// A token acquired silently with `params` (`acquireTokenSilent`'s): the answer of an
+    /// identical request in flight, else one of its own on a session.
     func token(_ params: JSONValue) -> Result<ManagedIdentityServer.Token, TokenFailure> {
+        let key = params.jsonText
+        let (flight, leads) = flights.withLock { flights in
+            if let running = flights[key] {
+                running.followers += 1
+                return (running, false)
+            }
+            let flight = Flight()
+            flights[key] = flight
+            return (flight, true)
+        }
+        guard leads else {
+            flight.done.wait()
+            return flight.outcome ?? .failure(TokenFailure(kind: .unavailable, message: "the request it joined left no answer"))
+        }
+        let outcome = acquire(params)
+        let followers = flights.withLock { flights in
+            flights[key] = nil
+            flight.outcome = outcome
+            return flight.followers
+        }
+        for _ in 0..<followers { flight.done.signal() }
+        return outcome
+    }
+
+    /// `params`' token on a session of its own.
+    private func acquire(_ params: JSONValue) -> Result<ManagedIdentityServer.Token, TokenFailure> {
         permits.wait()
         defer { permits.signal() }
         let unavailable = TokenFailure(kind: .unavailable, message: "the endpoint is shutting down")
@@ -126,6 +158,14 @@ final class EnginePool: @unchecked Sendable {
             return try fresh.outcome(method, params)
         }
     }
+}
+
+/// One request in flight and the identical ones waiting for it. Its fields are written under
+/// the pool's `flights` lock before `done` is signalled (hence `@unchecked Sendable`).
+private final class Flight: @unchecked Sendable {
+    let done = DispatchSemaphore(value: 0)
+    var followers = 0
+    var outcome: Result<ManagedIdentityServer.Token, EnginePool.TokenFailure>?
 }
 
 /// A session that one thread at a time uses (the one that took it from the pool); the box
