@@ -294,7 +294,7 @@ public final class FileTokenCacheStore: TokenCacheStore {
             state.lastCheckStarted = started
             return
         }
-        if state.directoryChecked { POSIXFile.removeOrphanTemporaries(ofFile: path) }
+        if state.directoryChecked { POSIX.removeOrphanTemporaries(ofFile: path) }
         var (document, identity) = try load(current, state: &state, locked: locked)
         if encryption != nil, identity != nil, try needsSealing() {
             identity = try sealInPlace(state: &state, locked: locked) ?? identity

@@ -20,9 +20,11 @@ public struct KernelKeyringKeySource: CacheKeySource {
     /// The key's description in the keyring.
     public var description: String { key.description }
     private let key: KernelKey
+    private let cachePath: String
 
     public init(cachePath: String) {
         key = KernelKey(description: "auth-sidecar:cache-key:" + cachePath)
+        self.cachePath = cachePath
     }
 
     public func obtainKey() -> CacheKeyOutcome {
@@ -34,22 +36,29 @@ public struct KernelKeyringKeySource: CacheKeySource {
                 reason: "the kernel refused keyctl(KEYCTL_GET_PERSISTENT): \(refusal.message)",
                 enable: "allow the keyctl and add_key system calls (a container's seccomp profile often blocks them)")
         }
+        let vault = Vault(key: key, keyring: ring, keeper: KernelKeyKeeper.keeper(of: key, cachePath: cachePath))
         if let found = key.find(in: ring) {
-            return .encryption(StoredKeyEncryption(vault: Vault(key: key, keyring: ring), key: found, stored: true), created: false)
+            return .encryption(StoredKeyEncryption(vault: vault, key: found, stored: true), created: false)
         }
         let made = SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) }
-        return .encryption(StoredKeyEncryption(vault: Vault(key: key, keyring: ring), key: made, stored: false), created: true)
+        return .encryption(StoredKeyEncryption(vault: vault, key: made, stored: false), created: true)
     }
 
-    /// The persistent keyring, as ``StoredKeyEncryption`` uses it.
+    /// The persistent keyring, as ``StoredKeyEncryption`` uses it; the key it holds kept
+    /// alive there (``KernelKeyKeeper``).
     struct Vault: KeyVault {
         let key: KernelKey
         let keyring: Int32
+        let keeper: KernelKeyKeeper
         var layer: CacheKeyLayer { .keyring }
         var keyName: String { key.description }
-        func findKey() -> [UInt8]? { key.find(in: keyring) }
+        /// The persistent keyring now (a new one when the one seen at start expired).
+        private var current: Int32 { (try? KernelKey.persistentKeyring().get()) ?? keyring }
+        func findKey() -> [UInt8]? { key.find(in: current) }
         func storeKey(_ stored: [UInt8]) -> String? {
-            key.store(stored, in: keyring).map { "the kernel keyring refused the cache key (\($0.message))" }
+            key.store(stored, in: current).map { "the kernel keyring refused the cache key (\($0.message))" }
         }
+        func hold(_ key: [UInt8]) { keeper.hold(key) }
+        func beforeWrite() { keeper.beforeWrite() }
     }
 }

@@ -36,6 +36,7 @@ public struct SecretServiceKeySource: CacheKeySource {
     /// How long the copy is kept (0: no copy).
     public let keyCopySeconds: Int
     private let copy: any SecretServiceKeyCopy
+    private let copyKeeper = SecretServiceCopyKeeper()
 
     /// - Parameters:
     ///   - service: the Secret Service (libsecret's unless a test gives a fake).
@@ -94,7 +95,9 @@ public struct SecretServiceKeySource: CacheKeySource {
 
     /// Puts (or replaces) the kernel keyring's copy of `key`, unless copies are off.
     private func keepCopy(_ key: [UInt8]) {
-        if keyCopySeconds > 0 { copy.keep(key, seconds: keyCopySeconds) }
+        guard keyCopySeconds > 0 else { return }
+        copy.keep(key, seconds: keyCopySeconds)
+        copyKeeper.given(key, seconds: keyCopySeconds)
     }
 
     private static func enable(_ failure: SecretServiceFailure) -> String {
@@ -135,5 +138,7 @@ public struct SecretServiceKeySource: CacheKeySource {
             source.keepCopy(key)  // a new key replaces any copy: no copy outlives a key change
             return nil
         }
+
+        func beforeWrite() { source.copyKeeper.beforeWrite(source.copy) }
     }
 }

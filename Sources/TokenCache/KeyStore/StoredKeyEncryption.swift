@@ -9,6 +9,16 @@ protocol KeyVault: Sendable {
     func findKey() -> [UInt8]?
     /// Stores `key`; the refusal as text.
     func storeKey(_ key: [UInt8]) -> String?
+    /// This process holds `key`, the one in the vault (read from it or stored there now).
+    func hold(_ key: [UInt8])
+    /// Before a write, under the cache's lock, while this process holds the vault's key: the
+    /// vault's kernel keyring copy kept alive (renewed, put back when missing), bounded by time.
+    func beforeWrite()
+}
+
+extension KeyVault {
+    func hold(_ key: [UInt8]) {}
+    func beforeWrite() {}
 }
 
 /// AES-256-GCM with a key kept in a ``KeyVault``. A key made at start (the vault had none) is
@@ -35,6 +45,7 @@ final class StoredKeyEncryption: CacheEncryption {
     init(vault: any KeyVault, key: [UInt8], stored: Bool, copySeconds: Int? = nil) {
         self.vault = vault
         state = PthreadMutex(State(key: key, stored: stored, copySeconds: copySeconds))
+        if stored { vault.hold(key) }
     }
 
     func seal(_ plaintext: [UInt8]) throws(TokenCacheError) -> [UInt8] {
@@ -46,6 +57,9 @@ final class StoredKeyEncryption: CacheEncryption {
                     throw .writeFailed(vault.keyName, refusal)
                 }
                 state.stored = true
+                vault.hold(state.key)
+            } else {
+                vault.beforeWrite()
             }
             return state.key
         }
@@ -60,6 +74,7 @@ final class StoredKeyEncryption: CacheEncryption {
             guard let theirs = vault.findKey(), theirs != key else { throw error }
             let opened = try cipher(theirs).open(sealed)
             state.withLock { $0 = State(key: theirs, stored: true) }
+            vault.hold(theirs)
             return opened
         }
     }
