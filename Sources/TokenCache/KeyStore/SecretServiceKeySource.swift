@@ -76,6 +76,7 @@ public struct SecretServiceKeySource: CacheKeySource {
         if keyCopySeconds == 0 { copy.drop() }
         switch service.lookup(schema: Self.schema, attributes: attributes) {
         case .failure(let failure):
+            if sealedHere { return .outOfReach(reason: failure.description, enable: Self.enable(failure)) }
             return .unavailable(reason: failure.description, enable: Self.enable(failure))
         case .success(let secret?):
             guard let key = AESGCMCacheEncryption.key(from: Array(secret.utf8)) else {
@@ -85,6 +86,14 @@ public struct SecretServiceKeySource: CacheKeySource {
             keepCopy(key)
             return .encryption(StoredKeyEncryption(vault: Vault(source: self), key: key, stored: true), created: false)
         case .success(nil):
+            // A file a Secret Service sealed: this one may not be that one (another D-Bus session).
+            if sealedHere {
+                return .outOfReach(
+                    reason: "the Secret Service of this D-Bus session holds no key for it, and a Secret Service sealed it (another "
+                        + "session's, or its item was deleted)",
+                    enable: "run in the desktop session whose keyring holds the key; if its item was deleted, move the file "
+                        + "away (mv \(cachePath) \(cachePath).old) and sign in again")
+            }
             if case .failure(let failure) = service.defaultCollectionUnlocked() {
                 return .unavailable(reason: failure.description, enable: Self.enable(failure))
             }
@@ -92,6 +101,9 @@ public struct SecretServiceKeySource: CacheKeySource {
             return .encryption(StoredKeyEncryption(vault: Vault(source: self), key: key, stored: false), created: true)
         }
     }
+
+    /// Whether the cache file was sealed with a key kept in a Secret Service.
+    private var sealedHere: Bool { SealRecord.read(cachePath)?.layer == .secretService }
 
     /// Puts (or replaces) the kernel keyring's copy of `key`, unless copies are off.
     private func keepCopy(_ key: [UInt8]) {
@@ -112,6 +124,7 @@ public struct SecretServiceKeySource: CacheKeySource {
     struct Vault: KeyVault {
         let source: SecretServiceKeySource
         var layer: CacheKeyLayer { .secretService }
+        var cachePath: String { source.cachePath }
         var keyName: String { "Secret Service item \(SecretServiceKeySource.schema) for \(source.cachePath)" }
 
         /// The service's key, which replaces the kernel keyring's copy; no key (none stored,

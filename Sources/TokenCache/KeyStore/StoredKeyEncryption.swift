@@ -3,6 +3,8 @@ import POSIXSupport
 /// Where a layer that makes its own key keeps it (the kernel keyring, the Secret Service).
 protocol KeyVault: Sendable {
     var layer: CacheKeyLayer { get }
+    /// The cache the key is for (named in errors).
+    var cachePath: String { get }
     /// What the key is called there, for errors.
     var keyName: String { get }
     /// The stored key, if there is one (of 32 bytes).
@@ -54,7 +56,7 @@ final class StoredKeyEncryption: CacheEncryption {
                 if let theirs = vault.findKey() {
                     state.key = theirs
                 } else if let refusal = vault.storeKey(state.key) {
-                    throw .writeFailed(vault.keyName, refusal)
+                    throw .writeFailed(vault.cachePath, "\(refusal) (\(vault.keyName))")
                 }
                 state.stored = true
                 vault.hold(state.key)
@@ -80,8 +82,8 @@ final class StoredKeyEncryption: CacheEncryption {
     }
 
     private func cipher(_ key: [UInt8]) throws(TokenCacheError) -> AESGCMCacheEncryption {
-        guard let cipher = AESGCMCacheEncryption(key: key, layer: vault.layer) else {
-            throw .unreadable("(key from \(vault.layer.rawValue))", "the \(vault.layer.rawValue) key is not 32 bytes")
+        guard let cipher = AESGCMCacheEncryption(key: key, layer: vault.layer, cachePath: vault.cachePath) else {
+            throw .unreadable(vault.cachePath, "the \(vault.layer.rawValue) key is not 32 bytes")
         }
         return cipher
     }
