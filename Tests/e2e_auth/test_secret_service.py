@@ -224,3 +224,43 @@ def test_the_next_process_takes_the_kernel_keyring_copy(sidecar_bin, tmp_path, k
         found = keyctl("search", ring, "user", description)
         if found.returncode == 0:
             keyctl("invalidate", found.stdout.decode().strip())
+
+
+def test_another_secret_service_leaves_the_file_alone(sidecar_bin, tmp_path, mock, keyring_session):  # noqa: F811
+    """Issue #35: a process on another D-Bus session, whose Secret Service holds no item for
+    this cache, cannot tell the key is gone: start-up fails naming the file, the layer, why and
+    what to do; the file stays sealed as it was, and the first session still reads it. (No
+    kernel keyring copy, so the second process asks its own service.)"""
+    from keyring_session import KeyringSession
+    cache = str(tmp_path / "two-services" / "cache.json")
+    mine = {"DBUS_SESSION_BUS_ADDRESS": keyring_session.address}
+    p = AuthSidecar.start(sidecar_bin, mock, tmp_path, [], env=mine, stderr_path=str(tmp_path / "mine.log"))
+    try:
+        p.initialize(cache=cache, cacheProtection="auto", secretServiceKeyCacheSeconds=0)
+        p.sign_in(loginHint=ALICE)
+    finally:
+        p.kill()
+    sealed = open(cache, "rb").read()
+    assert sealed.startswith(SS_HEADER)
+    other = KeyringSession(str(tmp_path / "other-session"))
+    try:
+        q = AuthSidecar.start(sidecar_bin, mock, tmp_path, [], env={"DBUS_SESSION_BUS_ADDRESS": other.address},
+                              stderr_path=str(tmp_path / "other.log"))
+        try:
+            error = q.call("initialize", q.config_for(cache, cacheProtection="auto", secretServiceKeyCacheSeconds=0))["error"]
+        finally:
+            q.kill()
+    finally:
+        other.stop()
+    assert error["code"] == -51005, error
+    message = error["message"]
+    assert f"the token cache {cache} is left as it is: its key is in the secretService layer, out of reach" in message, message
+    assert "holds no key for it" in message and "run in the desktop session whose keyring holds the key" in message, message
+    assert open(cache, "rb").read() == sealed
+    assert not [n for n in os.listdir(os.path.dirname(cache)) if ".undecryptable-" in n]
+    r = AuthSidecar.start(sidecar_bin, mock, tmp_path, [], env=mine, stderr_path=str(tmp_path / "again.log"))
+    try:
+        r.initialize(cache=cache, cacheProtection="auto", secretServiceKeyCacheSeconds=0)
+        assert r.silent()["fromCache"] is True
+    finally:
+        r.kill()
