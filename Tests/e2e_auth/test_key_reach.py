@@ -7,7 +7,8 @@ layer with no D-Bus.
   own. Either way `token` and `logout` leave the file in place and sealed as it was, exit 1
   with a message naming the file, the layer, why and what to do, and the user's own next
   `token` works. `status` says the same.
-* The key invalidated (what a reboot does to it) still sets the file aside, and `status` says so.
+* The key invalidated (what a reboot does to it) still sets the file aside, and `status` says
+  so: test_keystore.py's test_after_a_reboot_the_unreadable_cache_is_set_aside.
 * A sign-in where the key cannot be stored fails before the browser or the device code.
 * The file's header records the keyring (boot and user namespace) that sealed it.
 """
@@ -20,8 +21,8 @@ import subprocess
 
 import pytest
 
-from auth_e2e import ALICE, CLIENT_ID, process_env
-from test_keystore import key_description, keyctl, keyring, keyring_header, no_dbus  # noqa: F401  (keyring: the fixture)
+from auth_e2e import CLIENT_ID, process_env
+from test_keystore import keyctl, keyring, keyring_sealed, no_dbus  # noqa: F401  (keyring, keyring_sealed: fixtures)
 
 
 def run(sidecar_bin, mock, tmp_path, cache, *args, prefix=()) -> subprocess.CompletedProcess:
@@ -36,20 +37,6 @@ def run(sidecar_bin, mock, tmp_path, cache, *args, prefix=()) -> subprocess.Comp
     env["XDG_CONFIG_HOME"] = str(home)
     return subprocess.run([*prefix, sidecar_bin, *args, "--no-agent"], env=env, capture_output=True, timeout=60,
                           stdin=subprocess.DEVNULL)
-
-
-@pytest.fixture
-def signed_in(launch, mock, tmp_path, keyring):  # noqa: F811
-    """A cache sealed by the kernel keyring layer, ALICE signed in; (ring, cache, sealed bytes)."""
-    ring, made = keyring
-    cache = str(tmp_path / "reach" / "cache.json")
-    made.append(key_description(cache))
-    p = launch(cache=cache, cacheProtection="auto", env=no_dbus())
-    p.sign_in(loginHint=ALICE)
-    assert p.finish()[1] == 0
-    sealed = open(cache, "rb").read()
-    assert sealed.startswith(keyring_header()), sealed[:100]
-    return ring, cache, sealed
 
 
 def untouched(cache: str, sealed: bytes) -> None:
@@ -70,10 +57,10 @@ def can_unshare() -> bool:
     (OTHER_SESSION, "the kernel refused to search the user's persistent keyring (Permission denied)"),
     (OTHER_NAMESPACE, "whose keyring is another"),
 ], ids=["session-keyring", "user-namespace"])
-def test_a_key_out_of_reach_leaves_the_file_alone(sidecar_bin, mock, tmp_path, signed_in, prefix, why):
+def test_a_key_out_of_reach_leaves_the_file_alone(sidecar_bin, mock, tmp_path, keyring_sealed, prefix, why):
     if prefix == OTHER_NAMESPACE and not can_unshare():
         pytest.skip("unshare -U is not permitted here")
-    _, cache, sealed = signed_in
+    _, cache, sealed = keyring_sealed
     for verb in (["token"], ["logout"], ["status"]):
         done = run(sidecar_bin, mock, tmp_path, cache, *verb, prefix=prefix)
         message = done.stderr.decode()
@@ -84,19 +71,6 @@ def test_a_key_out_of_reach_leaves_the_file_alone(sidecar_bin, mock, tmp_path, s
         untouched(cache, sealed)
     mine = run(sidecar_bin, mock, tmp_path, cache, "token")
     assert mine.returncode == 0 and mine.stdout.strip(), mine.stderr.decode()
-
-
-def test_the_key_invalidated_still_sets_the_file_aside(sidecar_bin, mock, tmp_path, signed_in):
-    """`keyctl invalidate`, the reboot's stand-in: this keyring provably has no key."""
-    ring, cache, sealed = signed_in
-    keyctl("invalidate", keyctl("search", ring, "user", key_description(cache)).stdout.decode().strip())
-    done = run(sidecar_bin, mock, tmp_path, cache, "status", "--output", "json")
-    assert done.returncode == 2, done.stderr.decode()  # nobody signed in now
-    protection = json.loads(done.stdout)["cacheProtection"]
-    assert protection["keyCreated"] is True and protection["setAside"], protection
-    assert open(protection["setAside"], "rb").read() == sealed
-    shown = run(sidecar_bin, mock, tmp_path, cache, "status").stdout.decode()
-    assert "set aside" in shown and "sign in again" in shown
 
 
 def test_a_sign_in_where_the_key_cannot_be_stored_fails_before_the_browser(sidecar_bin, mock, tmp_path):

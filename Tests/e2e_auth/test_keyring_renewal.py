@@ -19,43 +19,38 @@ import time
 import pytest
 
 from auth_e2e import ALICE, CLIENT_ID, process_env
+from test_agent import Agent
 from test_keystore import key_description, keyctl, keyring, no_dbus  # noqa: F401  (keyring: the fixture)
 
 SCOPES = ["User.Read"]
 EXPIRY = 20  # seconds: the renewal interval is 2 s
 
 
-class KeyringAgent:
+class KeyringAgent(Agent):
     """`auth-sidecar agent` for one cache under `cacheProtection: auto`, no D-Bus (so the kernel
     keyring layer), its keyring calls traced when strace can."""
 
     def __init__(self, binary, mock, tmp_path, cache):
         expiry = tmp_path / "keyring-expiry"
         expiry.write_text(f"{EXPIRY}\n")
-        self.socket = str(tmp_path / "agent" / "agent.sock")
-        self.config_home = tmp_path / "config"
-        (self.config_home / "auth-sidecar").mkdir(parents=True)
-        (self.config_home / "auth-sidecar" / "config.json").write_text(json.dumps({
+        self.path = str(tmp_path / "agent" / "agent.sock")
+        config_home = tmp_path / "config"
+        (config_home / "auth-sidecar").mkdir(parents=True)
+        (config_home / "auth-sidecar" / "config.json").write_text(json.dumps({
             "clientId": CLIENT_ID, "authority": mock.url + "/organizations", "knownAuthorities": ["127.0.0.1"],
             "cache": {"path": cache}, "cacheProtection": "auto", "scopes": SCOPES}))
         self.env = no_dbus(process_env(mock, tmp_path, env={
-            "XDG_CONFIG_HOME": str(self.config_home), "AUTH_SIDECAR_SOCK": self.socket,
+            "XDG_CONFIG_HOME": str(config_home), "AUTH_SIDECAR_SOCK": self.path,
             "AUTH_SIDECAR_TEST_KEYRING_EXPIRY": str(expiry)}))
         self.trace = str(tmp_path / "keyctl.trace") if shutil.which("strace") else None
-        argv = [binary, "agent", "--socket", self.socket, "--log-level", "info"]
+        argv = [binary, "agent", "--socket", self.path, "--log-level", "debug"]
         if self.trace:
             argv = ["strace", "-f", "-qq", "-e", "trace=keyctl,add_key", "-o", self.trace, *argv]
         self.log_path = tmp_path / "agent-stderr.log"
         self.stderr = open(self.log_path, "wb")
         self.process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                         stderr=self.stderr, env=self.env)
-        deadline = time.monotonic() + 20
-        while "agent listening" not in self.log():
-            assert self.process.poll() is None and time.monotonic() < deadline, self.log()
-            time.sleep(0.05)
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace")
+        self.wait_listening(20)
 
     def keyctl_calls(self) -> int:
         """The agent's keyctl and add_key calls so far (-1: not traced)."""
@@ -67,12 +62,6 @@ class KeyringAgent:
     def verb(self, *args, agent=True) -> subprocess.CompletedProcess:
         return subprocess.run([self.binary, *args, *([] if agent else ["--no-agent"])], env=self.env,
                               capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
-
-    def stop(self):
-        if self.process.poll() is None:
-            self.process.kill()
-            self.process.wait()
-        self.stderr.close()
 
 
 @pytest.fixture

@@ -207,18 +207,28 @@ def test_processes_starting_together_agree_on_one_key(launch, mock, tmp_path, ke
     assert third.silent()["fromCache"] is True
 
 
-def test_after_a_reboot_the_unreadable_cache_is_set_aside(launch, mock, tmp_path, keyring, sidecar_bin):
-    """A reboot empties the kernel keyring: the key is gone, so the sealed cache can never be
-    opened again. It is renamed (kept), a new empty cache starts, and status says so."""
+@pytest.fixture
+def keyring_sealed(launch, mock, tmp_path, keyring):
+    """A cache sealed by the kernel keyring layer, ALICE signed in; (ring, cache, sealed bytes)."""
     ring, made = keyring
-    cache = str(tmp_path / "rb" / "cache.json")
+    cache = str(tmp_path / "sealed" / "cache.json")
     made.append(key_description(cache))
     p = launch(cache=cache, cacheProtection="auto", env=no_dbus())
     p.sign_in(loginHint=ALICE)
     assert p.finish()[1] == 0
     sealed = open(cache, "rb").read()
+    assert sealed.startswith(keyring_header()), sealed[:100]
+    return ring, cache, sealed
+
+
+def test_after_a_reboot_the_unreadable_cache_is_set_aside(mock, tmp_path, keyring_sealed, sidecar_bin):
+    """A reboot empties the kernel keyring: the key is gone, so the sealed cache can never be
+    opened again. It is renamed (kept), a new empty cache starts, and status says so. The
+    reboot's stand-in: `keyctl invalidate` (issue #35: this process's own keyring provably has
+    no key, so it is still set aside)."""
+    ring, cache, sealed = keyring_sealed
     key_id = keyctl("search", ring, "user", key_description(cache)).stdout.decode().strip()
-    keyctl("unlink", key_id, ring)  # what a reboot does to it
+    keyctl("invalidate", key_id)  # what a reboot does to it
 
     status = status_json(sidecar_bin, mock, tmp_path, cache)
     protection = status["cacheProtection"]
