@@ -14,7 +14,13 @@ import Crypto
 ///
 /// A new key is put in the keyring only when the cache is first written (``StoredKeyEncryption``),
 /// under the cache's lock: a cache never written leaves no key behind, and two processes
-/// starting at once agree on one key.
+/// starting at once agree on one key. Whether it can be stored is known at start, before any
+/// sign-in: the persistent keyring lets only its possessor search and write, so a search that
+/// answers `ENOKEY` (rather than `EACCES`) comes from a process that may write there too.
+///
+/// Three answers (issue #35): the key; provably none (`ENOKEY` in this process's own keyring,
+/// for a file sealed there or by no keyring: ``KeyringPlace/provesGone(sealedAt:)``); or out of
+/// reach (`EACCES`: another session keyring; a file another user namespace's keyring sealed).
 public struct KernelKeyringKeySource: CacheKeySource {
     public let layer = CacheKeyLayer.keyring
     /// The key's description in the keyring.
