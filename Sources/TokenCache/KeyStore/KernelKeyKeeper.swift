@@ -100,11 +100,18 @@ final class KernelKeyKeeper: Sendable {
     private func startTimer() {
         do {
             try POSIX.startThread { [self] in
+                var pause = Self.interval
                 while true {
-                    sleep(UInt32(clamping: Self.interval))
+                    sleep(UInt32(clamping: pause))
+                    pause = Self.interval
                     guard let held = due() else { continue }
                     guard case .success(let ring) = KernelKey.persistentKeyring(), key.isAbsent(in: ring) else { continue }
-                    _ = try? CacheFileLock.withLock(path: lockPath, timeout: .seconds(10)) { restoreIfMissing(held) }
+                    do {
+                        try CacheFileLock.withLock(path: lockPath, timeout: .seconds(10)) { restoreIfMissing(held) }
+                    } catch {  // the cache's lock held too long: again within a minute (or at the next write)
+                        state.withLock { $0.lastCheck = POSIX.monotonicNanoseconds() &- UInt64(Self.interval) * 1_000_000_000 }
+                        pause = min(pause, 60)
+                    }
                 }
             }
         } catch {

@@ -16,7 +16,9 @@ import FoundationEssentials
 /// running, or no answer within the time limit: every call is bounded, see
 /// ``LibsecretService``), or it has no key for this cache yet and its default collection is
 /// missing or locked (storing one would need an unlock prompt). A new key is stored only when
-/// the cache is first written (``StoredKeyEncryption``).
+/// the cache is first written (``StoredKeyEncryption``). For a file a Secret Service sealed (its
+/// header says so), no item here or no answer is out of reach, never "no key": it may be
+/// another session's service, or a locked or silent one (issue #35).
 ///
 /// The fast path: the key the service gives (or takes) is copied into the kernel keyring for
 /// `keyCopySeconds` (``KernelKeyringKeyCopy``), and the next process under this layer takes
