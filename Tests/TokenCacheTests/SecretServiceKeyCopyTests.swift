@@ -106,6 +106,19 @@ final class FakeCopy: SecretServiceKeyCopy {
         #expect(service.state.withLock { $0.lookups } == 1)  // the service was not asked again
     }
 
+    /// Issue #35: a stored-key layer's errors name the cache file, not "(key from ...)".
+    @Test func aKeyThatDoesNotOpenTheFileNamesTheCacheFile() throws {
+        guard case .encryption(let encryption, false) = source(service(holding: Self.key), FakeCopy()).obtainKey() else {
+            Issue.record("no key")
+            return
+        }
+        #expect {
+            try encryption.open(sealed(with: Self.wrong))
+        } throws: { error in
+            (error as? TokenCacheError)?.path == "/c"
+        }
+    }
+
     @Test func aCopyThatDoesNotOpenTheFileIsReplacedByTheServicesKey() throws {
         let service = service(holding: Self.key)
         let copy = FakeCopy(holding: Self.wrong)
