@@ -4,8 +4,8 @@ Keyring on a private D-Bus session (keyring_session.py):
 * sign in: the key is a libsecret item (`secret-tool search` finds it: schema
   org.auth-sidecar.CacheKey, the cache's path as attribute), the cache file holds none of the
   mock's token bytes, and a fresh process serves the cached token with the mock stopped;
-* the same cache from a session without D-Bus (SSH): never set aside, an error naming the
-  Secret Service; the file unchanged;
+* the same cache from a session without D-Bus (SSH): never set aside, start-up fails naming
+  the file, the Secret Service and what to do (issue #35); the file unchanged;
 * `cacheProtection: secretService` alone, with no D-Bus session: start-up fails saying why;
 * a service that holds its name but never answers (SIGSTOP): skipped after 3 s, saying so;
 * the key's copy in the kernel keyring (`secretServiceKeyCacheSeconds`): a `user` key with a
@@ -76,10 +76,10 @@ def test_the_key_is_kept_in_the_secret_service(sidecar_bin, tmp_path, keyring_se
     s = AuthSidecar.start(sidecar_bin, mock, tmp_path, [], env={"DBUS_SESSION_BUS_ADDRESS": ""},
                           stderr_path=str(tmp_path / "ssh.log"))
     try:
-        reply = s.call("initialize", s.config_for(cache, cacheProtection="auto"))
-        if "result" in reply:  # the kernel keyring took over: the cache is still the service's
-            error = s.call("acquireTokenSilent", {"scopes": ["User.Read"]})["error"]
-            assert "Secret Service" in json.dumps(error), error
+        error = s.call("initialize", s.config_for(cache, cacheProtection="auto"))["error"]
+        assert error["code"] == -51005, error
+        assert f"the token cache {cache} is left as it is: its key is in the secretService layer, out of reach" in error["message"]
+        assert "no D-Bus session" in error["message"] and "AUTH_SIDECAR_SOCK" in error["message"], error
     finally:
         s.kill()
     assert open(cache, "rb").read() == data

@@ -65,6 +65,11 @@ public struct SecretServiceKeySource: CacheKeySource {
 
     public func obtainKey() -> CacheKeyOutcome {
         guard let sessionBus, !sessionBus.isEmpty else {
+            if sealedHere {  // an SSH session, a service: the key is in the desktop session's keyring
+                return .outOfReach(
+                    reason: "no D-Bus session (DBUS_SESSION_BUS_ADDRESS is not set), and a Secret Service sealed it",
+                    enable: "run in the desktop session, or use the agent's socket (AUTH_SIDECAR_SOCK) of an agent running there")
+            }
             return .unavailable(
                 reason: "no D-Bus session (DBUS_SESSION_BUS_ADDRESS is not set)",
                 enable: "run in a desktop session, or start a Secret Service in a D-Bus session (dbus-run-session, gnome-keyring-daemon --unlock)")
