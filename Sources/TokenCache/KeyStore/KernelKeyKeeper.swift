@@ -25,7 +25,7 @@ final class KernelKeyKeeper: Sendable {
     private let key: KernelKey
     private let lockPath: String
     private let logger = Logger(label: "auth-sidecar.token-cache")
-    private let state = Mutex(State())
+    private let state = PthreadMutex(State())
 
     private struct State {
         /// The key this process holds (the one in the keyring when it was last seen).
@@ -40,7 +40,7 @@ final class KernelKeyKeeper: Sendable {
         lockPath = cachePath + ".lockfile"
     }
 
-    private static let keepers = Mutex<[String: KernelKeyKeeper]>([:])
+    private static let keepers = PthreadMutex<[String: KernelKeyKeeper]>([:])
 
     /// The keeper of `key`, the cache at `cachePath`'s key (made on first use).
     static func keeper(of key: KernelKey, cachePath: String) -> KernelKeyKeeper {

@@ -1,5 +1,4 @@
 import POSIXSupport
-import Synchronization
 
 /// Where the Secret Service layer keeps a short-lived copy of the key it was given, so the
 /// next process skips libsecret (its load, bus connection and session cost a fresh process
@@ -54,7 +53,7 @@ final class SecretServiceCopyKeeper: Sendable {
         var every: UInt64
     }
 
-    private let state = Mutex<Given?>(nil)
+    private let state = PthreadMutex<Given?>(nil)
 
     /// The service gave (or took) `key`; the copy lives `seconds` from now.
     func given(_ key: [UInt8], seconds: Int) {
