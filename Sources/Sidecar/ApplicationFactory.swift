@@ -70,10 +70,11 @@ enum ApplicationFactory {
                             })
                     ])
             }
-            // A key a layer just made cannot open a cache sealed before (a reboot, a deleted item): set aside.
+            // A key a layer just made cannot open a cache sealed before by a layer that provably
+            // lost its key (a reboot, an expiry): set aside. Any other such file is left alone.
             let file = FileTokenCacheStore(
                 path: path, encryption: resolution.encryption,
-                setAsideUnopenable: resolution.created, logger: logger)
+                setAsideUnopenable: resolution.created, keylessLayers: resolution.keyless, logger: logger)
             // Start-up reads the cache once: a plaintext file is migrated now, a sealed one
             // whose key is gone is set aside now (errors are reported by the first request).
             if resolution.encryption != nil { _ = try? file.changeToken() }

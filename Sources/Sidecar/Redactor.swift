@@ -1,8 +1,12 @@
-/// Masks secrets in text bound for the log: JWTs (access and ID tokens), and the values of
-/// OAuth parameters and headers that carry codes, tokens, verifiers or secrets.
+/// Masks secrets in text bound for the log by what they are: JWTs (access and ID tokens), and
+/// the values of OAuth parameters and headers that carry codes, tokens, verifiers or secrets.
+/// `code` is also the common word for an error's code (azd's `NotSignedInError`, a log line's
+/// `code=` metadata), so its value is masked only when it is not a name or a number
+/// (``isName(_:)``): an authorization code never is.
 ///
 /// ```swift
 /// Redactor.redact("code=0.AAA&state=x")   // "code=[redacted]&state=x"
+/// Redactor.redact("code=NotSignedInError") // unchanged
 /// ```
 public enum Redactor {
     static let secretKeys = [
@@ -47,13 +51,24 @@ public enum Redactor {
             let isWholeKey = before.map { !$0.isLetter && !$0.isNumber && $0 != "_" } ?? true
             let separator = rest.prefix { $0 == "=" || $0 == ":" || $0 == "\"" || $0 == " " }
             let value = rest.dropFirst(separator.count).prefix { $0.isBase64URL || $0 == "." || $0 == "~" || $0 == "%" || $0 == "+" || $0 == "/" }
-            if isWholeKey, !separator.isEmpty, !value.isEmpty {
+            if isWholeKey, !separator.isEmpty, !value.isEmpty, key != "code" || !isName(value) {
                 result += separator + "[redacted]"
                 rest = rest[value.endIndex...]
             }
             remaining = rest
         }
         return result + remaining
+    }
+}
+
+extension Redactor {
+    /// An error's name or number rather than a secret: letters (at least one lower-case, as in
+    /// `NotSignedInError`, `invalid_grant`) and `_`, up to 64; or up to 10 digits (`50126`).
+    /// Authorization codes are long and hold digits, dots and dashes.
+    static func isName(_ value: Substring) -> Bool {
+        if value.count <= 10, value.allSatisfy({ $0.isASCII && $0.isNumber }) { return true }
+        return value.count <= 64 && value.first?.isLetter == true && value.contains(where: \.isLowercase)
+            && value.allSatisfy { $0.isASCII && ($0.isLetter || $0 == "_") }
     }
 }
 

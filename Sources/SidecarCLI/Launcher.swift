@@ -65,6 +65,7 @@ public enum Launcher {
             Glibc.exit(AgentRelay.run(socket: agent, input: STDIN_FILENO, output: protocolOutput, preamble: preamble))
         }
         let logger = makeLogger(level: options.logLevel)
+        LongRunningProcess.begin()
         var serviceOptions = SidecarService.Options()
         serviceOptions.diagnostics = options.enableDiagnostics
         serviceOptions.maxMessageSize = options.maxMessageSize
@@ -106,6 +107,7 @@ public enum Launcher {
     static func runAgent(_ options: LaunchOptions) throws -> Never {
         _ = StandardStreams.reserveStdoutForProtocol()  // nothing is written to stdout
         let logger = makeLogger(level: options.logLevel)
+        LongRunningProcess.begin()
         var agentOptions = AgentServer.Options(socketPath: options.agentSocket ?? UserPaths.agentSocket())
         agentOptions.idleTimeout = options.agentIdleTimeout.map { .seconds($0) }
         if let cap = options.agentMaxConnections { agentOptions.maxConnections = cap }

@@ -8,25 +8,33 @@ import FoundationEssentials
 /// AES-256-GCM with a key from a file: encryption at rest without a desktop keyring (the key
 /// can be a container or Kubernetes secret, a systemd credential, a TPM-unsealed file).
 ///
-/// File format: the line `auth-sidecar-aes256gcm-v1`, then one line of base64 of
-/// nonce | ciphertext | tag (the header line is authenticated as associated data). A cache
-/// whose key is in the Secret Service says so in its header line
-/// (`auth-sidecar-aes256gcm-v1 secret-service`): a process that cannot reach the service (an
-/// SSH session without the desktop's D-Bus) then reports where the key is, and never takes the
-/// file for one whose key is gone (set aside after a reboot, see ``FileTokenCacheStore``).
+/// File format: a header line, then one line of base64 of nonce | ciphertext | tag (the header
+/// line is authenticated as associated data). The header records which layer sealed the file
+/// (``SealRecord``): `auth-sidecar-aes256gcm-v1` (a key file or command),
+/// `auth-sidecar-aes256gcm-v1 secret-service`, or `auth-sidecar-aes256gcm-v1 keyring boot=…
+/// userns=…` (which kernel keyring). A process that cannot reach the key then reports where it
+/// is, and never takes the file for one whose key is gone (see ``FileTokenCacheStore``).
 public struct AESGCMCacheEncryption: CacheEncryption {
-    /// The first line of an encrypted cache file.
+    /// The first line of an encrypted cache file sealed with a key the user gives.
     public static let header = Array("auth-sidecar-aes256gcm-v1\n".utf8)
     /// The first line of a cache encrypted with a key kept in the Secret Service.
     public static let secretServiceHeader = Array("auth-sidecar-aes256gcm-v1 secret-service\n".utf8)
-    /// The longest header.
-    static let longestHeader = max(header.count, secretServiceHeader.count)
+    /// The longest header line.
+    static let longestHeader = SealRecord.longestLine
 
     private let key: SymmetricKey
     private let path: String
-    /// This cipher's header line (``header``, or ``secretServiceHeader`` for its key).
-    private let ownHeader: [UInt8]
     public let layer: CacheKeyLayer?
+
+    /// The header line this cipher seals with (``header``, ``secretServiceHeader``, or the
+    /// keyring's record: read only when a file is sealed, never on a read's path).
+    private var ownHeader: [UInt8] {
+        switch layer {
+        case .secretService?: Self.secretServiceHeader
+        case .keyring?: SealRecord(layer: .keyring, place: KeyringPlace.current).line
+        default: Self.header
+        }
+    }
 
     /// Reads the key: 32 raw bytes, or 64 hex digits, or base64 of 32 bytes (a trailing newline
     /// allowed). The file must not be readable by group or others.
@@ -55,41 +63,50 @@ public struct AESGCMCacheEncryption: CacheEncryption {
         self.init(key: bytes, path: "(key)")
     }
 
-    /// A key from `layer`, named so in errors.
-    public init?(key bytes: [UInt8], layer: CacheKeyLayer) {
+    /// A key from `layer` for the cache at `cachePath` (named in errors); a file it seals records
+    /// the layer (and for the kernel keyring, ``KeyringPlace/current``).
+    public init?(key bytes: [UInt8], layer: CacheKeyLayer, cachePath: String? = nil) {
         guard bytes.count == 32 else { return nil }
-        self.init(key: bytes, path: "(key from \(layer.rawValue))", layer: layer)
+        self.init(key: bytes, path: cachePath ?? "(key from \(layer.rawValue))", layer: layer)
     }
 
     private init(key bytes: [UInt8], path: String, layer: CacheKeyLayer? = nil) {
         key = SymmetricKey(data: bytes)
         self.path = path
         self.layer = layer
-        ownHeader = layer == .secretService ? Self.secretServiceHeader : Self.header
     }
 
     public func seal(_ plaintext: [UInt8]) throws(TokenCacheError) -> [UInt8] {
+        let ownHeader = ownHeader
         guard let box = try? AES.GCM.seal(plaintext, using: key, authenticating: ownHeader), let combined = box.combined else {
             throw .writeFailed(path, "encrypting the cache failed")
         }
         return ownHeader + Array(combined.base64EncodedString().utf8) + [UInt8(ascii: "\n")]
     }
 
+    /// Opens a file sealed by any layer's header (the file's own line is what is authenticated),
+    /// except that a cipher of another layer names the Secret Service for a file sealed there.
     public func open(_ sealed: [UInt8]) throws(TokenCacheError) -> [UInt8] {
-        if ownHeader != Self.secretServiceHeader, Self.isSealedBySecretService(sealed) {
+        if layer != .secretService, Self.isSealedBySecretService(sealed) {
             throw .unreadable(
                 path, "the cache is encrypted with a key kept in the Secret Service, which this process cannot use (see auth-sidecar status)")
         }
-        let body = sealed.dropFirst(ownHeader.count).filter { $0 != UInt8(ascii: "\n") }
-        guard sealed.starts(with: ownHeader), let combined = Data(base64Encoded: Data(body)),
-            let box = try? AES.GCM.SealedBox(combined: combined),
-            let plaintext = try? AES.GCM.open(box, using: key, authenticating: ownHeader)
+        guard let (_, length) = SealRecord.parse(sealed) else {
+            throw .unreadable(path, "the cache cannot be decrypted: an unknown header, or a damaged file")
+        }
+        let line = Array(sealed.prefix(length))
+        let body = sealed.dropFirst(length).filter { $0 != UInt8(ascii: "\n") }
+        guard let combined = Data(base64Encoded: Data(body)), let box = try? AES.GCM.SealedBox(combined: combined),
+            let plaintext = try? AES.GCM.open(box, using: key, authenticating: line)
         else { throw .unreadable(path, "the cache cannot be decrypted: another key, or a damaged file") }
         return Array(plaintext)
     }
 
     /// Whether `bytes` look like an encrypted cache file.
-    public static func isSealed(_ bytes: [UInt8]) -> Bool { bytes.starts(with: header) || isSealedBySecretService(bytes) }
+    public static func isSealed(_ bytes: [UInt8]) -> Bool {
+        bytes.starts(with: SealRecord.prefix) && bytes.count > SealRecord.prefix.count
+            && (bytes[SealRecord.prefix.count] == UInt8(ascii: "\n") || bytes[SealRecord.prefix.count] == UInt8(ascii: " "))
+    }
 
     /// Whether `bytes` look like a cache encrypted with a key kept in the Secret Service.
     public static func isSealedBySecretService(_ bytes: [UInt8]) -> Bool { bytes.starts(with: secretServiceHeader) }

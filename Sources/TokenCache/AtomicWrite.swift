@@ -17,10 +17,8 @@ extension POSIXFile {
     static func replaceAtomically(_ path: String, with bytes: [UInt8]) throws(TokenCacheError) -> FileIdentity {
         try makeDirectory(forFile: path)
         let directory = directoryName(path)
-        let base = path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path
-        let prefix = directory.isEmpty ? "" : (directory == "/" ? "/" : directory + "/")
-        removeOrphanTemporaries(ofFile: path)
-        let temporary = "\(prefix).\(base).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        POSIX.removeOrphanTemporaries(ofFile: path)
+        let temporary = POSIX.temporaryPath(beside: path)
 
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .writeFailed(temporary, "open: \(POSIX.lastErrorString)") }
@@ -43,30 +41,6 @@ extension POSIXFile {
             throw .writeFailed(path, "the file vanished after rename")
         }
         return identity
-    }
-
-    /// Removes the `.{base}.tmp-{pid}-{n}` files beside `path` (`base` its last component)
-    /// whose process is gone (only regular files owned by this user; a live writer's file is
-    /// left alone). One `readdir` of the directory.
-    static func removeOrphanTemporaries(ofFile path: String) {
-        let directory = directoryName(path).isEmpty ? "." : directoryName(path)
-        let base = path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path
-        guard let dir = opendir(directory) else { return }
-        defer { closedir(dir) }
-        let prefix = ".\(base).tmp-"
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            guard name.hasPrefix(prefix),
-                let pid = name.dropFirst(prefix.count).split(separator: "-").first.flatMap({ Int32($0) }), pid > 0,
-                kill(pid, 0) != 0, errno == ESRCH
-            else { continue }
-            let full = directory + "/" + name
-            var info = stat()
-            guard lstat(full, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_uid == geteuid() else { continue }
-            unlink(full)
-        }
     }
 
     /// Makes a rename in `directory` durable (best effort: some file systems refuse).

@@ -36,6 +36,7 @@ public final class FileTokenCacheStore: TokenCacheStore {
     private let lockTimeout: Duration
     private let encryption: (any CacheEncryption)?
     private let setAsideUnopenable: Bool
+    private let keylessLayers: [CacheKeyLayer]?
     private let logger: Logger
     /// Concurrency: every access to the kept document and what is known of the file goes
     /// through this mutex (one access at a time in this process; other processes are kept
@@ -76,15 +77,20 @@ public final class FileTokenCacheStore: TokenCacheStore {
     ///     `<path>.undecryptable-<unix time>` (never deleted) and the cache starts empty, with a
     ///     warning: the key's layer made a new key (the kernel keyring after a reboot), so the
     ///     old key is gone for good. Otherwise such a file fails every access, untouched.
+    ///   - keylessLayers: with `setAsideUnopenable`, the layers that provably have no key
+    ///     (``CacheKeyResolution/keyless``): only a file whose header names one of them (the
+    ///     plain header: the kernel keyring's) is set aside; `nil`: any.
     public init(
         path: String, lockTimeout: Duration = .seconds(10), encryption: (any CacheEncryption)? = nil,
-        setAsideUnopenable: Bool = false, logger: Logger = Logger(label: "auth-sidecar.token-cache")
+        setAsideUnopenable: Bool = false, keylessLayers: [CacheKeyLayer]? = nil,
+        logger: Logger = Logger(label: "auth-sidecar.token-cache")
     ) {
         self.path = path
         self.lockPath = path + ".lockfile"
         self.lockTimeout = lockTimeout
         self.encryption = encryption
         self.setAsideUnopenable = setAsideUnopenable
+        self.keylessLayers = keylessLayers
         self.logger = logger
     }
 
@@ -199,7 +205,7 @@ public final class FileTokenCacheStore: TokenCacheStore {
 
     /// The file's first bytes (as many as the encrypted file's header), `nil` when it cannot be
     /// opened. Never follows a symbolic link.
-    private static func head(of path: String) -> [UInt8]? {
+    static func head(of path: String) -> [UInt8]? {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
@@ -294,7 +300,7 @@ public final class FileTokenCacheStore: TokenCacheStore {
             state.lastCheckStarted = started
             return
         }
-        if state.directoryChecked { POSIXFile.removeOrphanTemporaries(ofFile: path) }
+        if state.directoryChecked { POSIX.removeOrphanTemporaries(ofFile: path) }
         var (document, identity) = try load(current, state: &state, locked: locked)
         if encryption != nil, identity != nil, try needsSealing() {
             identity = try sealInPlace(state: &state, locked: locked) ?? identity
@@ -360,8 +366,10 @@ public final class FileTokenCacheStore: TokenCacheStore {
         } catch {
             // A file whose key is in the Secret Service is never taken for one whose key is gone
             // when another layer made the new key: the service may just be out of reach here.
-            guard setAsideUnopenable, encryption != nil, AESGCMCacheEncryption.isSealed(stored),
-                !AESGCMCacheEncryption.isSealedBySecretService(stored) || encryption?.layer == .secretService
+            // Nor is one whose layer cannot prove its key gone (``SealRecord/lostItsKey(keyless:)``).
+            guard setAsideUnopenable, encryption != nil, let record = SealRecord.parse(stored)?.record,
+                !AESGCMCacheEncryption.isSealedBySecretService(stored) || encryption?.layer == .secretService,
+                keylessLayers.map({ record.lostItsKey(keyless: $0) }) ?? true
             else { throw error }
             try setAside(&state)
             return (CacheDocument(), nil)

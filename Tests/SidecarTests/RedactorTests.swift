@@ -23,6 +23,21 @@ import Testing
         #expect(redacted.contains("[redacted]"))
     }
 
+    @Test(arguments: [
+        "azd-auth token not served code=NotSignedInError", "code=GetTokenError", #"{"code":"invalid_grant"}"#,
+        "https://login.microsoftonline.com/error?code=50126",
+    ])
+    func leavesAnErrorsNameUnderCodeAlone(text: String) {
+        #expect(Redactor.redact(text) == text)
+    }
+
+    @Test(arguments: [
+        "code=1.MOCK.abc", "code=M.C5_BAY.2.U.abcd", "code=abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghijklm", "code=ABCDEFGHJ",
+    ])
+    func masksACodeThatIsNotAName(text: String) {
+        #expect(Redactor.redact(text) == "code=[redacted]")
+    }
+
     @Test func leavesOrdinaryTextAlone() {
         let text = "request id=3 method=acquireTokenSilent scopes=user.read state=xyz"
         #expect(Redactor.redact(text) == text)

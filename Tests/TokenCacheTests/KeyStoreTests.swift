@@ -87,4 +87,66 @@ import Testing
         #expect(readBytes(aside) == sealed && readBytes(path) == nil)
         #expect(FileTokenCacheStore(path: path).setAsidePath == aside)  // a later process still sees it
     }
+
+    /// Issue #35: a layer that cannot tell stops every other layer's new key from taking the
+    /// file over; its message names the file, the layer, why and what to do.
+    @Test func aLayerThatCannotTellFailsNamingTheFileAndWhatToDo() {
+        let sources: [any CacheKeySource] = [
+            FakeSource(layer: .secretService, outcome: .key(Self.key, created: true)),
+            FakeSource(layer: .keyring, outcome: .outOfReach(reason: "EACCES", enable: "keyctl link @u @s")),
+        ]
+        #expect {
+            try CacheKeyStore.resolve(.auto, sources: sources, cachePath: "/c")
+        } throws: { error in
+            (error as? CacheProtectionError)?.message
+                == "the token cache /c is left as it is: its key is in the keyring layer, out of reach of this process (EACCES); "
+                + "to use it: keyctl link @u @s"
+        }
+        // A later layer holding the key still wins.
+        let held: [any CacheKeySource] = [sources[1], FakeSource(layer: .keyFile, outcome: .key(Self.key, created: false))]
+        #expect((try? CacheKeyStore.resolve(.auto, sources: held, cachePath: "/c"))?.layer == .keyFile)
+    }
+
+    @Test func onlyAFileSealedByALayerThatProvablyLostItsKeyIsSetAside() throws {
+        defer { dir.remove() }
+        let path = "\(dir.path)/cache.json"
+        let service = try #require(AESGCMCacheEncryption(key: Self.key, layer: .secretService))
+        try TokenCache(store: FileTokenCacheStore(path: path, encryption: service)).save(Fixture.record())
+        let sealed = try #require(readBytes(path))
+        #expect(SealRecord.read(path)?.layer == .secretService)
+        let new = try #require(AESGCMCacheEncryption(key: [UInt8](repeating: 3, count: 32), layer: .secretService))
+        let keyringOnly = FileTokenCacheStore(path: path, encryption: new, setAsideUnopenable: true, keylessLayers: [.keyring])
+        #expect(throws: TokenCacheError.self) { try keyringOnly.read { $0.accountList() } }
+        #expect(readBytes(path) == sealed)
+        let both = FileTokenCacheStore(path: path, encryption: new, setAsideUnopenable: true, keylessLayers: [.keyring, .secretService])
+        #expect(try both.read { $0.accountList() }.isEmpty && both.setAsidePath != nil)
+    }
+
+    @Test func theHeaderRecordsTheKeyringThatSealedIt() throws {
+        let keyring = try #require(AESGCMCacheEncryption(key: Self.key, layer: .keyring, cachePath: "/c"))
+        let sealed = try keyring.seal(Array("{}".utf8))
+        let record = try #require(SealRecord.parse(sealed)?.record)
+        #expect(record.layer == .keyring && record.place == KeyringPlace.current && !KeyringPlace.current.bootID.isEmpty)
+        #expect(try keyring.open(sealed) == Array("{}".utf8))
+        // The record is authenticated: another namespace written into it does not open.
+        let place = KeyringPlace.current
+        let forged = SealRecord(layer: .keyring, place: KeyringPlace(bootID: place.bootID, userNamespace: "1")).line
+        let edited = forged + sealed.drop { $0 != UInt8(ascii: "\n") }.dropFirst()
+        #expect(throws: TokenCacheError.self) { try keyring.open(Array(edited)) }
+        #expect(SealRecord.parse(Array("auth-sidecar-aes256gcm-v1\nxyz".utf8))?.record == SealRecord(layer: nil))
+        #expect(SealRecord.parse(Array("auth-sidecar-aes256gcm-v1 other\nxyz".utf8)) == nil)
+    }
+
+    @Test(arguments: [
+        // (sealed boot, sealed namespace, this boot, this namespace, provably gone)
+        ("b1", KeyringPlace.initialNamespace, "b1", KeyringPlace.initialNamespace, true),  // expired or removed here
+        ("b1", KeyringPlace.initialNamespace, "b1", "9", false),  // a container, the host's file
+        ("b1", "9", "b1", KeyringPlace.initialNamespace, false),  // the host, a container's file
+        ("b0", "9", "b1", KeyringPlace.initialNamespace, true),  // after a reboot: every keyring died
+        ("b0", KeyringPlace.initialNamespace, "b1", "9", false),  // never a container taking the host's file over
+    ])
+    func whenAMissingKeyringKeyIsProvablyGone(sealedBoot: String, sealedNS: String, boot: String, ns: String, gone: Bool) {
+        let here = KeyringPlace(bootID: boot, userNamespace: ns)
+        #expect(here.provesGone(sealedAt: KeyringPlace(bootID: sealedBoot, userNamespace: sealedNS)) == gone)
+    }
 }

@@ -4,6 +4,10 @@ import Testing
 
 @testable import TokenCache
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// A kernel keyring copy a test can look into.
 final class FakeCopy: SecretServiceKeyCopy {
     struct State {
@@ -81,6 +85,38 @@ final class FakeCopy: SecretServiceKeyCopy {
         }
         #expect(service.state.withLock { $0.lookups } == 1 && encryption.keyCopySeconds == nil)
         #expect(copy.state.withLock { ($0.key, $0.seconds) } == (Self.key, 120))
+    }
+
+    /// Issue #42: a copy gone from the keyring while this process holds the service's key is
+    /// put back before a write, with the time it has left, at most every tenth of that time.
+    @Test func aMissingCopyIsPutBackBeforeAWriteForTheTimeItHasLeft() throws {
+        let service = service(holding: Self.key)
+        let copy = FakeCopy()
+        guard case .encryption(let encryption, false) = source(service, copy, seconds: 5).obtainKey() else {
+            Issue.record("no key")
+            return
+        }
+        copy.drop()
+        _ = try encryption.seal(Array("{}".utf8))  // not due yet: the copy was kept just now
+        #expect(copy.state.withLock { $0.key } == nil)
+        usleep(1_100_000)
+        _ = try encryption.seal(Array("{}".utf8))
+        let (kept, seconds) = copy.state.withLock { ($0.key, $0.seconds) }
+        #expect(kept == Self.key && (seconds ?? 0) >= 3 && (seconds ?? 0) <= 4)
+        #expect(service.state.withLock { $0.lookups } == 1)  // the service was not asked again
+    }
+
+    /// Issue #35: a stored-key layer's errors name the cache file, not "(key from ...)".
+    @Test func aKeyThatDoesNotOpenTheFileNamesTheCacheFile() throws {
+        guard case .encryption(let encryption, false) = source(service(holding: Self.key), FakeCopy()).obtainKey() else {
+            Issue.record("no key")
+            return
+        }
+        #expect {
+            try encryption.open(sealed(with: Self.wrong))
+        } throws: { error in
+            (error as? TokenCacheError)?.path == "/c"
+        }
     }
 
     @Test func aCopyThatDoesNotOpenTheFileIsReplacedByTheServicesKey() throws {

@@ -111,10 +111,13 @@ def test_azd_gets_the_users_token(verbs, mock, azd_endpoint):
 
 
 def test_without_a_sign_in_azd_is_told_not_signed_in(verbs, azd_endpoint):
-    e = azd_endpoint()
+    e = azd_endpoint("--log-level", "info")
     status, reply = e.azd([GRAPH_DEFAULT])
     assert status == 200 and reply["status"] == "error" and reply["code"] == "NotSignedInError", reply
     assert "auth-sidecar login" in reply["message"] and set(reply) == {"status", "code", "message"}
+    # The log line names azd's error (issue #42: it was masked for its metadata key, `code`).
+    _, log = e.stop()
+    assert "azd-auth token not served code=NotSignedInError" in log, log
 
 
 def test_wrong_key_bad_requests_and_web_pages_are_refused(verbs, mock, azd_endpoint):

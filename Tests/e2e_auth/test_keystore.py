@@ -134,9 +134,17 @@ def text(done: subprocess.CompletedProcess) -> str:
     return done.stdout.decode()
 
 
-def token_bytes_absent(path: str, secrets: list[str]) -> None:
+def keyring_header() -> bytes:
+    """The header line of a file this process's kernel keyring sealed: the boot and the user
+    namespace whose persistent keyring holds the key (issue #35)."""
+    boot = open("/proc/sys/kernel/random/boot_id").read().strip()
+    userns = os.readlink("/proc/self/ns/user").split("[")[1].rstrip("]")
+    return f"auth-sidecar-aes256gcm-v1 keyring boot={boot} userns={userns}\n".encode()
+
+
+def token_bytes_absent(path: str, secrets: list[str], header: bytes = HEADER) -> None:
     data = open(path, "rb").read()
-    assert data.startswith(HEADER), data[:40]
+    assert data.startswith(header), data[:100]
     for secret in secrets:
         assert secret and secret.encode() not in data
     assert b"0.MOCK." not in data and b"RefreshToken" not in data and ALICE.encode() not in data
@@ -157,7 +165,7 @@ def test_keyring_keeps_the_key_and_the_file_holds_no_token(launch, mock, tmp_pat
     assert keyctl("search", ring, "user", key_description(cache), check=False).returncode != 0
     signed_in = p.sign_in(loginHint=ALICE)
     assert p.finish()[1] == 0
-    token_bytes_absent(cache, [signed_in["accessToken"], signed_in.get("idToken")])
+    token_bytes_absent(cache, [signed_in["accessToken"], signed_in.get("idToken")], keyring_header())
 
     # keyctl sees the key in the persistent keyring; another uid does not.
     key_id = keyctl("search", ring, "user", key_description(cache)).stdout.decode().strip()
@@ -199,18 +207,28 @@ def test_processes_starting_together_agree_on_one_key(launch, mock, tmp_path, ke
     assert third.silent()["fromCache"] is True
 
 
-def test_after_a_reboot_the_unreadable_cache_is_set_aside(launch, mock, tmp_path, keyring, sidecar_bin):
-    """A reboot empties the kernel keyring: the key is gone, so the sealed cache can never be
-    opened again. It is renamed (kept), a new empty cache starts, and status says so."""
+@pytest.fixture
+def keyring_sealed(launch, mock, tmp_path, keyring):
+    """A cache sealed by the kernel keyring layer, ALICE signed in; (ring, cache, sealed bytes)."""
     ring, made = keyring
-    cache = str(tmp_path / "rb" / "cache.json")
+    cache = str(tmp_path / "sealed" / "cache.json")
     made.append(key_description(cache))
     p = launch(cache=cache, cacheProtection="auto", env=no_dbus())
     p.sign_in(loginHint=ALICE)
     assert p.finish()[1] == 0
     sealed = open(cache, "rb").read()
+    assert sealed.startswith(keyring_header()), sealed[:100]
+    return ring, cache, sealed
+
+
+def test_after_a_reboot_the_unreadable_cache_is_set_aside(mock, tmp_path, keyring_sealed, sidecar_bin):
+    """A reboot empties the kernel keyring: the key is gone, so the sealed cache can never be
+    opened again. It is renamed (kept), a new empty cache starts, and status says so. The
+    reboot's stand-in: `keyctl invalidate` (issue #35: this process's own keyring provably has
+    no key, so it is still set aside)."""
+    ring, cache, sealed = keyring_sealed
     key_id = keyctl("search", ring, "user", key_description(cache)).stdout.decode().strip()
-    keyctl("unlink", key_id, ring)  # what a reboot does to it
+    keyctl("invalidate", key_id)  # what a reboot does to it
 
     status = status_json(sidecar_bin, mock, tmp_path, cache)
     protection = status["cacheProtection"]

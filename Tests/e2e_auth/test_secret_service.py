@@ -4,8 +4,8 @@ Keyring on a private D-Bus session (keyring_session.py):
 * sign in: the key is a libsecret item (`secret-tool search` finds it: schema
   org.auth-sidecar.CacheKey, the cache's path as attribute), the cache file holds none of the
   mock's token bytes, and a fresh process serves the cached token with the mock stopped;
-* the same cache from a session without D-Bus (SSH): never set aside, an error naming the
-  Secret Service; the file unchanged;
+* the same cache from a session without D-Bus (SSH): never set aside, start-up fails naming
+  the file, the Secret Service and what to do (issue #35); the file unchanged;
 * `cacheProtection: secretService` alone, with no D-Bus session: start-up fails saying why;
 * a service that holds its name but never answers (SIGSTOP): skipped after 3 s, saying so;
 * the key's copy in the kernel keyring (`secretServiceKeyCacheSeconds`): a `user` key with a
@@ -76,10 +76,10 @@ def test_the_key_is_kept_in_the_secret_service(sidecar_bin, tmp_path, keyring_se
     s = AuthSidecar.start(sidecar_bin, mock, tmp_path, [], env={"DBUS_SESSION_BUS_ADDRESS": ""},
                           stderr_path=str(tmp_path / "ssh.log"))
     try:
-        reply = s.call("initialize", s.config_for(cache, cacheProtection="auto"))
-        if "result" in reply:  # the kernel keyring took over: the cache is still the service's
-            error = s.call("acquireTokenSilent", {"scopes": ["User.Read"]})["error"]
-            assert "Secret Service" in json.dumps(error), error
+        error = s.call("initialize", s.config_for(cache, cacheProtection="auto"))["error"]
+        assert error["code"] == -51005, error
+        assert f"the token cache {cache} is left as it is: its key is in the secretService layer, out of reach" in error["message"]
+        assert "no D-Bus session" in error["message"] and "AUTH_SIDECAR_SOCK" in error["message"], error
     finally:
         s.kill()
     assert open(cache, "rb").read() == data
@@ -224,3 +224,43 @@ def test_the_next_process_takes_the_kernel_keyring_copy(sidecar_bin, tmp_path, k
         found = keyctl("search", ring, "user", description)
         if found.returncode == 0:
             keyctl("invalidate", found.stdout.decode().strip())
+
+
+def test_another_secret_service_leaves_the_file_alone(sidecar_bin, tmp_path, mock, keyring_session):  # noqa: F811
+    """Issue #35: a process on another D-Bus session, whose Secret Service holds no item for
+    this cache, cannot tell the key is gone: start-up fails naming the file, the layer, why and
+    what to do; the file stays sealed as it was, and the first session still reads it. (No
+    kernel keyring copy, so the second process asks its own service.)"""
+    from keyring_session import KeyringSession
+    cache = str(tmp_path / "two-services" / "cache.json")
+    mine = {"DBUS_SESSION_BUS_ADDRESS": keyring_session.address}
+    p = AuthSidecar.start(sidecar_bin, mock, tmp_path, [], env=mine, stderr_path=str(tmp_path / "mine.log"))
+    try:
+        p.initialize(cache=cache, cacheProtection="auto", secretServiceKeyCacheSeconds=0)
+        p.sign_in(loginHint=ALICE)
+    finally:
+        p.kill()
+    sealed = open(cache, "rb").read()
+    assert sealed.startswith(SS_HEADER)
+    other = KeyringSession(str(tmp_path / "other-session"))
+    try:
+        q = AuthSidecar.start(sidecar_bin, mock, tmp_path, [], env={"DBUS_SESSION_BUS_ADDRESS": other.address},
+                              stderr_path=str(tmp_path / "other.log"))
+        try:
+            error = q.call("initialize", q.config_for(cache, cacheProtection="auto", secretServiceKeyCacheSeconds=0))["error"]
+        finally:
+            q.kill()
+    finally:
+        other.stop()
+    assert error["code"] == -51005, error
+    message = error["message"]
+    assert f"the token cache {cache} is left as it is: its key is in the secretService layer, out of reach" in message, message
+    assert "holds no key for it" in message and "run in the desktop session whose keyring holds the key" in message, message
+    assert open(cache, "rb").read() == sealed
+    assert not [n for n in os.listdir(os.path.dirname(cache)) if ".undecryptable-" in n]
+    r = AuthSidecar.start(sidecar_bin, mock, tmp_path, [], env=mine, stderr_path=str(tmp_path / "again.log"))
+    try:
+        r.initialize(cache=cache, cacheProtection="auto", secretServiceKeyCacheSeconds=0)
+        assert r.silent()["fromCache"] is True
+    finally:
+        r.kill()

@@ -43,6 +43,15 @@ def shipped_binaries(dist) -> dict[str, bytes]:
     return found
 
 
+def assert_agent_reaches_the_users_keyring(unit: str) -> None:
+    """The shipped unit keeps the agent where the user's shells reach the cache key (issue #35;
+    Tests/e2e_auth/test_systemd_unit.py starts the agent as the unit would): no setting that
+    gives a user unit a private user namespace, and the user keyring in its session keyring."""
+    settings = [line.split("=", 1)[0] for line in unit.splitlines() if "=" in line and not line.startswith("#")]
+    assert not {"PrivateTmp", "PrivateUsers", "PrivateDevices", "ProtectSystem", "ProtectHome"} & set(settings), settings
+    assert "KeyringMode=shared" in unit.splitlines()
+
+
 def test_sums_and_every_binary_is_the_release_binary_needing_no_toolchain(dist, sidecar_bin, tmp_path):
     sums = subprocess.run(["sha256sum", "-c", "SHA256SUMS"], cwd=os.path.dirname(dist["sums"]),
                           capture_output=True, text=True)
@@ -109,6 +118,7 @@ def test_deb_installs_with_apt_man_page_version_unit_then_removes(dist, tried, t
         with open("/usr/lib/systemd/user/auth-sidecar-agent.service") as f:
             unit = f.read()
         assert "ExecStart=/usr/bin/auth-sidecar agent" in unit
+        assert_agent_reaches_the_users_keyring(unit)
         # The az link (README "For tools that call az"), in a directory of its own.
         assert os.path.realpath("/usr/share/auth-sidecar/az-shim/bin/az") == "/usr/bin/auth-sidecar"
         assert not os.path.exists("/usr/bin/az") or os.path.realpath("/usr/bin/az") != "/usr/bin/auth-sidecar"
@@ -184,6 +194,7 @@ def test_tarball_unpacked_installs_under_a_prefix_and_runs(dist, tried, tmp_path
     assert page.returncode == 0 and "AUTH-SIDECAR" in page.stdout, page
     unit = (prefix / "share" / "systemd" / "user" / "auth-sidecar-agent.service").read_text()
     assert f"ExecStart={prefix}/bin/auth-sidecar agent" in unit
+    assert_agent_reaches_the_users_keyring(unit)
     az = prefix / "share" / "auth-sidecar" / "az-shim" / "bin" / "az"
     assert os.path.realpath(az) == os.path.realpath(prefix / "bin" / "auth-sidecar")
     assert (prefix / "share" / "doc" / "auth-sidecar" / "protocol" / "openrpc.json").stat().st_size > 0

@@ -28,6 +28,10 @@ enum ProfileFileRewrite {
         guard let resolved = realpath(file.path, nil) else { throw VerbFailure(message: "cannot resolve \(file.path): \(POSIX.lastErrorString)") }
         let target = String(cString: resolved)
         free(resolved)
+        // Temporary files of rewrites killed before their rename (also the `config.json.tmp-PID`
+        // of earlier versions) are removed, as the cache's are, even when nothing is rewritten.
+        let base = target.lastIndex(of: "/").map { String(target[target.index(after: $0)...]) } ?? target
+        POSIX.removeOrphanTemporaries(ofFile: target, legacyPrefix: base + ".tmp-")
         guard let text = ProcessEnvironment.readTextFile(target), let edited = DefaultProfileEdit.setting(name, in: text),
             let parsed = try? JSONValue.parse(edited), (try? ConfigurationFile(json: parsed, path: target))?.defaultProfile == name
         else {
@@ -41,7 +45,7 @@ enum ProfileFileRewrite {
     private static func replace(_ path: String, with bytes: [UInt8]) throws(VerbFailure) {
         var info = stat()
         guard stat(path, &info) == 0 else { throw VerbFailure(message: "cannot rewrite \(path): \(POSIX.lastErrorString)") }
-        let temporary = "\(path).tmp-\(getpid())"
+        let temporary = POSIX.temporaryPath(beside: path)
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, info.st_mode & 0o777)
         guard fd >= 0 else { throw VerbFailure(message: "cannot write \(temporary): \(POSIX.lastErrorString)") }
         let written = POSIX.writeAll(fd, bytes) && fsync(fd) == 0

@@ -42,6 +42,9 @@ public struct CacheKeyResolution: Sendable {
     /// run): a sealed cache this key cannot open was sealed with a key that is gone.
     public let created: Bool
     public let skipped: [Skip]
+    /// The layers that answered there is provably no key (each would make one): only a file
+    /// sealed by one of them may be set aside (``SealRecord/lostItsKey(keyless:)``).
+    public var keyless: [CacheKeyLayer] = []
 }
 
 /// Nothing can protect the cache and plaintext was not chosen: the message names each layer
@@ -90,11 +93,13 @@ public enum CacheKeyStore {
         }
         var skipped: [CacheKeyResolution.Skip] = []
         var maker: CacheKeyResolution?
+        var keyless: [CacheKeyLayer] = []
+        var outOfReach: [CacheKeyResolution.Skip] = []
         for source in sources {
             let found: (any CacheEncryption, Bool)
             switch source.obtainKey() {
             case .key(let key, let created):
-                guard let encryption = AESGCMCacheEncryption(key: key, layer: source.layer) else {
+                guard let encryption = AESGCMCacheEncryption(key: key, layer: source.layer, cachePath: cachePath) else {
                     skipped.append(.init(layer: source.layer, reason: "the key is not 32 bytes", enable: "store a 32-byte key"))
                     continue
                 }
@@ -103,6 +108,9 @@ public enum CacheKeyStore {
                 found = (encryption, created)
             case .unavailable(let reason, let enable):
                 skipped.append(.init(layer: source.layer, reason: reason, enable: enable))
+                continue
+            case .outOfReach(let reason, let enable):
+                outOfReach.append(.init(layer: source.layer, reason: reason, enable: enable))
                 continue
             }
             if !found.1 {
@@ -115,11 +123,22 @@ public enum CacheKeyStore {
                 }
                 return CacheKeyResolution(layer: source.layer, encryption: found.0, created: false, skipped: skipped)
             }
+            keyless.append(source.layer)
             if maker == nil {
                 maker = CacheKeyResolution(layer: source.layer, encryption: found.0, created: true, skipped: skipped)
             }
         }
-        if let maker { return maker }
+        // A layer that cannot tell: no other layer's new key may take the file over.
+        if let first = outOfReach.first {
+            let message =
+                "the token cache \(cachePath) is left as it is: its key is in the \(first.layer.rawValue) layer, out of reach of this "
+                + "process (\(first.reason)); to use it: \(first.enable)"
+            throw CacheProtectionError(message: message, skipped: skipped + outOfReach)
+        }
+        if var maker {
+            maker.keyless = keyless
+            return maker
+        }
         if protection == .auto {
             skipped.append(.init(layer: .plaintext, reason: "not chosen", enable: "\"cacheProtection\": \"plaintext\""))
         }

@@ -1,6 +1,10 @@
 import CKeyctl
 import POSIXSupport
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// One `user` key in this user's persistent kernel keyring (`KEYCTL_GET_PERSISTENT`), by its
 /// description: the one home of the keyctl calls that the kernel keyring layer
 /// (``KernelKeyringKeySource``) and the Secret Service key's copy (``KernelKeyringKeyCopy``) use.
@@ -27,12 +31,39 @@ struct KernelKey: Sendable {
 
     /// The key in `keyring`, if there is one (of 32 bytes).
     func find(in keyring: Int32) -> [UInt8]? {
-        guard let found = id(in: keyring) else { return nil }
-        var buffer = [UInt8](repeating: 0, count: 64)
-        let count = buffer.withUnsafeMutableBytes { auth_sidecar_keyctl_read(found, $0.baseAddress, $0.count) }
-        guard count == 32 else { return nil }
-        return Array(buffer.prefix(32))
+        if case .found(let key) = lookup(in: keyring) { return key }
+        return nil
     }
+
+    /// What `keyring` says of the key: here it is; it is not there (`ENOKEY`, or expired or
+    /// revoked); or the kernel refused to say (`EACCES`: a keyring this process may not
+    /// search, such as the persistent keyring from another session keyring).
+    enum Lookup: Sendable {
+        case found([UInt8])
+        case absent
+        case refused(String)
+    }
+
+    func lookup(in keyring: Int32) -> Lookup {
+        let found = auth_sidecar_keyctl_search(keyring, "user", description)
+        guard found >= 0 else {
+            let code = errno
+            return Self.meansAbsent(code) ? .absent : .refused(POSIX.errorString(code))
+        }
+        var buffer = [UInt8](repeating: 0, count: 64)
+        let count = buffer.withUnsafeMutableBytes { auth_sidecar_keyctl_read(Int32(truncatingIfNeeded: found), $0.baseAddress, $0.count) }
+        guard count >= 0 else { return .refused("KEYCTL_READ: " + POSIX.lastErrorString) }
+        guard count == 32 else { return .refused("the key holds \(count) bytes, not 32") }
+        return .found(Array(buffer.prefix(32)))
+    }
+
+    /// Whether the key is provably not in `keyring` (one search, the key not read).
+    func isAbsent(in keyring: Int32) -> Bool {
+        auth_sidecar_keyctl_search(keyring, "user", description) < 0 && Self.meansAbsent(errno)
+    }
+
+    /// A search's errno that says the key is not there (rather than that it may not be seen).
+    private static func meansAbsent(_ code: Int32) -> Bool { code == ENOKEY || code == EKEYEXPIRED || code == EKEYREVOKED }
 
     /// Puts `key` in `keyring` (replacing one of the same description), this uid only, removed
     /// by the kernel after `timeout` seconds when given; the kernel's refusal as text. A key

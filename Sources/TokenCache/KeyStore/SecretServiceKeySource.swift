@@ -16,7 +16,9 @@ import FoundationEssentials
 /// running, or no answer within the time limit: every call is bounded, see
 /// ``LibsecretService``), or it has no key for this cache yet and its default collection is
 /// missing or locked (storing one would need an unlock prompt). A new key is stored only when
-/// the cache is first written (``StoredKeyEncryption``).
+/// the cache is first written (``StoredKeyEncryption``). For a file a Secret Service sealed (its
+/// header says so), no item here or no answer is out of reach, never "no key": it may be
+/// another session's service, or a locked or silent one (issue #35).
 ///
 /// The fast path: the key the service gives (or takes) is copied into the kernel keyring for
 /// `keyCopySeconds` (``KernelKeyringKeyCopy``), and the next process under this layer takes
@@ -36,6 +38,7 @@ public struct SecretServiceKeySource: CacheKeySource {
     /// How long the copy is kept (0: no copy).
     public let keyCopySeconds: Int
     private let copy: any SecretServiceKeyCopy
+    private let copyKeeper = SecretServiceCopyKeeper()
 
     /// - Parameters:
     ///   - service: the Secret Service (libsecret's unless a test gives a fake).
@@ -62,6 +65,11 @@ public struct SecretServiceKeySource: CacheKeySource {
 
     public func obtainKey() -> CacheKeyOutcome {
         guard let sessionBus, !sessionBus.isEmpty else {
+            if sealedHere {  // an SSH session, a service: the key is in the desktop session's keyring
+                return .outOfReach(
+                    reason: "no D-Bus session (DBUS_SESSION_BUS_ADDRESS is not set), and a Secret Service sealed it",
+                    enable: "run in the desktop session, or use the agent's socket (AUTH_SIDECAR_SOCK) of an agent running there")
+            }
             return .unavailable(
                 reason: "no D-Bus session (DBUS_SESSION_BUS_ADDRESS is not set)",
                 enable: "run in a desktop session, or start a Secret Service in a D-Bus session (dbus-run-session, gnome-keyring-daemon --unlock)")
@@ -75,6 +83,7 @@ public struct SecretServiceKeySource: CacheKeySource {
         if keyCopySeconds == 0 { copy.drop() }
         switch service.lookup(schema: Self.schema, attributes: attributes) {
         case .failure(let failure):
+            if sealedHere { return .outOfReach(reason: failure.description, enable: Self.enable(failure)) }
             return .unavailable(reason: failure.description, enable: Self.enable(failure))
         case .success(let secret?):
             guard let key = AESGCMCacheEncryption.key(from: Array(secret.utf8)) else {
@@ -84,6 +93,14 @@ public struct SecretServiceKeySource: CacheKeySource {
             keepCopy(key)
             return .encryption(StoredKeyEncryption(vault: Vault(source: self), key: key, stored: true), created: false)
         case .success(nil):
+            // A file a Secret Service sealed: this one may not be that one (another D-Bus session).
+            if sealedHere {
+                return .outOfReach(
+                    reason: "the Secret Service of this D-Bus session holds no key for it, and a Secret Service sealed it (another "
+                        + "session's, or its item was deleted)",
+                    enable: "run in the desktop session whose keyring holds the key; if its item was deleted, move the file "
+                        + "away (mv \(cachePath) \(cachePath).old) and sign in again")
+            }
             if case .failure(let failure) = service.defaultCollectionUnlocked() {
                 return .unavailable(reason: failure.description, enable: Self.enable(failure))
             }
@@ -92,9 +109,14 @@ public struct SecretServiceKeySource: CacheKeySource {
         }
     }
 
+    /// Whether the cache file was sealed with a key kept in a Secret Service.
+    private var sealedHere: Bool { SealRecord.read(cachePath)?.layer == .secretService }
+
     /// Puts (or replaces) the kernel keyring's copy of `key`, unless copies are off.
     private func keepCopy(_ key: [UInt8]) {
-        if keyCopySeconds > 0 { copy.keep(key, seconds: keyCopySeconds) }
+        guard keyCopySeconds > 0 else { return }
+        copy.keep(key, seconds: keyCopySeconds)
+        copyKeeper.given(key, seconds: keyCopySeconds)
     }
 
     private static func enable(_ failure: SecretServiceFailure) -> String {
@@ -109,6 +131,7 @@ public struct SecretServiceKeySource: CacheKeySource {
     struct Vault: KeyVault {
         let source: SecretServiceKeySource
         var layer: CacheKeyLayer { .secretService }
+        var cachePath: String { source.cachePath }
         var keyName: String { "Secret Service item \(SecretServiceKeySource.schema) for \(source.cachePath)" }
 
         /// The service's key, which replaces the kernel keyring's copy; no key (none stored,
@@ -135,5 +158,7 @@ public struct SecretServiceKeySource: CacheKeySource {
             source.keepCopy(key)  // a new key replaces any copy: no copy outlives a key change
             return nil
         }
+
+        func beforeWrite() { source.copyKeeper.beforeWrite(source.copy) }
     }
 }

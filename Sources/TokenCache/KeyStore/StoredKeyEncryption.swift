@@ -3,12 +3,24 @@ import POSIXSupport
 /// Where a layer that makes its own key keeps it (the kernel keyring, the Secret Service).
 protocol KeyVault: Sendable {
     var layer: CacheKeyLayer { get }
+    /// The cache the key is for (named in errors).
+    var cachePath: String { get }
     /// What the key is called there, for errors.
     var keyName: String { get }
     /// The stored key, if there is one (of 32 bytes).
     func findKey() -> [UInt8]?
     /// Stores `key`; the refusal as text.
     func storeKey(_ key: [UInt8]) -> String?
+    /// This process holds `key`, the one in the vault (read from it or stored there now).
+    func hold(_ key: [UInt8])
+    /// Before a write, under the cache's lock, while this process holds the vault's key: the
+    /// vault's kernel keyring copy kept alive (renewed, put back when missing), bounded by time.
+    func beforeWrite()
+}
+
+extension KeyVault {
+    func hold(_ key: [UInt8]) {}
+    func beforeWrite() {}
 }
 
 /// AES-256-GCM with a key kept in a ``KeyVault``. A key made at start (the vault had none) is
@@ -35,6 +47,7 @@ final class StoredKeyEncryption: CacheEncryption {
     init(vault: any KeyVault, key: [UInt8], stored: Bool, copySeconds: Int? = nil) {
         self.vault = vault
         state = PthreadMutex(State(key: key, stored: stored, copySeconds: copySeconds))
+        if stored { vault.hold(key) }
     }
 
     func seal(_ plaintext: [UInt8]) throws(TokenCacheError) -> [UInt8] {
@@ -43,9 +56,12 @@ final class StoredKeyEncryption: CacheEncryption {
                 if let theirs = vault.findKey() {
                     state.key = theirs
                 } else if let refusal = vault.storeKey(state.key) {
-                    throw .writeFailed(vault.keyName, refusal)
+                    throw .writeFailed(vault.cachePath, "\(refusal) (\(vault.keyName))")
                 }
                 state.stored = true
+                vault.hold(state.key)
+            } else {
+                vault.beforeWrite()
             }
             return state.key
         }
@@ -60,13 +76,14 @@ final class StoredKeyEncryption: CacheEncryption {
             guard let theirs = vault.findKey(), theirs != key else { throw error }
             let opened = try cipher(theirs).open(sealed)
             state.withLock { $0 = State(key: theirs, stored: true) }
+            vault.hold(theirs)
             return opened
         }
     }
 
     private func cipher(_ key: [UInt8]) throws(TokenCacheError) -> AESGCMCacheEncryption {
-        guard let cipher = AESGCMCacheEncryption(key: key, layer: vault.layer) else {
-            throw .unreadable("(key from \(vault.layer.rawValue))", "the \(vault.layer.rawValue) key is not 32 bytes")
+        guard let cipher = AESGCMCacheEncryption(key: key, layer: vault.layer, cachePath: vault.cachePath) else {
+            throw .unreadable(vault.cachePath, "the \(vault.layer.rawValue) key is not 32 bytes")
         }
         return cipher
     }
