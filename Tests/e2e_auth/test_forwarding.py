@@ -298,7 +298,7 @@ def test_the_remote_gets_access_tokens_from_the_laptop_and_nothing_more(forwardi
     status = f.remote(f.binary, "status")
     assert status.returncode == 0, status.stderr
     assert "forwarded agent (tokens for its forwardScopes only)" in status.stdout
-    assert socket.gethostname() not in status.stdout
+    assert "forwarded agent from" not in status.stdout
 
     # What the forwarded agent refuses, each with a clear error.
     logout = f.remote(f.binary, "logout")
@@ -401,7 +401,8 @@ def test_no_token_beyond_forward_scopes_crosses_ssh_whatever_the_remote_asks(for
     hello = replies[0]["result"]
     assert set(hello["configuration"]) == {"clientId", "authority", "scopes"}, hello
     assert hello["forward"]["scopes"] == ["User.Read", DEVOPS] and hello["agent"] == {"forwarded": True}
-    assert f.cache not in stdio.stdout and socket.gethostname() not in stdio.stdout
+    assert f.cache not in stdio.stdout
+    assert socket.gethostname() not in json.dumps(hello)  # (not the whole output: a short host name may be in a token's base64)
     for i in range(1, len(asks) + 1):
         assert replies[i]["result"]["scopes"] == ["User.Read"], replies[i]
     assert replies[100]["error"]["data"]["name"] == "forwardConfigurationRefused"
