@@ -36,8 +36,9 @@ public struct AESGCMCacheEncryption: CacheEncryption {
 
     /// The key in `keyFile` (see ``init(keyFile:)``).
     static func readKeyFile(_ keyFile: String) throws(TokenCacheError) -> [UInt8] {
-        // Opened without following a symbolic link; owned by this user (``FileSafety``).
-        guard let (bytes, identity, _) = try POSIXFile.readFile(keyFile) else {
+        // The own-file rule, its directory included: no link followed, never blocking (a FIFO
+        // is refused, not waited on), this user's, not writable by others.
+        guard let (bytes, identity, _) = try POSIXFile.readFile(keyFile, checkingDirectory: true) else {
             throw .unreadable(keyFile, "the cache key file cannot be read")
         }
         guard identity.permissions & 0o077 == 0 else {

@@ -28,7 +28,8 @@ enum ProfileFileRewrite {
         guard let resolved = realpath(file.path, nil) else { throw VerbFailure(message: "cannot resolve \(file.path): \(POSIX.lastErrorString)") }
         let target = String(cString: resolved)
         free(resolved)
-        guard let text = ProcessEnvironment.readTextFile(target), let edited = DefaultProfileEdit.setting(name, in: text),
+        guard let bytes = try? POSIX.readOwnFile(target, limit: 1 << 20), case let text = String(decoding: bytes, as: UTF8.self),
+            let edited = DefaultProfileEdit.setting(name, in: text),
             let parsed = try? JSONValue.parse(edited), (try? ConfigurationFile(json: parsed, path: target))?.defaultProfile == name
         else {
             throw VerbFailure(message: "cannot set defaultProfile in \(target): edit it by hand (\"defaultProfile\": \"\(name)\")")
