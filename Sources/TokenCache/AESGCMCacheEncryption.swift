@@ -22,7 +22,8 @@ public struct AESGCMCacheEncryption: CacheEncryption {
     /// The longest header.
     static let longestHeader = max(header.count, secretServiceHeader.count)
 
-    private let key: SymmetricKey
+    /// Out of core dumps (``GuardedKey``); a `SymmetricKey` made from it for each seal or open.
+    private let key: GuardedKey
     private let path: String
     /// This cipher's header line (``header``, or ``secretServiceHeader`` for its key).
     private let ownHeader: [UInt8]
@@ -63,14 +64,14 @@ public struct AESGCMCacheEncryption: CacheEncryption {
     }
 
     private init(key bytes: [UInt8], path: String, layer: CacheKeyLayer? = nil) {
-        key = SymmetricKey(data: bytes)
+        key = GuardedKey(bytes)
         self.path = path
         self.layer = layer
         ownHeader = layer == .secretService ? Self.secretServiceHeader : Self.header
     }
 
     public func seal(_ plaintext: [UInt8]) throws(TokenCacheError) -> [UInt8] {
-        guard let box = try? AES.GCM.seal(plaintext, using: key, authenticating: ownHeader), let combined = box.combined else {
+        guard let box = try? AES.GCM.seal(plaintext, using: key.symmetricKey(), authenticating: ownHeader), let combined = box.combined else {
             throw .writeFailed(path, "encrypting the cache failed")
         }
         return ownHeader + Array(combined.base64EncodedString().utf8) + [UInt8(ascii: "\n")]
@@ -84,7 +85,7 @@ public struct AESGCMCacheEncryption: CacheEncryption {
         let body = sealed.dropFirst(ownHeader.count).filter { $0 != UInt8(ascii: "\n") }
         guard sealed.starts(with: ownHeader), let combined = Data(base64Encoded: Data(body)),
             let box = try? AES.GCM.SealedBox(combined: combined),
-            let plaintext = try? AES.GCM.open(box, using: key, authenticating: ownHeader)
+            let plaintext = try? AES.GCM.open(box, using: key.symmetricKey(), authenticating: ownHeader)
         else { throw .unreadable(path, "the cache cannot be decrypted: another key, or a damaged file") }
         return Array(plaintext)
     }
