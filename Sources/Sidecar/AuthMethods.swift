@@ -38,7 +38,7 @@ struct AuthMethods: Sendable {
                     ])
             }
             request.scopes = try p.optional("scopes")
-            request.authority = try AuthJSON.authority(p)
+            request.authority = try AuthJSON.authority(p, of: app.configuration)
             request.claims = try p.optional("claims")
             return try await AuthErrorMapping.translating {
                 AuthJSON.tokenResult(try await app.acquireTokenByDeviceCode(request, correlationId: correlationId))
@@ -50,7 +50,7 @@ struct AuthMethods: Sendable {
         request.loginHint = try p.optional("loginHint")
         request.domainHint = try p.optional("domainHint")
         request.account = try AuthJSON.accountReference(p)
-        request.authority = try AuthJSON.authority(p)
+        request.authority = try AuthJSON.authority(p, of: app.configuration)
         request.claims = try p.optional("claims")
         request.extraScopesToConsent = try p.optional("extraScopesToConsent") ?? []
         request.extraQueryParameters = try Self.stringPairs(p, "extraQueryParameters")
@@ -61,7 +61,7 @@ struct AuthMethods: Sendable {
     }
 
     func acquireTokenSilent(_ params: JSONValue?, _ context: RequestContext) async throws -> JSONValue {
-        let (request, correlationId) = try Self.silentRequest(params)
+        let (request, correlationId) = try silentRequest(params)
         return try await AuthErrorMapping.translating {
             AuthJSON.tokenResult(try await app.acquireTokenSilently(request, correlationId: correlationId))
         }
@@ -72,7 +72,7 @@ struct AuthMethods: Sendable {
     /// (``PublicClientApplication/cachedSilentAnswer(_:checkedAfter:mayRead:)``), serialized;
     /// `nil`: the full call (``acquireTokenSilent(_:_:)``) answers, errors included.
     func acquireTokenSilentOnReader(_ params: JSONValue?, moment: ReaderMoment) -> SerializedResult? {
-        guard let (request, correlationId) = try? Self.silentRequest(params),
+        guard let (request, correlationId) = try? silentRequest(params),
             let answer = app.cachedSilentAnswer(request, checkedAfter: moment.receivedAt, mayRead: moment.idle)
         else { return nil }
         return silentReplies.result(of: answer, correlationId: correlationId)
@@ -80,12 +80,12 @@ struct AuthMethods: Sendable {
 
     static let silentKeys: Set<String> = ["scopes", "account", "authority", "forceRefresh", "claims", "correlationId"]
 
-    private static func silentRequest(_ params: JSONValue?) throws(RPCError) -> (SilentRequest, correlationId: String) {
-        let p = try Params(params, allowed: silentKeys)
+    private func silentRequest(_ params: JSONValue?) throws(RPCError) -> (SilentRequest, correlationId: String) {
+        let p = try Params(params, allowed: Self.silentKeys)
         var request = SilentRequest()
         request.scopes = try p.optional("scopes")
         request.account = try AuthJSON.accountReference(p)
-        request.authority = try AuthJSON.authority(p)
+        request.authority = try AuthJSON.authority(p, of: app.configuration)
         request.forceRefresh = try p.optional("forceRefresh") ?? false
         request.claims = try p.optional("claims")
         return (request, try AuthJSON.correlationId(p))
