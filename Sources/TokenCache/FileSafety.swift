@@ -23,14 +23,8 @@ enum FileSafety {
     /// A refusal of the own-file rule as the cache reports it.
     static func refusal(_ refusal: FileRefusal) -> TokenCacheError { .unreadable(refusal.path, refusal.reason) }
 
-    /// Checks a file opened (without following links) for the cache: a regular file, owned
-    /// by this user, not writable by group or others (``POSIX/checkOwnFile(_:path:)``).
-    static func check(_ info: stat, path: String) throws(TokenCacheError) {
-        do throws(FileRefusal) { try POSIX.checkOwnFile(info, path: path) } catch { throw refusal(error) }
-    }
-
     /// Takes the read and write bits of group and others off the cache file open at `fd`
-    /// (described by `info`, which passed ``check(_:path:)``): its tokens are the user's alone.
+    /// (described by `info`, which passed ``POSIX/checkOwnFile(_:path:)``): its tokens are the user's alone.
     /// Only through the descriptor (opened with `O_NOFOLLOW`), never by path.
     ///
     /// - Returns: the permissions it had, when they were changed (`nil`: already private).
