@@ -93,10 +93,12 @@ public enum SignInImport {
         return scan
     }
 
-    /// How many accounts an import would bring (for `status`, when the cache is empty).
-    public static func importableCount(_ overrides: ConfigurationOverrides) -> Int {
-        guard let configuration = try? overrides.resolved() else { return 0 }
-        return scan(configuration).usernames.count
+    /// How many accounts an import would bring, and the sources refused or unreadable (for
+    /// `status`, when the cache is empty).
+    public static func importable(_ overrides: ConfigurationOverrides) -> (count: Int, problems: [String]) {
+        guard let configuration = try? overrides.resolved() else { return (0, []) }
+        let scan = scan(configuration)
+        return (scan.usernames.count, scan.problems)
     }
 
     /// Imports into the configured cache, which must hold no sign-in yet.

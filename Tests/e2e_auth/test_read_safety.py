@@ -100,6 +100,10 @@ def test_a_fifo_at_azure_clis_cache_neither_hangs_status_nor_import(sidecar_bin,
     done, text = verb(sidecar_bin, mock, tmp_path, "status")
     assert done.returncode == 2, text  # nobody signed in, nothing importable
     assert "can be imported" not in text, text
+    assert f"import:     Azure CLI ({source}): refused" in text and "FIFO" in text, text
+    done, _ = verb(sidecar_bin, mock, tmp_path, "status", "--output", "json")
+    problems = json.loads(done.stdout)["importProblems"]
+    assert len(problems) == 1 and source in problems[0] and "FIFO" in problems[0], problems
     done, text = verb(sidecar_bin, mock, tmp_path, "login", "--import")
     assert done.returncode != 0, text
     assert source in text and "FIFO" in text, text
