@@ -1,6 +1,7 @@
 """Issue 35, item 5: the agent and the stdio mode hold the cache key and decrypted refresh
 tokens; a crash must not write them to disk in a core file (measured before: a 29 MB core with
-the key twice). Both start with `prctl(PR_SET_DUMPABLE, 0)` and `RLIMIT_CORE` 0.
+the key twice), and a debugger of the same user must not read them. Both start with
+`prctl(PR_SET_DUMPABLE, 0)` and `RLIMIT_CORE` 0.
 
 Each process here is started with `ulimit -c unlimited` in a directory of its own, holds a
 signed-in account and the key of an encrypted cache, and is killed with SIGABRT: no core file
@@ -13,10 +14,14 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
 import resource
+import shutil
 import signal
 import subprocess
+import tempfile
 import time
+from pathlib import Path
 
 import pytest
 
@@ -119,3 +124,52 @@ def test_an_aborted_stdio_process_leaves_no_core(cores_are_written, sidecar_bin,
     finally:
         if process.poll() is None:
             process.kill()
+
+
+def test_a_process_of_another_user_is_not_dumpable_so_no_debugger_of_that_user_gets_in(sidecar_bin):
+    """The kernel shows a process's dumpable flag in who owns its /proc/PID files: its own user
+    while it is dumpable (so that user may ptrace it, read /proc/PID/mem), root once it is not.
+    Run as `nobody` (the tests run as root, for whom both look alike): `sleep` shows nobody's
+    uid, the stdio mode and the agent root's."""
+    if os.geteuid() != 0:
+        pytest.skip("starting a process as another user needs root")
+    nobody = pwd.getpwnam("nobody")
+    home = Path(tempfile.mkdtemp(prefix="auth-sidecar-nobody-"))  # pytest's tmp_path is root's alone
+    os.chown(home, nobody.pw_uid, nobody.pw_gid)
+
+    def as_nobody():
+        os.setgid(nobody.pw_gid)
+        os.setgroups([])
+        os.setuid(nobody.pw_uid)
+
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "XDG_RUNTIME_DIR": str(home), "AUTH_SIDECAR_NO_AGENT": "1"}
+    flags = ["--client-id", CLIENT_ID, "--authority", "https://login.microsoftonline.com/organizations", "--cache", "memory"]
+    started = {
+        "sleep": subprocess.Popen(["sleep", "30"], preexec_fn=as_nobody, env=env),
+        "stdio": subprocess.Popen([sidecar_bin, *flags], preexec_fn=as_nobody, env=env, cwd=home, stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL),
+        "agent": subprocess.Popen([sidecar_bin, "agent", "--socket", str(home / "agent.sock"), *flags], preexec_fn=as_nobody,
+                                  env=env, cwd=home, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL),
+    }
+    try:
+        process = started["stdio"]
+        process.stdin.write(json.dumps(sc.req("getAccounts", {}, 1)).encode() + b"\n")
+        process.stdin.flush()
+        assert json.loads(process.stdout.readline())["result"]["accounts"] == []  # up and serving
+        deadline = time.monotonic() + 10
+        while not (home / "agent.sock").exists():
+            assert started["agent"].poll() is None and time.monotonic() < deadline, "the agent did not start"
+            time.sleep(0.02)
+        owners = {}
+        for name, p in started.items():
+            with open(f"/proc/{p.pid}/status") as f:
+                real_uid = next(int(line.split()[1]) for line in f if line.startswith("Uid:"))
+            assert real_uid == nobody.pw_uid, name
+            owners[name] = os.stat(f"/proc/{p.pid}/mem").st_uid
+        assert owners == {"sleep": nobody.pw_uid, "stdio": 0, "agent": 0}, owners
+    finally:
+        for p in started.values():
+            p.kill()
+            p.wait()
+        shutil.rmtree(home)
