@@ -24,6 +24,7 @@ enum AzPassthrough {
             + "auth-sidecar's shim again (another copy, or a script running one), not Azure CLI; it is not passed on a second "
             + "time: install the real Azure CLI, or take the other copy off PATH"
     }
+
     /// Whether the configuration (the default file, or `$AUTH_SIDECAR_CONFIG`) enables it; an
     /// unreadable configuration does not.
     static var isEnabled: Bool {
