@@ -27,10 +27,12 @@ let package = Package(
             providers: [.apt(["libcurl4-openssl-dev"])]),
         // The kernel keyring's system calls (add_key, keyctl) as functions; no library.
         .systemLibrary(name: "CKeyctl"),
+        // prctl (variadic in glibc) as a function: no core dump, no same-uid ptrace.
+        .systemLibrary(name: "CProcessControl"),
 
         // The POSIX calls several modules need, once: errno text, the monotonic clock, a
         // detached thread, writing and reading a descriptor whole. Glibc only; no sockets.
-        .target(name: "POSIXSupport"),
+        .target(name: "POSIXSupport", dependencies: ["CProcessControl"]),
         // The commit this binary was built from, as scripts/build.sh stamped it (`--version`).
         .target(name: "CBuildStamp"),
         // JSON values; the only module that touches jansson.

@@ -68,11 +68,16 @@ enum AuthJSON {
         return given
     }
 
-    /// A per-request `authority`: an absolute https URL (http only for loopback hosts).
-    static func authority(_ params: Params) throws(RPCError) -> String? {
+    /// A per-request `authority`: an absolute https URL (http only for loopback hosts), an
+    /// authority of the configured kind whose tenant is a tenant (``TenantName``).
+    static func authority(_ params: Params, of configuration: ClientConfiguration) throws(RPCError) -> String? {
         guard let text: String = try params.optional("authority") else { return nil }
         guard let url = URLParts(text), url.isSecureOrLoopback else {
             throw .invalidParams("'authority' must be an https URL (http only for loopback hosts)", member: "authority")
+        }
+        // Parsed as the flows will (a tenant `..` or a dot segment refused here, -32602).
+        do throws(AuthError) { _ = try configuration.authority(for: text) } catch {
+            throw .invalidParams("'authority': \(error.message)", member: "authority")
         }
         return text
     }

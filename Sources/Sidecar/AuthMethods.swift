@@ -42,7 +42,7 @@ struct AuthMethods: Sendable {
                     ])
             }
             request.scopes = try scopes(p)
-            request.authority = try AuthJSON.authority(p)
+            request.authority = try AuthJSON.authority(p, of: app.configuration)
             request.claims = try p.optional("claims")
             return try await AuthErrorMapping.translating {
                 AuthJSON.tokenResult(try await app.acquireTokenByDeviceCode(request, correlationId: correlationId))
@@ -54,7 +54,7 @@ struct AuthMethods: Sendable {
         request.loginHint = try p.optional("loginHint")
         request.domainHint = try p.optional("domainHint")
         request.account = try AuthJSON.accountReference(p)
-        request.authority = try AuthJSON.authority(p)
+        request.authority = try AuthJSON.authority(p, of: app.configuration)
         request.claims = try p.optional("claims")
         request.extraScopesToConsent = try p.optional("extraScopesToConsent") ?? []
         request.extraQueryParameters = try Self.stringPairs(p, "extraQueryParameters")
@@ -89,7 +89,7 @@ struct AuthMethods: Sendable {
         var request = SilentRequest()
         request.scopes = try scopes(p)
         request.account = try AuthJSON.accountReference(p)
-        request.authority = try AuthJSON.authority(p)
+        request.authority = try AuthJSON.authority(p, of: app.configuration)
         request.forceRefresh = try p.optional("forceRefresh") ?? false
         request.claims = try p.optional("claims")
         return (request, try AuthJSON.correlationId(p))

@@ -72,12 +72,14 @@ public enum SignInImport {
             }
         }
         let file = azureCLICachePath(environment: environment)
-        if access(file, F_OK) == 0 {
-            if let bytes = POSIX.readFile(file, limit: 64 << 20) {
+        do throws(FileRefusal) {
+            // The own-file rule, the directory included: a file or directory another user can
+            // write (or link) could hold their account, to be imported as the user's.
+            if let bytes = try POSIX.readOwnFile(file, limit: 64 << 20, checkingDirectory: true) {
                 consider("Azure CLI (\(file))", bytes)
-            } else {
-                scan.problems.append("Azure CLI (\(file)): cannot be read: \(POSIX.lastErrorString)")
             }
+        } catch {
+            scan.problems.append("Azure CLI (\(error.path)): refused, left untouched: \(error.reason)")
         }
         if let secretService, let bus = environment["DBUS_SESSION_BUS_ADDRESS"], !bus.isEmpty {
             let source = "azure-identity (Secret Service item \(identitySchema))"
@@ -91,10 +93,12 @@ public enum SignInImport {
         return scan
     }
 
-    /// How many accounts an import would bring (for `status`, when the cache is empty).
-    public static func importableCount(_ overrides: ConfigurationOverrides) -> Int {
-        guard let configuration = try? overrides.resolved() else { return 0 }
-        return scan(configuration).usernames.count
+    /// How many accounts an import would bring, and the sources refused or unreadable (for
+    /// `status`, when the cache is empty).
+    public static func importable(_ overrides: ConfigurationOverrides) -> (count: Int, problems: [String]) {
+        guard let configuration = try? overrides.resolved() else { return (0, []) }
+        let scan = scan(configuration)
+        return (scan.usernames.count, scan.problems)
     }
 
     /// Imports into the configured cache, which must hold no sign-in yet.

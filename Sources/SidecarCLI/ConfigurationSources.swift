@@ -1,5 +1,6 @@
 import JSON
 import JSONRPC
+import POSIXSupport
 import Sidecar
 
 #if canImport(Glibc)
@@ -128,8 +129,16 @@ struct ConfigurationSources: Equatable {
     }
 
     private static func readFile(_ path: String, flag: String) throws(RPCError) -> ConfigurationFile {
-        guard let text = ProcessEnvironment.readTextFile(path) else {
-            throw .invalidParams("cannot read \(flag) \(path)")
+        let text: String
+        do throws(FileRefusal) {
+            // The own-file rule (a FIFO or another user's file refused at once); a link is
+            // followed (dotfiles managers keep this file as one), its target checked.
+            guard let bytes = try POSIX.readOwnFile(path, limit: 1 << 20, followingLink: true) else {
+                throw FileRefusal(path, "does not exist")
+            }
+            text = String(decoding: bytes, as: UTF8.self)
+        } catch {
+            throw .invalidParams("cannot read \(flag) \(error)")
         }
         let value: JSONValue
         do { value = try JSONValue.parse(text) } catch {

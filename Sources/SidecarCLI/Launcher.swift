@@ -3,6 +3,7 @@ import ArgumentParser
 import JSON
 import JSONRPC
 import Logging
+import POSIXSupport
 import Sidecar
 
 #if canImport(Glibc)
@@ -55,6 +56,7 @@ public enum Launcher {
     }
 
     static func run(_ options: LaunchOptions) throws(RPCError) -> Never {
+        forbidCoreDumps()
         TerminalHint.showIfStdinIsATerminal()
         let protocolOutput = StandardStreams.reserveStdoutForProtocol()
         let sources = try ConfigurationSources.load(options, requireProfile: false)
@@ -105,6 +107,7 @@ public enum Launcher {
 
     /// Runs the agent until SIGTERM/SIGINT or its idle timeout.
     static func runAgent(_ options: LaunchOptions) throws -> Never {
+        forbidCoreDumps()
         _ = StandardStreams.reserveStdoutForProtocol()  // nothing is written to stdout
         let logger = makeLogger(level: options.logLevel)
         LongRunningProcess.begin()
@@ -125,6 +128,14 @@ public enum Launcher {
         }
         try server.run()
         Glibc.exit(0)
+    }
+
+    /// The agent and the stdio mode hold the cache key and decrypted tokens for long: no core
+    /// file, no same-uid debugger (``POSIX/forbidCoreDumps()``). The kernel does not refuse
+    /// either call; if it ever did, the process would still serve (a warning would need the
+    /// logger, made later).
+    private static func forbidCoreDumps() {
+        try? POSIX.forbidCoreDumps()
     }
 
     /// Logging to stderr (redacted) at `level`; call once per process.

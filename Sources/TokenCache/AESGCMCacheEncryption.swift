@@ -22,7 +22,8 @@ public struct AESGCMCacheEncryption: CacheEncryption {
     /// The longest header line.
     static let longestHeader = SealRecord.longestLine
 
-    private let key: SymmetricKey
+    /// Out of core dumps (``GuardedKey``); a `SymmetricKey` made from it for each seal or open.
+    private let key: GuardedKey
     private let path: String
     public let layer: CacheKeyLayer?
 
@@ -44,8 +45,9 @@ public struct AESGCMCacheEncryption: CacheEncryption {
 
     /// The key in `keyFile` (see ``init(keyFile:)``).
     static func readKeyFile(_ keyFile: String) throws(TokenCacheError) -> [UInt8] {
-        // Opened without following a symbolic link; owned by this user (``FileSafety``).
-        guard let (bytes, identity, _) = try POSIXFile.readFile(keyFile) else {
+        // The own-file rule, its directory included: no link followed, never blocking (a FIFO
+        // is refused, not waited on), this user's, not writable by others.
+        guard let (bytes, identity, _) = try POSIXFile.readFile(keyFile, checkingDirectory: true) else {
             throw .unreadable(keyFile, "the cache key file cannot be read")
         }
         guard identity.permissions & 0o077 == 0 else {
@@ -71,14 +73,15 @@ public struct AESGCMCacheEncryption: CacheEncryption {
     }
 
     private init(key bytes: [UInt8], path: String, layer: CacheKeyLayer? = nil) {
-        key = SymmetricKey(data: bytes)
+        key = GuardedKey(bytes)
         self.path = path
         self.layer = layer
     }
 
     public func seal(_ plaintext: [UInt8]) throws(TokenCacheError) -> [UInt8] {
         let ownHeader = ownHeader
-        guard let box = try? AES.GCM.seal(plaintext, using: key, authenticating: ownHeader), let combined = box.combined else {
+        guard let box = try? AES.GCM.seal(plaintext, using: key.symmetricKey(), authenticating: ownHeader), let combined = box.combined
+        else {
             throw .writeFailed(path, "encrypting the cache failed")
         }
         return ownHeader + Array(combined.base64EncodedString().utf8) + [UInt8(ascii: "\n")]
@@ -97,7 +100,7 @@ public struct AESGCMCacheEncryption: CacheEncryption {
         let line = Array(sealed.prefix(length))
         let body = sealed.dropFirst(length).filter { $0 != UInt8(ascii: "\n") }
         guard let combined = Data(base64Encoded: Data(body)), let box = try? AES.GCM.SealedBox(combined: combined),
-            let plaintext = try? AES.GCM.open(box, using: key, authenticating: line)
+            let plaintext = try? AES.GCM.open(box, using: key.symmetricKey(), authenticating: line)
         else { throw .unreadable(path, "the cache cannot be decrypted: another key, or a damaged file") }
         return Array(plaintext)
     }

@@ -83,7 +83,7 @@ enum CacheFileLock {
 
     /// Deletes the lock file at `path` if its owner is gone (see the type's documentation).
     private static func removeIfStale(_ path: String) {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard fd >= 0 else { return }
         defer { close(fd) }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0, isCurrent(fd, path: path) else { return }
@@ -117,7 +117,7 @@ enum CacheFileLock {
 
     /// Who holds the lock at `path`, for an error message: `process 1234 (python3)`.
     private static func holder(of path: String) -> String {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard fd >= 0 else { return "another process" }
         defer { close(fd) }
         guard let (pid, program) = owner(fd) else { return "another process (no pid in the lock file)" }

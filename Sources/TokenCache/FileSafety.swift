@@ -6,7 +6,8 @@ import POSIXSupport
     import Darwin
 #endif
 
-/// The one home of the rules that keep another local user out of the cache: the cache file,
+/// The cache's side of the rules that keep another local user out of it (the rule itself is
+/// ``POSIX/openOwnFile(_:checkingDirectory:)``'s, one for every file read): the cache file,
 /// its directory, its lock files and the key file are never reached through a symbolic link,
 /// and the cache file and its directory must belong to this user (or, for the directory, root)
 /// and must not be writable by group or others. Otherwise someone else could plant their own
@@ -17,43 +18,13 @@ import POSIXSupport
 /// ever quotes what a file contains.
 enum FileSafety {
     /// A symbolic link found where a file of the cache was expected.
-    static func symbolicLink(_ path: String) -> TokenCacheError {
-        .unreadable(
-            path,
-            "is a symbolic link, which is not followed (another user could point it at their own file); "
-                + "replace it with a regular file, e.g. rm \(path)")
-    }
+    static func symbolicLink(_ path: String) -> TokenCacheError { refusal(POSIX.symbolicLink(path)) }
 
-    /// The cache directory found to be a symbolic link: the fix is the real directory.
-    private static func symbolicLinkDirectory(_ directory: String) -> TokenCacheError {
-        let target = realpath(directory, nil).map { pointer in
-            defer { free(pointer) }
-            return String(cString: pointer)
-        }
-        return .unreadable(
-            directory,
-            "the cache directory is a symbolic link, which is not followed (another user could point it "
-                + "at a directory of theirs); give the cache path in the real directory"
-                + (target.map { " (\($0))" } ?? "") + ", or replace the link with a directory")
-    }
-
-    /// Checks a file opened (without following links) for the cache: a regular file, owned
-    /// by this user, not writable by group or others.
-    static func check(_ info: stat, path: String) throws(TokenCacheError) {
-        guard (info.st_mode & S_IFMT) == S_IFREG else { throw .unreadable(path, "not a regular file") }
-        guard info.st_uid == geteuid() else {
-            throw .unreadable(
-                path,
-                "is owned by another user (uid \(info.st_uid)); only the user's own file is used "
-                    + "(move it away, or chown it if it is yours)")
-        }
-        guard UInt32(info.st_mode) & 0o022 == 0 else {
-            throw .unreadable(path, "is writable by group or others; fix: chmod 600 \(path)")
-        }
-    }
+    /// A refusal of the own-file rule as the cache reports it.
+    static func refusal(_ refusal: FileRefusal) -> TokenCacheError { .unreadable(refusal.path, refusal.reason) }
 
     /// Takes the read and write bits of group and others off the cache file open at `fd`
-    /// (described by `info`, which passed ``check(_:path:)``): its tokens are the user's alone.
+    /// (described by `info`, which passed ``POSIX/checkOwnFile(_:path:)``): its tokens are the user's alone.
     /// Only through the descriptor (opened with `O_NOFOLLOW`), never by path.
     ///
     /// - Returns: the permissions it had, when they were changed (`nil`: already private).
@@ -70,10 +41,10 @@ enum FileSafety {
         return permissions
     }
 
-    /// Checks the directory that holds the file at `path`: not a symbolic link (the directory
-    /// itself; its parents may be), owned by this user or root, not writable by group or
-    /// others. A directory that does not exist yet passes (it is created 0700 by the first
-    /// write).
+    /// Checks the directory that holds the file at `path` (``POSIX/checkOwnDirectory(_:_:what:)``):
+    /// not a symbolic link (the directory itself; its parents may be), owned by this user or
+    /// root, not writable by group or others. A directory that does not exist yet passes (it is
+    /// created 0700 by the first write).
     ///
     /// - Returns: whether the directory exists (and passed).
     @discardableResult
@@ -84,19 +55,8 @@ enum FileSafety {
             if errno == ENOENT { return false }
             throw .unreadable(directory, "stat: \(POSIX.lastErrorString)")
         }
-        if (info.st_mode & S_IFMT) == S_IFLNK { throw symbolicLinkDirectory(directory) }
-        guard (info.st_mode & S_IFMT) == S_IFDIR else { throw .unreadable(directory, "not a directory") }
-        guard info.st_uid == geteuid() || info.st_uid == 0 else {
-            throw .unreadable(
-                directory,
-                "the cache directory is owned by another user (uid \(info.st_uid)); "
-                    + "put the cache in a directory of your own")
-        }
-        guard UInt32(info.st_mode) & 0o022 == 0 else {
-            throw .unreadable(
-                directory,
-                "the cache directory is writable by group or others (another user could "
-                    + "replace the cache); fix: chmod 700 \(directory), or put the cache in a directory of your own")
+        do throws(FileRefusal) { try POSIX.checkOwnDirectory(info, directory, what: "the cache directory") } catch {
+            throw refusal(error)
         }
         return true
     }

@@ -204,9 +204,10 @@ public final class FileTokenCacheStore: TokenCacheStore {
     }
 
     /// The file's first bytes (as many as the encrypted file's header), `nil` when it cannot be
-    /// opened. Never follows a symbolic link.
+    /// opened. Never follows a symbolic link, never waits on a FIFO (the read refuses one:
+    /// ``POSIX/openOwnFile(_:checkingDirectory:)``).
     static func head(of path: String) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var bytes = [UInt8](repeating: 0, count: AESGCMCacheEncryption.longestHeader)

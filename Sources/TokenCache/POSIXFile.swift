@@ -41,22 +41,20 @@ enum POSIXFile {
     }
 
     /// The contents and identity of `path`, `nil` when it does not exist. The file is opened
-    /// without following a symbolic link and must pass ``FileSafety/check(_:path:)``; with
-    /// `makePrivate`, a file others can read is made private first
-    /// (``FileSafety/makePrivate(_:_:path:)``, its former permissions in `madePrivate`).
-    static func readFile(_ path: String, makePrivate: Bool = false) throws(TokenCacheError)
+    /// under the own-file rule (``POSIX/openOwnFile(_:checkingDirectory:)``: no link followed,
+    /// never blocking, a regular file of this user's that group and others cannot write; with
+    /// `checkingDirectory`, its directory too); with `makePrivate`, a file others can read is
+    /// made private first (``FileSafety/makePrivate(_:_:path:)``, its former permissions in
+    /// `madePrivate`).
+    static func readFile(_ path: String, makePrivate: Bool = false, checkingDirectory: Bool = false) throws(TokenCacheError)
         -> (bytes: [UInt8], identity: FileIdentity, madePrivate: UInt32?)?
     {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-        guard fd >= 0 else {
-            if errno == ENOENT { return nil }
-            if errno == ELOOP { throw FileSafety.symbolicLink(path) }
-            throw .unreadable(path, "open: \(POSIX.lastErrorString)")
+        let opened: (fd: Int32, info: stat)?
+        do throws(FileRefusal) { opened = try POSIX.openOwnFile(path, checkingDirectory: checkingDirectory) } catch {
+            throw FileSafety.refusal(error)
         }
+        guard let fd = opened?.fd, var info = opened?.info else { return nil }
         defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw .unreadable(path, "fstat: \(POSIX.lastErrorString)") }
-        try FileSafety.check(info, path: path)
         let madePrivate = makePrivate ? try FileSafety.makePrivate(fd, &info, path: path) : nil
         do {
             // One allocation for the whole file.

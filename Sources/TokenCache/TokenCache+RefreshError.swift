@@ -26,7 +26,7 @@ public struct FileRefreshErrorLog: RefreshErrorLog {
     public init(path: String) { self.path = path }
 
     public func read() -> JSONObject? {
-        guard let bytes = POSIX.readFile(path, limit: 64 << 10) else { return nil }
+        guard let bytes = try? POSIX.readOwnFile(path, limit: 64 << 10) else { return nil }
         return (try? JSONValue.parse(bytes))?.objectValue
     }
 

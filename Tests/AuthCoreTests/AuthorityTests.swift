@@ -49,6 +49,21 @@ import Testing
         #expect(throws: AuthError.self) { try Authority("login.microsoftonline.com/common") }
     }
 
+    @Test func refusesATenantThatIsNotOneAndDotSegments() throws {
+        for text in [
+            "https://login.microsoftonline.com/..", "https://login.microsoftonline.com/.", "https://login.microsoftonline.com/%2e%2e",
+            "https://login.microsoftonline.com/a_b", "https://x.b2clogin.com/tfp/../b2c_1_x", "https://x.b2clogin.com/../b2c_1_x",
+            "https://login.contoso.com/..", "https://x.ciamlogin.com/..",
+        ] {
+            let error = #expect(throws: AuthError.self, "\(text)") { try Authority(text) }
+            #expect(error?.message.contains("is not a tenant") == true || error?.message.contains("segment") == true, "\(text)")
+        }
+        #expect(throws: AuthError.self) { try Authority("https://idp.example/realms/../admin", declared: .oidc) }
+        #expect(throws: AuthError.self) { try Authority("https://idp.example/realms/%2E", declared: .oidc) }
+        #expect(try Authority("https://idp.example/realms/my_realm", declared: .oidc).kind == .oidc, "an issuer's path is its own")
+        #expect(try Authority("https://login.microsoftonline.com/contoso.onmicrosoft.com").tenant == "contoso.onmicrosoft.com")
+    }
+
     @Test func decidesTrustByKindAndList() throws {
         let trust = AuthorityTrust(knownAuthorities: ["contoso.b2clogin.com", "https://127.0.0.1:9443"])
         #expect(try trust.decide(try Authority("https://login.microsoftonline.com/common")) == .discover(validates: false))

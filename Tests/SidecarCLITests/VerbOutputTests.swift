@@ -18,8 +18,14 @@ import Testing
         #expect(VerbRequests.authority("https://127.0.0.1:8443/organizations/v2.0?x=1", tenant: "t1") == "https://127.0.0.1:8443/t1")
         #expect(VerbRequests.authority("https://host", tenant: "t") == "https://host/t")
         #expect(VerbRequests.authority("not a url", tenant: "t") == nil)
-        #expect(VerbRequests.isTenant("aaaabbbb-0000-cccc-1111-dddd2222eeee"))
-        #expect(!VerbRequests.isTenant("a/b") && !VerbRequests.isTenant("") && !VerbRequests.isTenant("a b") && !VerbRequests.isTenant("a?"))
+        for tenant in ["aaaabbbb-0000-cccc-1111-dddd2222eeee", "contoso.onmicrosoft.com", "common", "organizations", "consumers", "t1"] {
+            #expect(VerbRequests.tenantProblem(tenant, option: "--tenant") == nil, "\(tenant)")
+        }
+        for tenant in ["a/b", "", "a b", "a?", ".", "..", "%2e%2e", "a..b", "-a", "a-", ".a", "a.", "a_b", "a\\b", String(repeating: "a", count: 64)]
+        {
+            let problem = VerbRequests.tenantProblem(tenant, option: "--tenant")
+            #expect(problem?.hasPrefix("--tenant: '") == true && problem?.contains("is not a tenant") == true, "\(tenant)")
+        }
     }
 
     @Test func exitStatuses() {

@@ -238,6 +238,29 @@ def test_az_passthrough_runs_the_real_az_further_down_path(verbs, az, tmp_path):
     assert alone.returncode == 2 and "found no other az on PATH" in alone.stderr
 
 
+def test_az_passthrough_to_another_copy_of_the_shim_stops_with_a_clear_error(verbs, az, tmp_path):
+    """Issue 35: a second auth-sidecar on PATH (here a wrapper script, as a venv or a package
+    may install one) used to be run by the passthrough, which ran the first one again, for ever."""
+    wrapper = tmp_path / "wrapper" / "bin"
+    wrapper.mkdir(parents=True)
+    (wrapper / "az").write_text(f"#!/bin/sh\nexec {verbs.binary} az \"$@\"\n")
+    (wrapper / "az").chmod(0o755)
+    verbs.write_config(azPassthrough=True)
+    started = time.monotonic()
+    looped = run_az(verbs, az, "group", "list", env={"PATH": f"{az}:{wrapper}:{os.environ['PATH']}"})
+    assert time.monotonic() - started < 10
+    assert looped.returncode == 2 and looped.stdout == "", looped
+    assert f"was passed by auth-sidecar's shim (azPassthrough) to {wrapper}/az" in looped.stderr, looped.stderr
+    assert "not passed on a second time" in looped.stderr and looped.stderr.count("ERROR:") == 1, looped.stderr
+
+
+@pytest.mark.parametrize("tenant", ["..", ".", "%2e%2e", "a_b", "contoso..com"])
+def test_a_tenant_that_is_not_one_is_a_usage_error(verbs, az, tenant):
+    p = run_az(verbs, az, "account", "get-access-token", "--tenant", tenant)
+    assert p.returncode == 2 and p.stdout == "", p
+    assert f"--tenant: '{tenant}' is not a tenant" in p.stderr, p.stderr
+
+
 def test_output_is_byte_for_byte_the_recorded_real_az(verbs, mock, az):
     """The real az 2.91.0's output (fixtures/az/recorded-2.91.0.json, against this mock), with
     the token, its expiry and the cloud's name put in: the same bytes."""

@@ -133,8 +133,10 @@ def test_wrong_key_bad_requests_and_web_pages_are_refused(verbs, mock, azd_endpo
     for body in (b"[]", b"{", b'{"scopes": []}', b'{"scopes": [1]}', b'{"scopes": ["a"], "tenantId": 5}',
                  b'{"scopes": ["a"], "claims": "not claims"}'):
         assert e.azd([], body=body)[0] == 400, body
-    status, reply = e.azd([GRAPH_DEFAULT], tenant="a/b")
-    assert status == 200 and reply["code"] == "GetTokenError"
+    for tenant in ("a/b", "..", ".", "%2e%2e"):
+        status, reply = e.azd([GRAPH_DEFAULT], tenant=tenant)
+        assert status == 200 and reply["code"] == "GetTokenError", reply
+        assert f"tenantId: '{tenant}' is not a tenant" in reply["message"], reply
     assert e.azd([GRAPH_DEFAULT], extra_headers="Origin: https://evil.example\r\n")[0] == 403
     assert e.azd([GRAPH_DEFAULT], extra_headers="Sec-Fetch-Site: cross-site\r\n")[0] == 403
     rebound = raw_request(e.port, f"POST {TARGET} HTTP/1.1\r\nHost: evil.example:{e.port}\r\nAuthorization: Bearer {e.key}\r\n"

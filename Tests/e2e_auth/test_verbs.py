@@ -206,6 +206,8 @@ def test_without_a_client_id_the_message_says_how_to_configure(verbs):
     (["accounts", "--output", "token"], "token"),
     (["login", "--device-code", "--login-hint", ALICE], "--login-hint"),
     (["token", "--tenant", "a/b"], "--tenant"),
+    (["token", "--tenant", ".."], "--tenant: '..' is not a tenant"),
+    (["token", "--tenant", "."], "--tenant: '.' is not a tenant"),
 ])
 def test_bad_input_is_a_usage_error(verbs, args, needle):
     p = verbs.run(*args)

@@ -83,6 +83,18 @@ public struct Authority: Sendable, Equatable, CustomStringConvertible {
         } else {
             throw AuthError(.invalidConfiguration, "the authority '\(text)' names no tenant (e.g. https://login.microsoftonline.com/common)")
         }
+        try Self.checkPath(segments, tenant: kind == .oidc ? nil : tenant)
+    }
+
+    /// No `.` or `..` segment in any authority, and a Microsoft authority's tenant a tenant
+    /// (``TenantName``): a tenant `..` would take the requests elsewhere on the host.
+    private static func checkPath(_ segments: [String], tenant: String?) throws(AuthError) {
+        if let tenant, let problem = TenantName.problem(tenant) {
+            throw AuthError(.invalidConfiguration, "the authority's tenant \(problem)")
+        }
+        if let dot = segments.first(where: TenantName.isDotSegment) {
+            throw AuthError(.invalidConfiguration, "an authority's path must not hold a '\(dot)' segment")
+        }
     }
 
     /// The cache's `environment` for this authority's tokens (the issuer rule, see

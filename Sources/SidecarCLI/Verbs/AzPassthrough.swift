@@ -8,8 +8,23 @@ import Sidecar
 
 /// `azPassthrough`: an `az` command the shim does not answer is run by a real Azure CLI, the
 /// next `az` on `PATH` that is not this binary (a link to it, a copy, a hard link: the same
-/// file is skipped), with the arguments unchanged.
+/// file is skipped), with the arguments unchanged. The `az` it runs gets ``marker`` in its
+/// environment: when that `az` is another copy of auth-sidecar (a venv's and the package's on
+/// one `PATH`, a wrapper script), it refuses to pass the command on again
+/// (``loopMessage(_:)``), where the two would otherwise run each other forever.
 enum AzPassthrough {
+    /// Set (to the `az` run) in the environment of the `az` a passthrough runs.
+    static let marker = "AUTH_SIDECAR_AZ_PASSTHROUGH"
+
+    /// When this process was itself run by a passthrough (``marker`` set), the error that
+    /// stops a second one; `nil` otherwise.
+    static func loopMessage(_ words: [String], environment: (String) -> String? = ProcessEnvironment.value) -> String? {
+        guard let earlier = environment(marker), !earlier.isEmpty else { return nil }
+        return "'az \(words.joined(separator: " "))' was passed by auth-sidecar's shim (azPassthrough) to \(earlier), which is "
+            + "auth-sidecar's shim again (another copy, or a script running one), not Azure CLI; it is not passed on a second "
+            + "time: install the real Azure CLI, or take the other copy off PATH"
+    }
+
     /// Whether the configuration (the default file, or `$AUTH_SIDECAR_CONFIG`) enables it; an
     /// unreadable configuration does not.
     static var isEnabled: Bool {
@@ -33,7 +48,9 @@ enum AzPassthrough {
     /// Replaces this process with `az` run with `arguments`; returns only when that fails.
     static func exec(_ az: String, _ arguments: [String]) -> Int32 {
         let argv = ([az] + arguments).map { strdup($0) } + [nil]
+        setenv(marker, az, 1)
         execv(az, argv)
+        unsetenv(marker)
         let reason = String(cString: strerror(errno))
         for pointer in argv { free(pointer) }
         Console.write("ERROR: cannot run \(az): \(reason)\n", to: STDERR_FILENO)

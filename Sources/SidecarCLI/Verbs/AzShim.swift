@@ -38,6 +38,7 @@ enum AzShim {
             return 0
         case .success(.other(let words)):
             if AzPassthrough.isEnabled {
+                if let loop = AzPassthrough.loopMessage(words) { return fail(loop, status: AzCommandLine.usageStatus) }
                 guard let real = AzPassthrough.realAz(path: ProcessEnvironment.value("PATH")) else {
                     return fail(
                         "'az \(words.joined(separator: " "))' is not answered by this az, auth-sidecar's shim, and azPassthrough "
@@ -88,9 +89,7 @@ enum AzShim {
         var params = JSONObject()
         params["scopes"] = JSONValue(AzResults.scopes(request, cloud: AzCloud.forAuthority(configured)))
         if let tenant = request.tenant {
-            guard VerbRequests.isTenant(tenant) else {
-                throw Failure(message: "--tenant must be a tenant ID or domain (no '/', '?', '#' or spaces)", status: 2)
-            }
+            if let problem = VerbRequests.tenantProblem(tenant, option: "--tenant") { throw Failure(message: problem, status: 2) }
             guard let authority = VerbRequests.authority(configured, tenant: tenant) else {
                 throw Failure(message: "auth-sidecar: the configured authority \(configured) has no host to put a tenant on")
             }

@@ -40,8 +40,9 @@ struct AzdAuthServerCommand: ParsableCommand {
     static func answer(_ request: AzdAuthProtocol.TokenRequest, authority: String, engine: EnginePool) -> AzdAuthProtocol.Reply {
         var params: JSONObject = ["scopes": JSONValue(request.scopes)]
         if let tenant = request.tenantId {
-            guard VerbRequests.isTenant(tenant), let tenantAuthority = VerbRequests.authority(authority, tenant: tenant) else {
-                return .failure(signInNeeded: false, "tenantId must be a tenant ID or domain (no '/', '?', '#' or spaces)")
+            if let problem = VerbRequests.tenantProblem(tenant, option: "tenantId") { return .failure(signInNeeded: false, problem) }
+            guard let tenantAuthority = VerbRequests.authority(authority, tenant: tenant) else {
+                return .failure(signInNeeded: false, "the configured authority \(authority) has no host to put a tenant on")
             }
             params["authority"] = .string(tenantAuthority)
         }

@@ -32,7 +32,8 @@ enum ProfileFileRewrite {
         // of earlier versions) are removed, as the cache's are, even when nothing is rewritten.
         let base = target.lastIndex(of: "/").map { String(target[target.index(after: $0)...]) } ?? target
         POSIX.removeOrphanTemporaries(ofFile: target, legacyPrefix: base + ".tmp-")
-        guard let text = ProcessEnvironment.readTextFile(target), let edited = DefaultProfileEdit.setting(name, in: text),
+        guard let bytes = try? POSIX.readOwnFile(target, limit: 1 << 20), case let text = String(decoding: bytes, as: UTF8.self),
+            let edited = DefaultProfileEdit.setting(name, in: text),
             let parsed = try? JSONValue.parse(edited), (try? ConfigurationFile(json: parsed, path: target))?.defaultProfile == name
         else {
             throw VerbFailure(message: "cannot set defaultProfile in \(target): edit it by hand (\"defaultProfile\": \"\(name)\")")

@@ -54,6 +54,7 @@ struct StatusCommand: ParsableCommand {
             statuses.append(.init(account: account, current: isCurrent, token: tokenState(outcome)))
         }
         let configuration = try session.configuration
+        let importable = statuses.isEmpty ? SignInImport.importable(session.sources.overrides) : (count: 0, problems: [])
         return StatusReport(
             configuration: configuration, cacheProtection: try session.cacheProtection, origins: session.sources.origins,
             engine: session.connection.engine,
@@ -61,7 +62,7 @@ struct StatusCommand: ParsableCommand {
             accounts: statuses,  // A forwarded agent's cache is on its own machine: the path means nothing here.
             cache: try session.agentInfo?["forwarded"]?.boolValue == true ? nil : cacheSummary(configuration, session),
             profile: session.sources.profile,
-            importable: statuses.isEmpty ? SignInImport.importableCount(session.sources.overrides) : 0)
+            importable: importable.count, importProblems: importable.problems)
     }
 
     /// The file cache's tokens and last refresh error, as the engine answers them (the engine

@@ -40,6 +40,9 @@ struct StatusReport {
     var profile: String?
     /// How many accounts `login --import` would bring (looked for when there is none).
     var importable = 0
+    /// The import sources that exist but were refused or could not be read (a FIFO, a link,
+    /// another user's file), one line each.
+    var importProblems: [String] = []
 
     /// The current account has a token (or can get one silently).
     var signedIn: Bool {
@@ -73,6 +76,7 @@ struct StatusReport {
             "accounts": .array(accounts.map(accountJSON)),
             "lastRefreshError": summary?.lastRefreshError.map(JSONValue.object) ?? .null,
             "importableAccounts": .int(Int64(importable)),
+            "importProblems": JSONValue(importProblems),
         ]
         if case .failure(let error)? = cache { object["cacheError"] = .string(VerbFailure.oneLine(error.message)) }
         return .object(object)
@@ -118,6 +122,7 @@ struct StatusReport {
         var lines: [String] = []
         if let profile { lines.append(Self.line("profile", profile)) }
         if accounts.isEmpty { lines.append(Self.line("account", "none signed in; \(nextStep)")) }
+        for (index, problem) in importProblems.enumerated() { lines.append(Self.line(index == 0 ? "import" : "", problem)) }
         for (index, status) in accounts.enumerated() {
             let tenants = status.account["tenants"]?.arrayValue?.compactMap(\.stringValue) ?? []
             let tenant = tenants.isEmpty ? (status.account["tenantId"]?.stringValue ?? "-") : tenants.joined(separator: ", ")

@@ -20,9 +20,7 @@ struct TokenRequest: Equatable {
     var invalidity: String? {
         if resource != nil, !scopes.isEmpty { return "--resource and --scope cannot be combined" }
         if let resource, resource.isEmpty { return "--resource must not be empty" }
-        if let tenant, !VerbRequests.isTenant(tenant) {
-            return "--tenant must be a tenant ID or domain (no '/', '?', '#' or spaces)"
-        }
+        if let tenant, let problem = VerbRequests.tenantProblem(tenant, option: "--tenant") { return problem }
         return nil
     }
 

@@ -1,9 +1,11 @@
+import AuthSeams
+
 /// Small rules the verbs apply to their arguments before a request.
 enum VerbRequests {
-    /// `tenant` can be one path segment of an authority: not empty, no `/`, `?`, `#`, `%`,
-    /// spaces or control characters.
-    static func isTenant(_ tenant: String) -> Bool {
-        !tenant.isEmpty && !tenant.unicodeScalars.contains { "/?#% \\".unicodeScalars.contains($0) || $0.value < 0x21 || $0.value == 0x7F }
+    /// Why `tenant`, given with `option` (`--tenant`, `tenantId`), is not a tenant
+    /// (``TenantName``, the one rule); `nil` when it is one.
+    static func tenantProblem(_ tenant: String, option: String) -> String? {
+        TenantName.problem(tenant).map { "\(option): \($0)" }
     }
 
     /// The authority for `tenant`: the configured authority's origin (`scheme://host[:port]`)
