@@ -1,6 +1,7 @@
 import JSON
 import Logging
 import POSIXSupport
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -51,6 +52,11 @@ public final class JSONRPCServer: @unchecked Sendable {
     /// The thread running ``run(input:output:)``, set before any task starts: what it sends
     /// goes out at the end of the input chunk (``OutputChannel/flush()``).
     private var readerThread: pthread_t?
+    /// When a message last came in or a request last finished (``POSIX/monotonicMilliseconds()``);
+    /// 0 before the first complete message. For ``activity``.
+    private let lastActivity = Atomic<Int64>(0)
+    /// Whether `initialize` came: the client keeps this session (an editor, a client library).
+    private let initializeSeen = Atomic<Bool>(false)
 
     public init(service: any RPCService, options: Options = Options(), logger: Logger) {
         self.service = service
@@ -109,6 +115,32 @@ public final class JSONRPCServer: @unchecked Sendable {
         return exitStatus ?? 0
     }
 
+    /// What the session is doing, for a server of many sessions that closes idle ones: no
+    /// complete message yet, something in flight (a request, or a question to the client),
+    /// or idle since a moment.
+    public struct Activity: Sendable, Equatable {
+        /// A complete message (or a framing error) came in.
+        public var receivedMessage: Bool
+        /// A request runs, or the server waits for the client's reply to its own request.
+        public var busy: Bool
+        /// The client sent `initialize`.
+        public var initialized: Bool
+        /// When the last message came in or the last request finished (monotonic ms).
+        public var idleSince: Int64
+    }
+
+    /// What the session is doing now (from any thread).
+    public var activity: Activity {
+        let last = lastActivity.load(ordering: .relaxed)
+        return Activity(
+            receivedMessage: last != 0, busy: inFlight.count > 0 || peer.isWaiting,
+            initialized: initializeSeen.load(ordering: .relaxed), idleSince: last)
+    }
+
+    private func noteActivity() {
+        lastActivity.store(max(1, POSIX.monotonicMilliseconds()), ordering: .relaxed)
+    }
+
     /// Cancels everything in flight (each answers -32800), waits briefly for the replies,
     /// and flushes output. For SIGTERM/SIGINT.
     public func cancelAllAndStop() {
@@ -147,6 +179,7 @@ public final class JSONRPCServer: @unchecked Sendable {
     }
 
     private func handle(_ event: FrameEvent, exitStatus: inout Int32?) {
+        noteActivity()
         switch event {
         case .error(let error):
             send(OutgoingMessage.error(error, id: .null))
@@ -215,6 +248,7 @@ public final class JSONRPCServer: @unchecked Sendable {
             reply(nil)
         case .request(let id, let method, let params):
             logger.debug("request", metadata: ["id": "\(id)", "method": "\(method)"])
+            if method == "initialize" { initializeSeen.store(true, ordering: .relaxed) }
             let alreadyShuttingDown = state.withLock {
                 defer { if method == "shutdown" { shutdownRequested = true } }
                 return shutdownRequested
@@ -268,7 +302,7 @@ public final class JSONRPCServer: @unchecked Sendable {
             }
             let context = RequestContext(id: id, peer: peer)
             let inFlight = self.inFlight
-            let task = Task {
+            let task = Task { [weak self] in
                 let message: JSONValue
                 do {
                     message = OutgoingMessage.result(try await handler(params, context), id: id)
@@ -277,6 +311,7 @@ public final class JSONRPCServer: @unchecked Sendable {
                 }
                 inFlight.releaseID(serial)
                 reply(message)
+                self?.noteActivity()
                 inFlight.finish(serial)
             }
             inFlight.attach(task, to: serial)

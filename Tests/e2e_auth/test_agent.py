@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import signal
 import socket
 import stat
@@ -21,16 +22,17 @@ SCOPES = ["User.Read"]
 
 
 class Agent:
-    def __init__(self, binary, mock, tmp_path, *args, socket_path=None, config=True):
+    def __init__(self, binary, mock, tmp_path, *args, socket_path=None, config=True, log_level="debug", descriptors=None):
         self.path = socket_path or str(tmp_path / "agent" / "agent.sock")
         self.env = process_env(mock, tmp_path)
-        argv = [binary, "agent", "--socket", self.path, "--log-level", "debug", *args]
+        argv = [binary, "agent", "--socket", self.path, "--log-level", log_level, *args]
         if config:
             argv += ["--client-id", CLIENT_ID, "--authority", mock.url + "/organizations",
                      "--cache", str(tmp_path / "cache" / "cache.json"), "--cache-protection", "plaintext"]
         self.stderr = open(tmp_path / "agent-stderr.log", "wb")
+        limit = None if descriptors is None else (lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (descriptors,) * 2))
         self.process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                        stderr=self.stderr, env=self.env)
+                                        stderr=self.stderr, env=self.env, preexec_fn=limit)
         self.log_path = tmp_path / "agent-stderr.log"
 
     def wait_listening(self, timeout=10.0):
