@@ -149,3 +149,15 @@ def test_verbs_at_a_tiny_descriptor_limit_exit_with_an_error_line(sidecar_bin, m
         assert run.returncode == 1, (argv, run)  # not a signal (negative)
         assert "too few file descriptors" in run.stderr and f"limit is {limit}" in run.stderr, run.stderr
         assert run.stdout == ""
+
+
+def test_after_a_killed_agent_status_says_it_is_gone_and_the_next_one_starts(agent, sidecar_bin, mock, tmp_path):  # noqa: F811
+    first = agent().wait_listening()
+    first.process.kill()
+    first.process.wait()
+    assert os.path.exists(first.path)  # the dead agent's socket
+    status = subprocess.run([sidecar_bin, "status", "--client-id", CLIENT_ID, "--authority", mock.url + "/organizations"],
+                            capture_output=True, text=True, env=first.env, timeout=30)
+    assert f"{first.path} (not running)" in status.stdout, status
+    again = agent().wait_listening()
+    assert "result" in RawClient(again.path).call(1, "ping")
