@@ -275,7 +275,9 @@ public final class AgentServer: Sendable {
             summary.record("refused a connection's configuration", peer: "pid \(peer.pid)", detail: error.message, level: .warning)
             return
         }
-        let server = JSONRPCServer(service: service, options: .init(maxMessageSize: options.maxMessageSize), logger: connectionLogger)
+        var serverOptions = JSONRPCServer.Options(maxMessageSize: options.maxMessageSize)
+        serverOptions.readerMayWait = false  // the engine is shared: a busy cache means a task
+        let server = JSONRPCServer(service: service, options: serverOptions, logger: connectionLogger)
         session.withLock { $0 = server }
         let id = state.withLock { state in
             defer { state.nextId += 1 }
