@@ -85,6 +85,8 @@ def lock_step(path: str, clients: int, seconds: float, client: str | None = None
     if client:
         run = subprocess.run([client, path, str(clients), str(seconds)], capture_output=True, text=True,
                              timeout=seconds + 120)
+        if run.returncode != 0:
+            raise RuntimeError(f"agent_bench: the lock-step client failed ({run.returncode}): {run.stderr[-300:]}")
         r = json.loads(run.stdout)
         if not r["replies"]:
             raise RuntimeError("agent_bench: no client got a token")

@@ -76,7 +76,7 @@ static void *run(void *argument) {
                 int length = snprintf(request, sizeof request,
                     "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"method\":\"acquireTokenSilent\",\"params\":{\"scopes\":[\"User.Read\"]}}\n", ++id);
                 double start = now();
-                if (write(fd, request, length) != length || !read_line(fd, buffer, &held, line, sizeof line)) break;
+                if (send(fd, request, length, MSG_NOSIGNAL) != length || !read_line(fd, buffer, &held, line, sizeof line)) break;
                 long elapsed = (long)((now() - start) * 1e6);
                 if (strstr(line, "\"result\"")) {
                     if (c->count == c->capacity) {
