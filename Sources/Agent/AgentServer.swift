@@ -94,7 +94,7 @@ public final class AgentServer: Sendable {
     public init(options: Options, logger: Logger) {
         self.options = options
         self.logger = logger
-        summary = LogSummary.agent(logger)
+        summary = LogSummary(logger: logger)
     }
 
     /// The connection cap in force: ``Options/maxConnections``, or what the descriptor limit
@@ -261,7 +261,7 @@ public final class AgentServer: Sendable {
                 summary.record("forwarded session opened", peer: forwarded.description)
                 service = try ForwardedService(
                     options: serviceOptions, base: options.startup, preamble: own?.overrides, peer: forwarded, logger: connectionLogger,
-                    audit: logger, approvals: approvals)
+                    audit: logger.summarized(by: summary), approvals: approvals)
             } else {
                 let given = own?.overrides ?? ConfigurationOverrides()
                 serviceOptions.startup = given.merged(

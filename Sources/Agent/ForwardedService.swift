@@ -1,7 +1,6 @@
 import JSON
 import JSONRPC
 import Logging
-import Loopback
 import POSIXSupport
 import Sidecar
 
@@ -120,10 +119,12 @@ final class ForwardedService: RPCService, Sendable {
     }
 
     private func logHandedOut(_ method: String, _ scopes: [String]) {
-        // Once per peer per minute: the first at once, the rest counted with their scopes.
-        LogSummary.agent(logger).record(
-            "token handed out through the forward socket", peer: peer.description,
-            detail: "\(method) scopes=\(scopes.joined(separator: " "))")
+        logger.notice(
+            "token handed out through the forward socket",
+            metadata: [
+                "method": "\(method)", "scopes": "\(scopes.joined(separator: " "))", "time": "\(utcTimestamp(Int64(time(nil))))",
+                "peer": "\(peer.description)",
+            ])
     }
 
     private static func scopes(of configuration: ConfigurationOverrides) -> [String] {

@@ -40,8 +40,18 @@ public final class LogSummary: Sendable {
         intervalMilliseconds = max(1, interval.wholeMilliseconds)
     }
 
-    /// Records one `event` from `peer` (`detail`: what to sum up, e.g. the scopes).
+    /// Records one `event` from `peer` (`detail`: what to sum up, e.g. the scopes), logged at
+    /// once when it is the first of its kind this interval.
     public func record(_ event: String, peer: String, detail: String? = nil, level: Logger.Level = .notice) {
+        guard count(event, peer: peer, detail: detail, level: level) else { return }
+        var metadata: Logger.Metadata = ["peer": "\(peer)"]
+        if let detail { metadata["detail"] = "\(detail)" }
+        logger.log(level: level, "\(event)", metadata: metadata)
+    }
+
+    /// Counts one `event` from `peer` without logging it; `true` when it is the first of its
+    /// kind this interval, for the caller to log as it is.
+    public func count(_ event: String, peer: String, detail: String? = nil, level: Logger.Level = .notice) -> Bool {
         let key = Key(event: event, peer: peer)
         let first: Bool = state.withLock { state in
             var tally = state.tallies[key] ?? Tally(level: level)
@@ -62,10 +72,7 @@ public final class LogSummary: Sendable {
             }
             return false
         }
-        guard first else { return }
-        var metadata: Logger.Metadata = ["peer": "\(peer)"]
-        if let detail { metadata["detail"] = "\(detail)" }
-        logger.log(level: level, "\(event)", metadata: metadata)
+        return first
     }
 
     /// Says what was counted since the interval started, once it has run its length.
