@@ -277,6 +277,7 @@ public final class AgentServer: Sendable {
         }
         var serverOptions = JSONRPCServer.Options(maxMessageSize: options.maxMessageSize)
         serverOptions.readerMayWait = false  // the engine is shared: a busy cache means a task
+        serverOptions.readerYields = true  // one session's client does not keep a core to itself
         let server = JSONRPCServer(service: service, options: serverOptions, logger: connectionLogger)
         session.withLock { $0 = server }
         let id = state.withLock { state in
