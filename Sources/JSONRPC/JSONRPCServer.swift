@@ -39,7 +39,9 @@ public final class JSONRPCServer: @unchecked Sendable {
         /// server of many sessions (the agent) says yes: a lock-step client and the reader
         /// answering it otherwise wake each other on one core in bursts while other sessions'
         /// readers wait their turn (issue 41, 200 clients: p99 62-71 ms without, 12-15 ms with,
-        /// about 5% fewer replies/s). With nothing else to run it returns at once.
+        /// about 5% fewer replies/s). With nothing else to run it returns at once. Such a
+        /// reader also tries a quick answer once more after a yield before it starts a task
+        /// (issue 41, 200 clients: about 40,000 → 60,000 replies/s, p99 about 20 → 10 ms).
         public var readerYields = false
         public init(maxMessageSize: Int = 4 << 20, maxInFlight: Int = 1024, shapeLimits: JSONShapeLimits = .message) {
             self.maxMessageSize = maxMessageSize
@@ -303,7 +305,10 @@ public final class JSONRPCServer: @unchecked Sendable {
                 reply(OutgoingMessage.error(.from(error, cancelled: false), id: id))
             }
         case .quickOrConcurrent(let quick, let concurrent):
-            if alone, let result = quick(params, ReaderMoment(receivedAt: receivedAt, idle: options.readerMayWait && inFlight.count == 0)) {
+            let moment = ReaderMoment(receivedAt: receivedAt, idle: options.readerMayWait && inFlight.count == 0)
+            // A reader that yields tries once more after its turn: what kept the quick answer
+            // (another reader holding the cache for a moment) is then usually gone.
+            if alone, let result = quick(params, moment) ?? (options.readerYields && sched_yield() == 0 ? quick(params, moment) : nil) {
                 sendFromReader(serialized: OutgoingMessage.result(result, id: id))
             } else {
                 run(route: .concurrent(concurrent), id: id, params: params, reply: reply)
