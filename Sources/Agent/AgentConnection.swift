@@ -1,4 +1,5 @@
 import JSONRPC
+import Loopback
 import POSIXSupport
 
 #if canImport(Glibc)

@@ -16,10 +16,16 @@ import Sidecar
 /// one engine (``ApplicationRegistry``): one in-memory cache, one refresh per token. Only the
 /// socket's owner may connect (directory 0700, socket 0600, and the peer's uid checked, before
 /// the connection counts). Accepting is Loopback's ``AcceptLoop``: at most
-/// ``Options/maxConnections`` connections: at the cap, the oldest one that has sent nothing yet
-/// is closed to make room, else the new one is refused with a JSON-RPC error line; a rest at
-/// EMFILE/ENFILE; and a connection that sends nothing within ``Options/firstByteDeadline`` is
-/// closed. An established session is never timed out: editors keep theirs open for hours.
+/// ``Options/maxConnections`` connections, fewer when the descriptor limit leaves room for
+/// fewer (``Options/descriptorReserve`` stays free for the cache, libcurl and the engine); at
+/// the cap, the oldest connection that has sent no complete message yet, else the session idle
+/// the longest, is closed to make room, and only when every session is busy or initialized is
+/// the new one refused with a JSON-RPC error line; a rest at EMFILE/ENFILE. A connection with
+/// no complete message within ``Options/firstMessageDeadline`` is closed, and so is a session
+/// that never sent `initialize` once idle for ``Options/sessionIdleLimit``; a session with
+/// requests in flight, or one an editor or client library initialized (it may wait hours for
+/// its next request), is never closed. Refusals, evictions and the forward socket's audit are
+/// logged once per peer per minute (``LogSummary``).
 ///
 /// With ``Options/forwardSocketPath``, a second socket (same rules, its own accept loop) serves
 /// sessions meant to be forwarded (`ssh -R`, a container mount) as ``ForwardedService``s: the
@@ -39,12 +45,19 @@ public final class AgentServer: Sendable {
         public var maxMessageSize = 4 << 20
         /// How long SIGTERM lets requests in flight finish before cancelling them.
         public var drainTimeout: Duration = .seconds(10)
-        /// The most sessions open at once (each costs two threads).
-        public var maxConnections = 64
-        /// From accept to a connection's first byte. A client may connect before it has
-        /// anything to ask (an editor at start-up), so this is generous; at the cap, silent
-        /// connections are closed first anyway.
-        public var firstByteDeadline: Duration = .seconds(60)
+        /// The most sessions open at once (each costs a descriptor and two threads); fewer
+        /// when the descriptor limit less ``descriptorReserve`` is lower.
+        public var maxConnections = 512
+        /// Descriptors never used for connections: the cache and its lock, libcurl's sockets
+        /// and certificates, the concurrency runtime, a spawned browser's pipes.
+        public var descriptorReserve = 24
+        /// From accept to a connection's first complete message (or preamble line). A client
+        /// may connect before it has anything to ask (an editor at start-up), so this is
+        /// generous; at the cap, silent connections are closed first anyway.
+        public var firstMessageDeadline: Duration = .seconds(30)
+        /// A session that never sent `initialize` is closed once idle (nothing in flight)
+        /// this long.
+        public var sessionIdleLimit: Duration = .seconds(300)
         /// The forward socket (`--forward`, `--forward-socket`), the one meant for `ssh -R` and
         /// containers, served under ``ForwardPolicy``; `nil`: none (the default).
         public var forwardSocketPath: String?
@@ -72,6 +85,8 @@ public final class AgentServer: Sendable {
     private let logger: Logger
     private let applications = ApplicationRegistry()
     private let approvals = ApprovalGate()
+    /// Refusals, evictions and forwarded tokens, said once per peer per minute.
+    private let summary: LogSummary
     private let state = PthreadMutex(State())
     /// When this agent started (seconds since the epoch), for `initialize`'s `agent`.
     private let startedAt = Int64(time(nil))
@@ -79,6 +94,13 @@ public final class AgentServer: Sendable {
     public init(options: Options, logger: Logger) {
         self.options = options
         self.logger = logger
+        summary = LogSummary(logger: logger)
+    }
+
+    /// The connection cap in force: ``Options/maxConnections``, or what the descriptor limit
+    /// leaves room for.
+    public var connectionCap: Int {
+        ServerLimits.connections(options.maxConnections, descriptorLimit: DescriptorLimit.current, reserve: options.descriptorReserve)
     }
 
     /// Listens until ``stop()`` or the idle timeout; then lets requests finish, removes the
@@ -96,7 +118,8 @@ public final class AgentServer: Sendable {
             socket.remove()
             forwardSocket?.remove()
         }
-        logger.notice("agent listening", metadata: ["socket": "\(socket.path)", "pid": "\(getpid())"])
+        ConcurrencyWarmUp.run()
+        logger.notice("agent listening", metadata: ["socket": "\(socket.path)", "pid": "\(getpid())", "maxConnections": "\(connectionCap)"])
         let loop = try acceptLoop(socket)
         let forwardLoop = try forwardSocket.map { socket throws(AgentError) in try acceptLoop(socket) }
         let forwardDone = PthreadMutex(forwardLoop == nil)
@@ -130,9 +153,10 @@ public final class AgentServer: Sendable {
 
     private func acceptLoop(_ socket: AgentSocket) throws(AgentError) -> AcceptLoop {
         let limits = ServerLimits(
-            maxConnections: options.maxConnections, atCapacity: .evictOldestWaiting, requestDeadline: options.firstByteDeadline)
+            maxConnections: connectionCap, atCapacity: .evictOldestWaiting, requestDeadline: options.firstMessageDeadline,
+            descriptorReserve: options.descriptorReserve, idleLimit: options.sessionIdleLimit)
         do {
-            return try AcceptLoop(listenFD: socket.fd, limits: limits, logger: logger)
+            return try AcceptLoop(listenFD: socket.fd, limits: limits, logger: logger, summary: summary)
         } catch {
             throw AgentError("cannot start accepting connections: \(error)")
         }
@@ -171,7 +195,9 @@ public final class AgentServer: Sendable {
     /// Only the socket's owner; another user's connection is closed before it takes a slot.
     private func admit(_ fd: Int32) -> Bool {
         guard let peer = PeerCredentials(socket: fd), peer.uid == getuid() else {
-            logger.warning("refused a connection from another user", metadata: ["uid": "\(PeerCredentials(socket: fd)?.uid ?? 0)"])
+            let other = PeerCredentials(socket: fd)
+            summary.record(
+                "refused a connection from another user", peer: "uid \(other?.uid ?? 0) pid \(other?.pid ?? 0)", level: .warning)
             return false
         }
         return true
@@ -181,31 +207,40 @@ public final class AgentServer: Sendable {
         StartupPreamble.refuse(
             fd,
             RPCError(
-                code: -32000, message: "the agent serves at most \(options.maxConnections) connections at once; close one and retry",
+                code: -32000, message: "the agent serves at most \(connectionCap) connections at once; close one and retry",
                 name: "tooManyConnections"))
     }
 
     private func serve(_ connection: AcceptLoop.Connection, forwarded: Bool) {
         let fd = connection.fd
         guard let peer = PeerCredentials(socket: fd) else { return }
-        var first = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        guard poll(&first, 1, Int32(clamping: max(0, connection.deadline - POSIX.monotonicMilliseconds()))) > 0 else {
-            logger.info("closed a connection that sent nothing in time", metadata: ["pid": "\(peer.pid)"])
-            return
-        }
-        connection.markAnswering()
+        // Waiting (closed at the deadline, evicted first) until the session has a server; then
+        // what the server says.
+        let session = PthreadMutex<JSONRPCServer?>(nil)
+        connection.track { session.withLock { $0 }.map(Self.activity) ?? .waiting }
         let throughSSH = !forwarded && ForwardPeer.isSSH(peer.pid)
         if throughSSH {
-            logger.warning(
+            summary.record(
                 """
                 a connection on the agent socket comes through ssh: the main socket is forwarded with everything the agent can \
                 do; forward the forward socket instead (agent --forward), which hands out access tokens for forwardScopes only
-                """, metadata: ["pid": "\(peer.pid)"])
+                """, peer: "pid \(peer.pid)", level: .warning)
         }
-        serveSession(fd, peer: peer, forwarded: forwarded ? ForwardPeer(pid: peer.pid) : nil, throughSSH: throughSSH)
+        serveSession(fd, peer: peer, forwarded: forwarded ? ForwardPeer(pid: peer.pid) : nil, throughSSH: throughSSH, session: session)
     }
 
-    private func serveSession(_ fd: Int32, peer: PeerCredentials, forwarded: ForwardPeer?, throughSSH: Bool) {
+    /// A session as the accept loop sees it: waiting for its first message, held (busy, or
+    /// initialized: an editor), or idle.
+    private static func activity(_ server: JSONRPCServer) -> SessionActivity {
+        let activity = server.activity
+        if !activity.receivedMessage { return .waiting }
+        if activity.busy || activity.initialized { return .held }
+        return .idle(since: activity.idleSince)
+    }
+
+    private func serveSession(
+        _ fd: Int32, peer: PeerCredentials, forwarded: ForwardPeer?, throughSSH: Bool, session: PthreadMutex<JSONRPCServer?>
+    ) {
         var serviceOptions = SidecarService.Options()
         serviceOptions.applications = applications
         serviceOptions.maxMessageSize = options.maxMessageSize
@@ -216,13 +251,13 @@ public final class AgentServer: Sendable {
         do throws(RPCError) {
             let own = try StartupPreamble.read(from: fd)
             if let forwarded {
-                logger.notice("forwarded session opened", metadata: ["peer": "\(forwarded.description)"])
+                summary.record("forwarded session opened", peer: forwarded.description)
                 var startup = options.startup
                 startup.browser = .system
                 if let remote = own?.overrides { startup = try ForwardPolicy.configuration(remote: remote, base: options.startup) }
                 serviceOptions.startup = startup
                 serviceOptions.policy = ForwardSessionPolicy(
-                    base: options.startup, startup: startup, peer: forwarded, audit: logger, approvals: approvals)
+                    base: options.startup, startup: startup, peer: forwarded, audit: logger.summarized(by: summary), approvals: approvals)
                 service = try SidecarService(options: serviceOptions, logger: connectionLogger)
             } else {
                 let given = own?.overrides ?? ConfigurationOverrides()
@@ -238,10 +273,14 @@ public final class AgentServer: Sendable {
             }
         } catch {
             StartupPreamble.refuse(fd, error)
-            logger.warning("refused a connection's configuration", metadata: ["error": "\(error.message)"])
+            summary.record("refused a connection's configuration", peer: "pid \(peer.pid)", detail: error.message, level: .warning)
             return
         }
-        let server = JSONRPCServer(service: service, options: .init(maxMessageSize: options.maxMessageSize), logger: connectionLogger)
+        var serverOptions = JSONRPCServer.Options(maxMessageSize: options.maxMessageSize)
+        serverOptions.readerMayWait = false  // the engine is shared: a busy cache means a task
+        serverOptions.readerYields = true  // one session's client does not keep a core to itself
+        let server = JSONRPCServer(service: service, options: serverOptions, logger: connectionLogger)
+        session.withLock { $0 = server }
         let id = state.withLock { state in
             defer { state.nextId += 1 }
             state.connections[state.nextId] = Connection(fd: fd, server: server, forwarded: forwarded)
@@ -254,7 +293,7 @@ public final class AgentServer: Sendable {
             if state.connections.isEmpty { state.idleSince = .now }
         }
         logger.debug("connection closed", metadata: ["pid": "\(peer.pid)"])
-        if let forwarded { logger.notice("forwarded session closed", metadata: ["peer": "\(forwarded.description)"]) }
+        if let forwarded { summary.record("forwarded session closed", peer: forwarded.description) }
     }
 
     /// Stops reading every connection (requests in flight finish and are answered), waits up
@@ -265,5 +304,6 @@ public final class AgentServer: Sendable {
         let deadline = ContinuousClock.now + options.drainTimeout
         while connectionCount > 0, ContinuousClock.now < deadline { usleep(20_000) }
         for connection in state.withLock({ Array($0.connections.values) }) { connection.server.cancelAllAndStop() }
+        summary.flush()
     }
 }

@@ -1,7 +1,6 @@
 import AuthSeams
 import CCurl
 import POSIXSupport
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -32,18 +31,13 @@ struct CurlLibrary: @unchecked Sendable {
     let setopt: UnsafeMutableRawPointer
     let getinfo: UnsafeMutableRawPointer
 
-    /// The library, loaded and globally initialised once per process.
+    /// The library, loaded and globally initialised once per process; a load that failed is
+    /// tried again at the next call (``LoadedOnSuccess``).
     static func shared() throws(HTTPError) -> CurlLibrary {
-        let result = loaded.withLock { state -> Result<CurlLibrary, HTTPError> in
-            if let state { return state }
-            let fresh = load(names: candidates)
-            state = fresh
-            return fresh
-        }
-        return try result.get()
+        try loaded.get { load(names: candidates) }.get()
     }
 
-    private static let loaded = Mutex<Result<CurlLibrary, HTTPError>?>(nil)
+    private static let loaded = LoadedOnSuccess<CurlLibrary, HTTPError>()
 
     /// The libraries tried, in order: Debian's OpenSSL build (`libcurl4`), its GnuTLS build
     /// (`libcurl3-gnutls`, often the only one installed: git and apt use it), the dev link.

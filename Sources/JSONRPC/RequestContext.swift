@@ -85,6 +85,9 @@ final class ConnectionPeerChannel: PeerChannel, @unchecked Sendable {
         }
     }
 
+    /// Whether a request to the peer waits for its reply.
+    var isWaiting: Bool { lock.withLock { !waiting.isEmpty } }
+
     /// Delivers the peer's reply; returns false when nobody waits for that id.
     @discardableResult
     func resolve(_ id: RequestID, with outcome: Result<JSONValue, any Error>) -> Bool {

@@ -35,3 +35,28 @@ public struct DynamicLibrary: @unchecked Sendable {
 public struct DynamicLibraryError: Error, Sendable {
     public let reasons: String
 }
+
+/// A library's entry points, loaded on first use and kept once they load. A failure is
+/// returned but not kept: the next use tries again, so a load that failed for a passing
+/// reason (out of descriptors, the package installed meanwhile) does not fail every later
+/// call of the process.
+///
+/// ```swift
+/// static let loaded = LoadedOnSuccess<CurlLibrary, HTTPError>()
+/// let curl = try loaded.get { load(names: candidates) }.get()
+/// ```
+public final class LoadedOnSuccess<Value: Sendable, Failure: Error>: Sendable {
+    private let loaded = PthreadMutex<Value?>(nil)
+
+    public init() {}
+
+    /// The kept value, else the result of `load` (kept when it succeeds). Loads run one at a time.
+    public func get(_ load: () -> Result<Value, Failure>) -> Result<Value, Failure> {
+        loaded.withLock { kept in
+            if let kept { return .success(kept) }
+            let fresh = load()
+            if case .success(let value) = fresh { kept = value }
+            return fresh
+        }
+    }
+}

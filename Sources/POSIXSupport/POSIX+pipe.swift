@@ -28,8 +28,10 @@ extension POSIX {
     }
 
     /// Whether `count` bytes written to `fd` now cannot block: a pipe holding nothing unread
-    /// (its reader took everything) whose capacity takes them, or a regular file. Anything else
-    /// (a socket, a terminal), or a question the kernel does not answer: `false`.
+    /// (its reader took everything) whose capacity takes them, a socket whose send queue is
+    /// empty (the peer took everything: an agent's client, or a stdio client on a socket pair)
+    /// and whose send buffer takes them, or a regular file. Anything else (a terminal), or a
+    /// question the kernel does not answer: `false`.
     public static func canWriteWithoutBlocking(_ fd: Int32, count: Int) -> Bool {
         var status = stat()
         guard fstat(fd, &status) == 0 else { return false }
@@ -41,6 +43,18 @@ extension POSIX {
                 var unread: Int32 = 0
                 guard ioctl(fd, UInt(FIONREAD), &unread) == 0, unread == 0 else { return false }
                 return count <= Int(fcntl(fd, getPipeSize))
+            #else
+                return false
+            #endif
+        case S_IFSOCK:
+            #if os(Linux)
+                var queued: Int32 = 0
+                var buffer: Int32 = 0
+                var length = socklen_t(MemoryLayout<Int32>.size)
+                guard ioctl(fd, UInt(TIOCOUTQ), &queued) == 0, queued == 0,  // SIOCOUTQ
+                    getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buffer, &length) == 0
+                else { return false }
+                return count <= Int(buffer) / 2
             #else
                 return false
             #endif

@@ -46,7 +46,9 @@ struct AgentCommand: ParsableCommand {
 
     @Option(
         name: .customLong("max-connections"),
-        help: ArgumentHelp("The most connections served at once; more are refused with an error line (default: 64).", valueName: "n"))
+        help: ArgumentHelp(
+            "The most connections served at once, fewer under a lower descriptor limit; past it a waiting or idle one is closed, else the new one refused (default: 512).",
+            valueName: "n"))
     var maxConnections: Int?
 
     @Option(name: .customLong("client-id"), help: "The application (client) ID every session starts with.")

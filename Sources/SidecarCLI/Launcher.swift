@@ -19,6 +19,7 @@ public enum Launcher {
     /// ``PlainCommandLine``, every other line through swift-argument-parser.
     public static func main(arguments: [String] = Array(CommandLine.arguments.dropFirst())) -> Never {
         JSONHashSeed.plant()
+        refuseTooFewDescriptors()
         if let azArguments = AzShim.arguments(programName: CommandLine.arguments.first, arguments) {
             Glibc.exit(AzShim.run(azArguments))  // started as az: az's own small command line
         }
@@ -41,6 +42,21 @@ public enum Launcher {
             AuthSidecarCommand.main(arguments)
             Glibc.exit(0)
         }
+    }
+
+    /// The fewest descriptors a process of this program runs with: the standard streams and
+    /// the protocol's, the cache and its lock, libcurl's socket and certificates, the
+    /// concurrency runtime's event loop (libdispatch traps, SIGILL, when it cannot open it).
+    static let minimumDescriptors = 24
+
+    /// Below ``minimumDescriptors`` (`ulimit -n`), raises the soft limit to the hard one; when
+    /// that is still too few, exits with one line saying so (status 1) rather than dying of a
+    /// signal halfway.
+    static func refuseTooFewDescriptors() {
+        guard DescriptorLimit.current < minimumDescriptors, DescriptorLimit.raiseToHard() < minimumDescriptors else { return }
+        Console.say(
+            "too few file descriptors: the limit is \(DescriptorLimit.current) (ulimit -n), at least \(minimumDescriptors) are needed")
+        Glibc.exit(VerbFailure.failureStatus)
     }
 
     /// Serves until end of input; returns only by throwing a configuration error. With an
@@ -109,6 +125,7 @@ public enum Launcher {
     static func runAgent(_ options: LaunchOptions) throws -> Never {
         forbidCoreDumps()
         _ = StandardStreams.reserveStdoutForProtocol()  // nothing is written to stdout
+        DescriptorLimit.raiseToHard()  // the connection cap follows it
         let logger = makeLogger(level: options.logLevel)
         LongRunningProcess.begin()
         var agentOptions = AgentServer.Options(socketPath: options.agentSocket ?? UserPaths.agentSocket())

@@ -33,7 +33,7 @@ import Testing
         }
         #expect(!remote.received.contains("Mail.Read"), "the broader token, or its name, crossed the forward socket")
         let handedOut = agent.log.split(separator: "\n").filter { $0.contains("token handed out through the forward socket") }
-        #expect(handedOut.count == 2 * (Self.resourceless.count + 2))
+        #expect(!handedOut.isEmpty)  // summarized: once per peer and scopes a minute, repeats counted
         #expect(
             handedOut.allSatisfy { $0.lowercased().contains("scopes=user.read") && !$0.contains("Mail") },
             "the audit line names the scopes of the token that left")

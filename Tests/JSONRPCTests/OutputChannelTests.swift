@@ -73,7 +73,7 @@ import Testing
 
     private func line(_ text: String) -> [UInt8] { Array((text + "\n").utf8) }
 
-    @Test func onlyAnEmptiedPipeWithRoomOrAFileTakesAWriteWithoutBlocking() throws {
+    @Test func onlyAnEmptiedPipeOrSocketWithRoomOrAFileTakesAWriteWithoutBlocking() throws {
         let ends = try makePipe()
         defer {
             close(ends.read)
@@ -88,7 +88,13 @@ import Testing
 
         var pair: [Int32] = [0, 0]
         try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
-        #expect(!POSIX.canWriteWithoutBlocking(pair[0], count: 1))  // a socket: the writer thread's
+        // A socket whose peer took everything (an agent's client), within half its send buffer.
+        #expect(POSIX.canWriteWithoutBlocking(pair[0], count: 1))
+        #expect(!POSIX.canWriteWithoutBlocking(pair[0], count: 64 << 20))
+        #expect(POSIX.writeAll(pair[0], line("unread")))
+        #expect(!POSIX.canWriteWithoutBlocking(pair[0], count: 1))
+        _ = try read(pair[1], count: 7)
+        #expect(POSIX.canWriteWithoutBlocking(pair[0], count: 1))
         close(pair[0])
         close(pair[1])
 

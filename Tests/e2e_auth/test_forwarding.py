@@ -314,10 +314,12 @@ def test_the_remote_gets_access_tokens_from_the_laptop_and_nothing_more(forwardi
     assert access_token.encode() in wire
     secrets = {refresh_token, id_token, *cache_secrets(f.cache, "RefreshToken"), *cache_secrets(f.cache, "IdToken")}
     assert not [s for s in secrets if s.encode() in wire]
-    # The laptop logged each token handed out (scopes and time, never the token).
+    # The laptop logged the tokens handed out (each peer's scopes at once the first time in a
+    # minute, repeats counted in one line a minute; never the token).
     log = f.log()
-    assert log.count("token handed out through the forward socket") >= 3
-    assert "scopes=User.Read" in log and DEVOPS in log  # the scopes of the token that left (granted, then the .default asked)
+    handed = [line for line in log.splitlines() if "token handed out through the forward socket" in line]
+    # the scopes of the token that left (granted, then the .default asked)
+    assert any("scopes=User.Read" in line for line in handed) and any(DEVOPS in line for line in handed), log
     assert access_token not in log and not [s for s in secrets if s in log]
     # The account is still signed in on the laptop: the remote's signout changed nothing.
     assert len(cache_secrets(f.cache, "RefreshToken")) == 1 and "Removed" not in log
@@ -415,5 +417,5 @@ def test_no_token_beyond_forward_scopes_crosses_ssh_whatever_the_remote_asks(for
     assert b"Mail.Read" not in wire
     # The laptop's log names the scopes of every token that left, and no guest realm was added.
     handed = [line for line in f.log().splitlines() if "token handed out through the forward socket" in line]
-    assert len(handed) == len(asks) + 1 and all("scopes=User.Read" in line for line in handed), handed
+    assert handed and all("scopes=User.Read" in line for line in handed), handed  # summarized: once per peer and scopes a minute
     assert not [e for e in read_cache(f.cache).get("AccessToken", {}).values() if e["realm"] == "guest-tenant"]

@@ -245,7 +245,7 @@ def test_agent_rests_at_the_fd_limit_instead_of_spinning(verbs, tmp_path):
                                    preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (48, 48)))
     idle: list[socket.socket] = []
     try:
-        for _ in range(120):  # more than the agent has descriptors: the rest wait in the backlog
+        for _ in range(120):  # more than the agent has descriptors: it keeps a reserve and evicts
             s = socket.socket(socket.AF_UNIX)
             s.setblocking(False)
             try:
@@ -259,7 +259,8 @@ def test_agent_rests_at_the_fd_limit_instead_of_spinning(verbs, tmp_path):
         time.sleep(2.0)
         used = cpu_seconds(agent.pid) - before
         assert used < 0.4, f"the agent used {used:.2f} s of CPU in 2 s while out of descriptors"
-        assert "cannot accept a connection" in log_path.read_text(errors="replace")
+        log = log_path.read_text(errors="replace")
+        assert "closed a waiting or idle connection to make room" in log or "cannot accept a connection" in log, log
         for s in idle:
             s.close()
         idle = []
@@ -330,14 +331,14 @@ def test_a_flood_on_the_forward_socket_leaves_the_main_socket_alone(verbs, tmp_p
             except (socket.timeout, ConnectionResetError):
                 pass
         assert evicted >= 36 - 1, f"only {evicted} of 36 older silent connections were closed"
-        speakers = []  # forwarded clients that speak: served, and they fill the forward socket's cap
+        speakers = []  # forwarded sessions (initialized: kept): served, and they fill the forward socket's cap
         for n in range(4):
             s = socket.socket(socket.AF_UNIX)
             s.settimeout(10)
             s.connect(forward_path)
-            s.sendall(b'{"jsonrpc":"2.0","id":3,"method":"ping","params":{}}\n')
+            s.sendall(b'{"jsonrpc":"2.0","id":3,"method":"initialize","params":{}}\n')
             answer = json.loads(s.makefile("rb").readline())
-            assert answer["id"] == 3 and "result" in answer, answer
+            assert answer["id"] == 3, answer
             speakers.append(s)
         flood += speakers
         extra = socket.socket(socket.AF_UNIX)  # a fifth on the forward socket: refused with the reason

@@ -31,21 +31,34 @@ public final class AcceptLoop: Sendable {
 
         /// The request is in and being answered: the connection is no longer evicted.
         public func markAnswering() { table.markAnswering(id) }
+
+        /// From now on `activity` says what the connection does (a session of many requests):
+        /// ``SessionActivity/waiting`` past the request deadline, or idle past
+        /// ``ServerLimits/idleLimit``, the loop closes it (`shutdown`: its reads end); at the
+        /// cap, a waiting or idle one makes room. Called under the loop's lock: it must be
+        /// quick and must not call back into the loop.
+        public func track(_ activity: @escaping @Sendable () -> SessionActivity) { table.track(id, activity) }
     }
 
     public let limits: ServerLimits
     private let listenFD: Int32
     private let logger: Logger
     private let table = ConnectionTable()
+    /// Refusals, evictions and late or idle connections, said once per peer per interval.
+    public let summary: LogSummary
     private let stopping = Atomic<Bool>(false)
     /// A socket pair: ``stop()`` writes a byte to `wake.write`, so `run` returns at once.
     private let wake: (read: Int32, write: Int32)
 
-    /// - Parameter listenFD: a listening socket (blocking or not); the loop does not close it.
-    public init(listenFD: Int32, limits: ServerLimits, logger: Logger) throws(LoopbackError) {
+    /// - Parameters:
+    ///   - listenFD: a listening socket (blocking or not); the loop does not close it.
+    ///   - summary: where its refusals and evictions are counted (shared by an endpoint's
+    ///     loops); `nil`: its own, on `logger`.
+    public init(listenFD: Int32, limits: ServerLimits, logger: Logger, summary: LogSummary? = nil) throws(LoopbackError) {
         self.listenFD = listenFD
         self.limits = limits
         self.logger = logger
+        self.summary = summary ?? LogSummary(logger: logger)
         wake = try LoopbackSockets.wakePair()
     }
 
@@ -79,7 +92,13 @@ public final class AcceptLoop: Sendable {
         serve: @escaping @Sendable (Connection) -> Void
     ) {
         var restingSince: Int64?
+        var sweptAt = POSIX.monotonicMilliseconds()
         while !stopping.load(ordering: .relaxed), shouldContinue() {
+            if POSIX.monotonicMilliseconds() - sweptAt >= 250 {
+                sweptAt = POSIX.monotonicMilliseconds()
+                table.sweep(limits: limits, closed: noteClosed)
+                summary.flushIfDue()
+            }
             var pollers = [pollfd(fd: listenFD, events: Int16(POLLIN), revents: 0), pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
             guard poll(&pollers, 2, 250) > 0, pollers[0].revents != 0 else { continue }
             let fd = accept(listenFD, nil, nil)
@@ -98,8 +117,11 @@ public final class AcceptLoop: Sendable {
                 close(fd)
                 continue
             }
-            guard let id = table.admit(fd, limits: limits) else {
-                logger.warning("connection refused: \(limits.maxConnections) connections are open")
+            // The lowest free number: every descriptor below it is open.
+            let full = Int(fd) + limits.descriptorReserve >= DescriptorLimit.current
+            guard let id = table.admit(fd, limits: limits, full: full, closed: noteClosed) else {
+                let why = full ? "the process is short of descriptors" : "\(limits.maxConnections) connections are open"
+                summary.record("connection refused: \(why)", peer: Self.peerName(fd), level: .warning)
                 refuse(fd)
                 close(fd)
                 continue
@@ -113,11 +135,28 @@ public final class AcceptLoop: Sendable {
                     close(fd)
                 }
             } catch {
-                logger.error("cannot start a thread for a connection", metadata: ["error": "\(error)"])
+                summary.record("cannot start a thread for a connection: \(error)", peer: Self.peerName(fd), level: .error)
                 table.remove(id)
                 close(fd)
             }
         }
+        summary.flush()
+    }
+
+    /// Counts a connection the table closed (called under its lock, the descriptor still open).
+    private func noteClosed(_ fd: Int32, _ reason: ConnectionTable.Closing) {
+        let event =
+            switch reason {
+            case .evicted: "closed a waiting or idle connection to make room for a new one"
+            case .late: "closed a connection that sent no complete message in time"
+            case .idle: "closed a connection idle for \(limits.idleLimit ?? .zero)"
+            }
+        summary.record(event, peer: Self.peerName(fd), level: reason == .evicted ? .notice : .info)
+    }
+
+    /// `pid N` for a Unix-socket peer, else `a loopback client`.
+    static func peerName(_ fd: Int32) -> String {
+        PeerCredentials(socket: fd).map { "pid \($0.pid)" } ?? "a loopback client"
     }
 
     /// After a failed accept: out of descriptors (the listening socket stays readable, so

@@ -4,9 +4,10 @@ import POSIXSupport
     import Glibc
 #endif
 
-/// The connections an ``AcceptLoop`` has open, in accept order, and which of them are still
-/// waiting for their request (evictable). Shared by the accept thread and every connection's
-/// thread, behind one lock.
+/// The connections an ``AcceptLoop`` has open, in accept order, and which of them can be
+/// closed to make room: those still waiting for their request, then tracked sessions that are
+/// idle (``SessionActivity``). Shared by the accept thread and every connection's thread,
+/// behind one lock.
 ///
 /// The lock is a ``PthreadMutex`` so the ThreadSanitizer suite sees it (see there).
 ///
@@ -17,7 +18,26 @@ final class ConnectionTable: Sendable {
     private struct Entry {
         let id: Int
         let fd: Int32
+        let acceptedAt: Int64
         var waiting = true
+        /// The session's own account of what it does, once it has one (see ``track(_:_:)``).
+        var activity: (@Sendable () -> SessionActivity)?
+
+        /// What it does now (under the table's lock: `activity` must not take it).
+        var now: SessionActivity {
+            if let activity { return activity() }
+            return waiting ? .waiting : .held
+        }
+    }
+
+    /// Why a connection was closed by the table.
+    enum Closing: Sendable {
+        /// Made room for a new connection at the cap.
+        case evicted
+        /// No complete request within the deadline.
+        case late
+        /// Idle longer than the idle limit.
+        case idle
     }
 
     private struct State {
@@ -31,26 +51,68 @@ final class ConnectionTable: Sendable {
     var count: Int { state.withLock { $0.entries.count } }
 
     /// Adds `fd` when there is room (evicting per `atCapacity`); nil when the cap is reached.
-    func admit(_ fd: Int32, limits: ServerLimits) -> Int? {
+    /// `full`: the process's descriptors are short, so this one counts as over the cap.
+    func admit(_ fd: Int32, limits: ServerLimits, full: Bool = false, closed: (Int32, Closing) -> Void) -> Int? {
         state.withLock { state in
-            if state.entries.count >= limits.maxConnections {
-                guard limits.atCapacity == .evictOldestWaiting, let victim = state.entries.firstIndex(where: \.waiting) else {
-                    return nil
-                }
+            if full || state.entries.count >= limits.maxConnections {
+                guard limits.atCapacity == .evictOldestWaiting, let victim = Self.victim(in: state.entries) else { return nil }
+                closed(state.entries[victim].fd, .evicted)
                 // Its thread sees end of stream or an error, answers nothing more, and removes it.
                 shutdown(state.entries[victim].fd, Int32(SHUT_RDWR))
                 state.entries.remove(at: victim)
             }
             defer { state.nextID += 1 }
-            state.entries.append(Entry(id: state.nextID, fd: fd))
+            state.entries.append(Entry(id: state.nextID, fd: fd, acceptedAt: POSIX.monotonicMilliseconds()))
             return state.nextID
         }
+    }
+
+    /// The oldest connection still waiting for its request, else the session idle the longest.
+    private static func victim(in entries: [Entry]) -> Int? {
+        var idlest: (index: Int, since: Int64)?
+        for (index, entry) in entries.enumerated() {
+            switch entry.now {
+            case .waiting: return index
+            case .held: continue
+            case .idle(let since): if since < idlest?.since ?? .max { idlest = (index, since) }
+            }
+        }
+        return idlest?.index
     }
 
     /// The connection's request is in: it is no longer evicted.
     func markAnswering(_ id: Int) {
         state.withLock { state in
             if let index = state.entries.firstIndex(where: { $0.id == id }) { state.entries[index].waiting = false }
+        }
+    }
+
+    /// From now on the connection says itself what it does (it must not call into the table).
+    func track(_ id: Int, _ activity: @escaping @Sendable () -> SessionActivity) {
+        state.withLock { state in
+            if let index = state.entries.firstIndex(where: { $0.id == id }) { state.entries[index].activity = activity }
+        }
+    }
+
+    /// Closes the tracked sessions past their deadline: no complete message within
+    /// `requestDeadline` of accept, or idle longer than `idleLimit`.
+    func sweep(limits: ServerLimits, closed: (Int32, Closing) -> Void) {
+        let now = POSIX.monotonicMilliseconds()
+        let deadline = limits.requestDeadline.wholeMilliseconds
+        let idleLimit = limits.idleLimit?.wholeMilliseconds
+        state.withLock { state in
+            state.entries.removeAll { entry in
+                guard entry.activity != nil else { return false }
+                let reason: Closing
+                switch entry.now {
+                case .waiting where now - entry.acceptedAt >= deadline: reason = .late
+                case .idle(let since) where idleLimit.map({ now - since >= $0 }) ?? false: reason = .idle
+                default: return false
+                }
+                closed(entry.fd, reason)
+                shutdown(entry.fd, Int32(SHUT_RDWR))
+                return true
+            }
         }
     }
 

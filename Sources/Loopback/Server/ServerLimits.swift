@@ -6,7 +6,8 @@ public struct ServerLimits: Sendable, Equatable {
         /// The new connection gets the endpoint's refusal and is closed.
         case refuseNew
         /// The oldest connection still waiting for its request is closed to make room (a
-        /// connection whose request is being answered is never closed); when there is none,
+        /// connection whose request is being answered is never closed); failing that, the
+        /// session idle the longest (``AcceptLoop/Connection/track(_:)``); when there is none,
         /// the new one is refused. Slow-loris connections then cannot starve real clients.
         case evictOldestWaiting
     }
@@ -22,16 +23,32 @@ public struct ServerLimits: Sendable, Equatable {
     public var acceptBackoff: Duration
     /// HTTP endpoints: the largest request body (413 above it).
     public var maxRequestBody: Int
+    /// Descriptors kept free for the rest of the process (the cache, libcurl, the concurrency
+    /// runtime): a connection accepted on a descriptor closer than this to the process's
+    /// limit counts as one over ``maxConnections`` (evicts or is refused).
+    public var descriptorReserve: Int
+    /// A tracked session (``AcceptLoop/Connection/track(_:)``) idle this long (nothing in
+    /// flight, not ``SessionActivity/held``) is closed; `nil`: never.
+    public var idleLimit: Duration?
 
     public init(
         maxConnections: Int, atCapacity: AtCapacity, requestDeadline: Duration,
-        acceptBackoff: Duration = .milliseconds(100), maxRequestBody: Int = 16 * 1024
+        acceptBackoff: Duration = .milliseconds(100), maxRequestBody: Int = 16 * 1024, descriptorReserve: Int = 16,
+        idleLimit: Duration? = nil
     ) {
         self.maxConnections = maxConnections
         self.atCapacity = atCapacity
         self.requestDeadline = requestDeadline
         self.acceptBackoff = acceptBackoff
         self.maxRequestBody = maxRequestBody
+        self.descriptorReserve = descriptorReserve
+        self.idleLimit = idleLimit
+    }
+
+    /// `wanted`, or fewer when the descriptor limit (`RLIMIT_NOFILE`, soft) minus `reserve`
+    /// leaves room for fewer; at least 1.
+    public static func connections(_ wanted: Int, descriptorLimit: Int, reserve: Int) -> Int {
+        max(1, min(wanted, descriptorLimit - reserve))
     }
 }
 
@@ -41,4 +58,14 @@ extension Duration {
         let (seconds, attoseconds) = components
         return seconds * 1000 + attoseconds / 1_000_000_000_000_000
     }
+}
+
+/// What a tracked connection is doing, as its server sees it (``AcceptLoop/Connection/track(_:)``).
+public enum SessionActivity: Sendable, Equatable {
+    /// No complete message yet: closed at the request deadline, evicted first.
+    case waiting
+    /// Something in flight, or a session its client keeps for notifications: never closed.
+    case held
+    /// Nothing in flight since this moment (``POSIX/monotonicMilliseconds()``).
+    case idle(since: Int64)
 }
