@@ -1,7 +1,7 @@
 import Logging
 import Loopback
 
-/// The forward socket's audit log (``ForwardedService``'s lines: tokens handed out, refused
+/// The forward socket's audit log (``ForwardSessionPolicy``'s lines: tokens handed out, refused
 /// requests, sign-ins asked) through the agent's ``LogSummary``: the first line of a kind per
 /// peer and details (the scopes, the method; not the time) in an interval goes out as it is,
 /// the repeats are counted into the summary's line a minute. So the audit still names every

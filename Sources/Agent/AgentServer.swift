@@ -28,8 +28,8 @@ import Sidecar
 /// logged once per peer per minute (``LogSummary``).
 ///
 /// With ``Options/forwardSocketPath``, a second socket (same rules, its own accept loop) serves
-/// sessions meant to be forwarded (`ssh -R`, a container mount) as ``ForwardedService``s: the
-/// same engine under `ForwardPolicy` (``ForwardSessionPolicy``, a stage of the request pipeline).
+/// sessions meant to be forwarded (`ssh -R`, a container mount): the same engine under
+/// `ForwardPolicy` (``ForwardSessionPolicy``, a stage of the request pipeline).
 public final class AgentServer: Sendable {
     public struct Options: Sendable {
         public var socketPath: String
