@@ -13,8 +13,10 @@ import POSIXSupport
 /// on the heap, where no `madvise` can reach it, for the one seal or open, and zeroes it when
 /// freed; a `SymmetricKey` kept for the life of the cipher would sit in dumpable memory.
 ///
-/// Not covered: `StoredKeyEncryption` (the kernel keyring and Secret Service layers) keeps its
-/// own copy of the bytes on the heap to make a cipher per seal or open.
+/// Every copy kept long lives here: the key-file and key-command layers' cipher, the kernel
+/// keyring and Secret Service layers' key (`StoredKeyEncryption`), and the key their keepers put
+/// back in the kernel keyring (`KernelKeyKeeper`, `SecretServiceCopyKeeper`); a heap copy
+/// (``bytes()``, ``symmetricKey()``) lives for one operation.
 ///
 /// The slot is zeroed and given back when the key goes. Without a slot (the page could not be
 /// mapped, or 128 keys are alive) the key is kept on the heap, as before.
@@ -36,6 +38,12 @@ final class GuardedKey: Sendable {
     func symmetricKey() -> SymmetricKey {
         guard let slot else { return SymmetricKey(data: heapCopy) }
         return Self.page.withLock { $0.withBytes(slot) { SymmetricKey(data: $0) } }
+    }
+
+    /// The key's bytes, for one operation (a heap copy: not kept).
+    func bytes() -> [UInt8] {
+        guard let slot else { return heapCopy }
+        return Self.page.withLock { $0.withBytes(slot) { Array($0) } }
     }
 
     /// Where the key is kept (`nil`: on the heap), for tests.

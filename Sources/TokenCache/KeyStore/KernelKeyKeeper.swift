@@ -29,7 +29,7 @@ final class KernelKeyKeeper: Sendable {
 
     private struct State {
         /// The key this process holds (the one in the keyring when it was last seen).
-        var held: [UInt8]?
+        var held: GuardedKey?
         /// When (monotonic nanoseconds) the keyring was last renewed and searched.
         var lastCheck = POSIX.monotonicNanoseconds()
         var timerStarted = false
@@ -56,7 +56,7 @@ final class KernelKeyKeeper: Sendable {
     /// in a long-running process the timer starts.
     func hold(_ held: [UInt8]) {
         let start = state.withLock { state -> Bool in
-            state.held = held
+            state.held = GuardedKey(held)
             guard CacheKeyRenewal.inBackground, !state.timerStarted else { return false }
             state.timerStarted = true
             return true
@@ -77,7 +77,7 @@ final class KernelKeyKeeper: Sendable {
         return state.withLock { state -> [UInt8]? in
             guard let held = state.held, now &- state.lastCheck >= interval else { return nil }
             state.lastCheck = now
-            return held
+            return held.bytes()
         }
     }
 

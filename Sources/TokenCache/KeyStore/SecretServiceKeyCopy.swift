@@ -46,7 +46,8 @@ public struct KernelKeyringKeyCopy: SecretServiceKeyCopy {
 /// put back only with the time it has left. Checked at most every tenth of that time.
 final class SecretServiceCopyKeeper: Sendable {
     private struct Given {
-        var key: [UInt8]
+        /// Out of core dumps (``GuardedKey``).
+        var key: GuardedKey
         /// When (monotonic nanoseconds) the copy's time runs out.
         var until: UInt64
         var lastCheck: UInt64
@@ -59,7 +60,7 @@ final class SecretServiceCopyKeeper: Sendable {
     func given(_ key: [UInt8], seconds: Int) {
         let now = POSIX.monotonicNanoseconds()
         let span = UInt64(max(1, seconds)) * 1_000_000_000
-        state.withLock { $0 = Given(key: key, until: now + span, lastCheck: now, every: max(1_000_000_000, span / 10)) }
+        state.withLock { $0 = Given(key: GuardedKey(key), until: now + span, lastCheck: now, every: max(1_000_000_000, span / 10)) }
     }
 
     /// Before a write: `copy` put back with the time it has left, when due and missing.
@@ -68,7 +69,7 @@ final class SecretServiceCopyKeeper: Sendable {
         let due = state.withLock { given -> (key: [UInt8], seconds: Int)? in
             guard let held = given, now < held.until, now &- held.lastCheck >= held.every else { return nil }
             given?.lastCheck = now
-            return (held.key, Int((held.until - now) / 1_000_000_000))
+            return (held.key.bytes(), Int((held.until - now) / 1_000_000_000))
         }
         guard let due, due.seconds > 0, copy.find() == nil else { return }
         copy.keep(due.key, seconds: due.seconds)

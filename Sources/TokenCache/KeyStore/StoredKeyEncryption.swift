@@ -33,7 +33,8 @@ final class StoredKeyEncryption: CacheEncryption {
     private let state: PthreadMutex<State>
 
     private struct State {
-        var key: [UInt8]
+        /// Out of core dumps (``GuardedKey``).
+        var key: GuardedKey
         /// Whether `key` is the one in the vault.
         var stored: Bool
         /// `key` came from the vault's kernel keyring copy, kept this long (seconds).
@@ -46,7 +47,7 @@ final class StoredKeyEncryption: CacheEncryption {
     /// - Parameter copySeconds: `key` is the vault's copy in the kernel keyring, kept this long.
     init(vault: any KeyVault, key: [UInt8], stored: Bool, copySeconds: Int? = nil) {
         self.vault = vault
-        state = PthreadMutex(State(key: key, stored: stored, copySeconds: copySeconds))
+        state = PthreadMutex(State(key: GuardedKey(key), stored: stored, copySeconds: copySeconds))
         if stored { vault.hold(key) }
     }
 
@@ -54,28 +55,28 @@ final class StoredKeyEncryption: CacheEncryption {
         let key = try state.withLock { state throws(TokenCacheError) -> [UInt8] in
             if !state.stored {
                 if let theirs = vault.findKey() {
-                    state.key = theirs
-                } else if let refusal = vault.storeKey(state.key) {
+                    state.key = GuardedKey(theirs)
+                } else if let refusal = vault.storeKey(state.key.bytes()) {
                     throw .writeFailed(vault.cachePath, "\(refusal) (\(vault.keyName))")
                 }
                 state.stored = true
-                vault.hold(state.key)
+                vault.hold(state.key.bytes())
             } else {
                 vault.beforeWrite()
             }
-            return state.key
+            return state.key.bytes()
         }
         return try cipher(key).seal(plaintext)
     }
 
     func open(_ sealed: [UInt8]) throws(TokenCacheError) -> [UInt8] {
-        let key = state.withLock { $0.key }
+        let key = state.withLock { $0.key.bytes() }
         do {
             return try cipher(key).open(sealed)
         } catch {
             guard let theirs = vault.findKey(), theirs != key else { throw error }
             let opened = try cipher(theirs).open(sealed)
-            state.withLock { $0 = State(key: theirs, stored: true) }
+            state.withLock { $0 = State(key: GuardedKey(theirs), stored: true) }
             vault.hold(theirs)
             return opened
         }
