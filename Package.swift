@@ -146,6 +146,7 @@ let package = Package(
             name: "SidecarCLITests",
             dependencies: [
                 "SidecarCLI", "Sidecar", "JSONRPC", "JSON", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(
             name: "HTTPTests", dependencies: ["HTTP", "AuthSeams", "CCurl", "POSIXSupport", .product(name: "Logging", package: "swift-log")]),

@@ -12,10 +12,11 @@ import Sidecar
 
 /// The descriptor a verb speaks JSON-RPC (NDJSON) on, and what is at its other end.
 ///
-/// The verbs are JSON-RPC clients of the same engine the stdio mode serves: (a) a running
-/// agent on `UserPaths.agentSocket()`, whatever serves the stdio protocol there, else (b) an
-/// engine in this process, the real `JSONRPCServer` + `SidecarService` on a thread at the
-/// other end of a `socketpair`. The verb's code is the same either way.
+/// The verbs are clients of the same engine the stdio mode serves: (a) a running agent on
+/// `UserPaths.agentSocket()`, whatever serves the stdio protocol there (JSON-RPC on the socket),
+/// else (b) an engine in this process, the real `SidecarService` called directly
+/// (``LocalEngineClient``: no socket pair, no server thread). The verb's code is the same either
+/// way (``EngineClient``).
 struct EngineConnection {
     /// Where the requests go.
     enum Engine: Equatable {
@@ -31,6 +32,7 @@ struct EngineConnection {
         case notTried
     }
 
+    /// The agent's socket; -1 for an engine in this process.
     let fd: Int32
     let engine: Engine
     let agentState: AgentState
@@ -44,11 +46,11 @@ struct EngineConnection {
             return EngineConnection(fd: fd, engine: .agent, agentState: .running)
         case .refused(let reason)?:
             Console.say(AgentConnection.ignoredSocketLine(socketPath, reason))
-            return EngineConnection(fd: try startInProcess(logger: logger), engine: .inProcess, agentState: .refused(reason))
+            return EngineConnection(fd: -1, engine: .inProcess, agentState: .refused(reason))
         case .absent?:
-            return EngineConnection(fd: try startInProcess(logger: logger), engine: .inProcess, agentState: .notRunning)
+            return EngineConnection(fd: -1, engine: .inProcess, agentState: .notRunning)
         case nil:
-            return EngineConnection(fd: try startInProcess(logger: logger), engine: .inProcess, agentState: .notTried)
+            return EngineConnection(fd: -1, engine: .inProcess, agentState: .notTried)
         }
     }
 
@@ -56,27 +58,19 @@ struct EngineConnection {
     /// ``EnginePool``'s sessions) share one engine, as an agent's do.
     static let inProcessApplications = ApplicationRegistry()
 
-    /// Starts the engine on a thread at one end of a socket pair; returns the other end.
-    static func startInProcess(logger: Logger) throws(VerbFailure) -> Int32 {
-        var fds: [Int32] = [-1, -1]
-        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
-            throw VerbFailure(message: "cannot create a socket pair (errno \(errno))")
+    /// The client the verb speaks through: JSON-RPC on the agent's socket, or this process's
+    /// engine called directly.
+    func client(logger: Logger) throws(VerbFailure) -> any EngineClient {
+        switch engine {
+        case .agent: return JSONRPCClient(fd: fd)
+        case .inProcess:
+            var options = SidecarService.Options()
+            options.applications = Self.inProcessApplications
+            do {
+                return LocalEngineClient(service: try SidecarService(options: options, logger: logger))
+            } catch {
+                throw VerbFailure(message: error.message)
+            }
         }
-        let service: SidecarService
-        var options = SidecarService.Options()
-        options.applications = inProcessApplications
-        do {
-            service = try SidecarService(options: options, logger: logger)
-        } catch {
-            throw VerbFailure(message: error.message)
-        }
-        let server = JSONRPCServer(service: service, logger: logger)
-        let serverFD = fds[1]
-        do {
-            try POSIX.startThread { _ = server.run(input: serverFD, output: serverFD) }
-        } catch {
-            throw VerbFailure(message: "cannot start a thread for the engine: \(error)")
-        }
-        return fds[0]
     }
 }

@@ -33,7 +33,7 @@ struct VerbOptions: ParsableArguments {
 /// next request goes out, except for requests that cannot start a sign-in (`pipelined`): the
 /// engine answers `initialize` before it reads another line, so they need not wait for it.
 final class VerbSession {
-    let client: JSONRPCClient
+    let client: any EngineClient
     let connection: EngineConnection
     let agentSocket: String
     let sources: ConfigurationSources
@@ -48,7 +48,7 @@ final class VerbSession {
     private let initializeID: RequestID
 
     private init(
-        client: JSONRPCClient, connection: EngineConnection, agentSocket: String,
+        client: any EngineClient, connection: EngineConnection, agentSocket: String,
         sources: ConfigurationSources, useAgent: Bool, initializeID: RequestID, logger: Logger, output: Int32
     ) {
         self.client = client
@@ -157,7 +157,7 @@ final class VerbSession {
         let socket = UserPaths.agentSocket()
         let connection = try EngineConnection.open(
             socketPath: socket, useAgent: useAgent && !AgentConnection.disabledByEnvironment, logger: logger)
-        let client = JSONRPCClient(fd: connection.fd)
+        let client = try connection.client(logger: logger)
         var overrides = sources.overrides
         overrides.browser = .client
         if let redirectPort { overrides.redirectPort = redirectPort }
@@ -209,7 +209,7 @@ final class VerbSession {
         _ = try configuration
         defer { progress.finish() }
         let id = try send(method, params)
-        do { return try client.reply(to: id) } catch { throw .connection(error, engine: connection.engine) }
+        do { return try client.reply(to: id, timeoutSeconds: nil) } catch { throw .connection(error, engine: connection.engine) }
     }
 
     private func send(_ method: String, _ params: JSONValue) throws(VerbFailure) -> RequestID {
@@ -228,7 +228,7 @@ final class VerbSession {
     }
 
     private static func outcome(
-        _ client: JSONRPCClient, _ engine: EngineConnection.Engine, _ id: RequestID,
+        _ client: any EngineClient, _ engine: EngineConnection.Engine, _ id: RequestID,
         account: String? = nil, timeoutSeconds: Double? = nil
     ) throws(VerbFailure) -> JSONValue {
         let outcome: Result<JSONValue, RPCError>
