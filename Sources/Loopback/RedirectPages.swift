@@ -1,23 +1,10 @@
+import AuthSeams
+
 /// The HTML pages the listener shows in the browser. Everything that came from the
 /// request is HTML-escaped; the pages load nothing (no scripts, no images).
 enum RedirectPages {
-    /// Escapes `&`, `<`, `>`, `"` and `'` so `text` is inert in element content and
-    /// in quoted attribute values.
-    static func escapeHTML(_ text: String) -> String {
-        var escaped = ""
-        escaped.reserveCapacity(text.utf8.count)
-        for character in text {
-            switch character {
-            case "&": escaped += "&amp;"
-            case "<": escaped += "&lt;"
-            case ">": escaped += "&gt;"
-            case "\"": escaped += "&quot;"
-            case "'": escaped += "&#39;"
-            default: escaped.append(character)
-            }
-        }
-        return escaped
-    }
+    /// `text` inert in element content and quoted attribute values (``Markup``).
+    static func escapeHTML(_ text: String) -> String { Markup.escaped(text) }
 
     /// Sign-in finished: the code is on its way to the application.
     static func success() -> HTTPReply {

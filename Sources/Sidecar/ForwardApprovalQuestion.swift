@@ -1,3 +1,4 @@
+import AuthSeams
 import JSON
 
 /// The question the laptop's user is asked before a forwarded sign-in (`forwardApproval`'s
@@ -28,27 +29,19 @@ public enum ForwardApprovalQuestion {
         return lines.joined(separator: "\n")
     }
 
-    /// `text` in double quotes: control characters (C0, DEL, C1, line and paragraph
-    /// separators) as `?`, markup characters as entities, at most ``partLimit`` characters.
+    /// `text` in double quotes: control characters (C0, DEL, C1, line and paragraph separators,
+    /// bidirectional overrides) as `?`, markup characters as entities (``Markup``), at most
+    /// ``partLimit`` characters.
     public static func quoted(_ text: String) -> String {
-        var out = ""
+        var plain = ""
         for scalar in text.unicodeScalars.prefix(partLimit) {
-            switch scalar {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default:
-                let value = scalar.value
-                let control =
-                    value < 0x20 || (0x7F...0x9F).contains(value) || value == 0x2028 || value == 0x2029
-                    || (0x202A...0x202E).contains(value) || (0x2066...0x2069).contains(value)
-                out.unicodeScalars.append(control ? "?" : scalar)
-            }
+            let value = scalar.value
+            let control =
+                value < 0x20 || (0x7F...0x9F).contains(value) || value == 0x2028 || value == 0x2029
+                || (0x202A...0x202E).contains(value) || (0x2066...0x2069).contains(value)
+            plain.unicodeScalars.append(control ? "?" : scalar)
         }
-        if text.unicodeScalars.count > partLimit { out += "…" }
-        return "\"" + out + "\""
+        return "\"" + Markup.escaped(plain) + (text.unicodeScalars.count > partLimit ? "…" : "") + "\""
     }
 }
 
