@@ -145,7 +145,7 @@ let package = Package(
         .testTarget(
             name: "SidecarCLITests",
             dependencies: [
-                "SidecarCLI", "Sidecar", "JSONRPC", "JSON", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "SidecarCLI", "Sidecar", "JSONRPC", "JSON", "POSIXSupport", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(
