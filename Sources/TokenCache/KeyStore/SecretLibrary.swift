@@ -45,17 +45,13 @@ struct SecretLibrary: @unchecked Sendable {
     let collectionForAlias: CollectionForAlias
     let collectionGetLocked: GetLocked
 
-    /// The library, loaded once per process; why not, when it cannot be.
+    /// The library, kept once loaded; why not, when it cannot be (tried again at the next use,
+    /// as libcurl is: a load that found no descriptor free does not fail every later one).
     static func shared() -> Result<SecretLibrary, SecretServiceFailure> {
-        loaded.withLock { state in
-            if let state { return state }
-            let fresh = load(names: candidates)
-            state = fresh
-            return fresh
-        }
+        loaded.get { load(names: candidates) }
     }
 
-    private static let loaded = PthreadMutex<Result<SecretLibrary, SecretServiceFailure>?>(nil)
+    private static let loaded = LoadedOnSuccess<SecretLibrary, SecretServiceFailure>()
 
     /// Debian's `libsecret-1-0`, then the development link.
     static let candidates = ["libsecret-1.so.0", "libsecret-1.so"]
