@@ -44,6 +44,8 @@ final class ForwardSessionPolicy: SessionPolicy {
 
     var seesReplies: Bool { true }
 
+    func asksConsent(_ method: SidecarMethod) -> Bool { ForwardPolicy.access(method) == .needsApproval }
+
     func admit(_ method: SidecarMethod, params: JSONValue?) throws(RPCError) -> JSONValue? {
         let rule = ForwardPolicy.rule(method)
         guard rule.access != .refused else { throw ForwardPolicy.methodRefused(method.rawValue) }
@@ -60,7 +62,7 @@ final class ForwardSessionPolicy: SessionPolicy {
     }
 
     func approve(_ method: SidecarMethod, params: JSONValue?) async throws(RPCError) {
-        guard ForwardPolicy.access(method) == .needsApproval else { return }
+        guard asksConsent(method) else { return }
         let requested = params?["scopes"]?.arrayValue?.compactMap(\.stringValue) ?? []
         let question = ForwardApprovalQuestion.text(
             params: params, scopes: requested, authority: agentAuthority, command: peer.command, pid: peer.pid)

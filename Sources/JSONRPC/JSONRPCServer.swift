@@ -309,7 +309,7 @@ public final class JSONRPCServer: @unchecked Sendable {
             // A reader that yields tries once more after its turn: what kept the quick answer
             // (another reader holding the cache for a moment) is then usually gone.
             if alone, let result = quick(params, moment) ?? (options.readerYields && sched_yield() == 0 ? quick(params, moment) : nil) {
-                sendFromReader(serialized: OutgoingMessage.result(result, id: id))
+                sendFromReader(serialized: OutgoingMessage.result(result.serialized, id: id))
             } else {
                 run(route: .concurrent(concurrent), id: id, params: params, reply: reply)
             }

@@ -8,11 +8,11 @@ public enum RPCRoute: Sendable {
     case concurrent(@Sendable (JSONValue?, RequestContext) async throws -> JSONValue)
     /// Answer at once with this error (unknown method, not initialized, ...).
     case failure(RPCError)
-    /// `quick` first, on the reader thread: the result already serialized, when it can be had
-    /// without waiting (a token from memory), or with a brief wait when ``ReaderMoment/idle``;
-    /// when it returns `nil`, as `.concurrent`. Inside a batch, always as `.concurrent`.
+    /// `quick` first, on the reader thread: the result, when it can be had without waiting (a
+    /// token from memory), or with a brief wait when ``ReaderMoment/idle``; when it returns
+    /// `nil`, as `.concurrent`. Inside a batch, always as `.concurrent`.
     case quickOrConcurrent(
-        quick: @Sendable (_ params: JSONValue?, _ moment: ReaderMoment) -> SerializedResult?,
+        quick: @Sendable (_ params: JSONValue?, _ moment: ReaderMoment) -> QuickResult?,
         concurrent: @Sendable (JSONValue?, RequestContext) async throws -> JSONValue)
 }
 
@@ -41,6 +41,32 @@ public struct SerializedResult: Sendable {
     public init(pieces: [[UInt8]]) {
         self.pieces = pieces
     }
+}
+
+/// A result a `quick` handler found, in the two forms its callers want, each made only when
+/// asked: the text a stream's reply carries (the server), or the value a caller in this process
+/// or a reply stage reads (never the text parsed back).
+public struct QuickResult: Sendable {
+    private let text: @Sendable () -> SerializedResult
+    private let make: @Sendable () -> JSONValue
+
+    /// - Parameters:
+    ///   - serialized: the result's text (made by this process's serializer, or kept from it).
+    ///   - value: the same result as a value.
+    public init(serialized: @escaping @Sendable () -> SerializedResult, value: @escaping @Sendable () -> JSONValue) {
+        text = serialized
+        make = value
+    }
+
+    /// A result known as a value, serialized when its text is asked for.
+    public init(_ value: JSONValue) {
+        self.init(serialized: { SerializedResult(pieces: [value.serialized()]) }, value: { value })
+    }
+
+    /// The result's text, for a reply.
+    public var serialized: SerializedResult { text() }
+    /// The result as a value.
+    public var value: JSONValue { make() }
 }
 
 /// The methods a server offers. The engine itself handles `shutdown`, `exit` and

@@ -75,11 +75,14 @@ struct AuthMethods: Sendable {
     /// quick read of the cache when the reader is idle
     /// (``PublicClientApplication/cachedSilentAnswer(_:checkedAfter:mayRead:)``), serialized;
     /// `nil`: the full call (``acquireTokenSilent(_:_:)``) answers, errors included.
-    func acquireTokenSilentOnReader(_ params: JSONValue?, moment: ReaderMoment) -> SerializedResult? {
+    func acquireTokenSilentOnReader(_ params: JSONValue?, moment: ReaderMoment) -> QuickResult? {
         guard let (request, correlationId) = try? silentRequest(params),
             let answer = app.cachedSilentAnswer(request, checkedAfter: moment.receivedAt, mayRead: moment.idle)
         else { return nil }
-        return silentReplies.result(of: answer, correlationId: correlationId)
+        let replies = silentReplies
+        return QuickResult(
+            serialized: { replies.result(of: answer, correlationId: correlationId) },
+            value: { AuthJSON.tokenResult(answer.result(correlationId)) })
     }
 
     static let silentKeys: Set<String> = ["scopes", "account", "authority", "forceRefresh", "claims", "correlationId"]

@@ -27,6 +27,7 @@ import Testing
             let reply = try await remote.call("acquireTokenSilent", .object(params))
             #expect(reply["result"]?["accessToken"] == "at-1-User.Read", "scopes \(String(describing: scopes)): \(reply)")
             #expect(reply["result"]?["scopes"] == ["User.Read"])
+            #expect(reply["result"]?["idToken"] == nil && reply["result"]?["account"]?["idTokenClaims"] == nil, "only the access token leaves")
             params["path"] = "/me"
             let graph = try await remote.call("callGraph", .object(params))
             #expect(graph["result"]?["status"] == 200, "callGraph with scopes \(String(describing: scopes))")

@@ -31,6 +31,7 @@ public struct LocalSettingsPolicy: SessionPolicy {
     }
 
     public var seesReplies: Bool { false }
+    public func asksConsent(_ method: SidecarMethod) -> Bool { false }
 
     public func admit(_ method: SidecarMethod, params: JSONValue?) throws(RPCError) -> JSONValue? {
         if method == .initialize {

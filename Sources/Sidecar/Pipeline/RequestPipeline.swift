@@ -6,10 +6,11 @@ import JSONRPC
 ///
 /// 1. the session policy's request stage (``SessionPolicy/admit(_:params:)``): refused here,
 ///    the engine never sees the request;
-/// 2. the cached-reply fast path (a silent token serialized from memory), only for a policy
-///    that does not see replies (``SessionPolicy/seesReplies``);
+/// 2. the cached-reply fast path (a silent token from memory, on the reader thread), never for
+///    a method the policy may ask the user about (``SessionPolicy/asksConsent(_:)``);
 /// 3. the policy's consent stage, then the engine, on the policy's peer channel;
-/// 4. the reply stage (``SessionPolicy/release(_:params:result:)``);
+/// 4. the reply stage (``SessionPolicy/release(_:params:result:)``), the fast path's answer
+///    too, as a value, for a policy that sees replies (``SessionPolicy/seesReplies``);
 /// 5. the audit stage.
 ///
 /// The switch over ``RPCRoute`` is exhaustive, so a new route kind does not compile until it
@@ -35,11 +36,16 @@ struct RequestPipeline: Sendable {
         case .concurrent(let run):
             return .concurrent(staged(method, run))
         case .quickOrConcurrent(let quick, let run):
-            guard !policy.seesReplies else { return .concurrent(staged(method, run)) }
+            guard !policy.asksConsent(method) else { return .concurrent(staged(method, run)) }
             return .quickOrConcurrent(
                 quick: { [policy] params, moment in
-                    guard let admitted = try? policy.admit(method, params: params) else { return nil }
-                    return quick(admitted, moment)
+                    guard let admitted = try? policy.admit(method, params: params), let found = quick(admitted, moment) else { return nil }
+                    guard policy.seesReplies else { return found }
+                    // The reply and audit stages, on the value; anything but "this leaves" (a
+                    // refusal, a fresh token to ask for) is decided again by the task.
+                    guard case .send(let released)? = try? policy.release(method, params: admitted, result: found.value) else { return nil }
+                    policy.audit(method, params: admitted, result: released)
+                    return QuickResult(released)
                 },
                 concurrent: staged(method, run))
         }

@@ -11,11 +11,16 @@ import JSONRPC
 /// engine (on the ``channel(_:_:)`` this policy gives it), ``release(_:params:result:)``
 /// (what may leave), ``audit(_:params:result:)`` (a record of what left).
 public protocol SessionPolicy: Sendable {
-    /// Whether ``release(_:params:result:)`` must see every reply as a value. A policy that
-    /// changes or checks replies says `true`, and the engine's serialized fast path (a silent
-    /// token answered from memory) is then not taken for its sessions: the pipeline, not the
-    /// route, decides.
+    /// Whether ``release(_:params:result:)`` and ``audit(_:params:result:)`` must see every
+    /// reply as a value. A policy that changes or checks replies says `true`: the engine's fast
+    /// path (a silent token from memory) then hands its answer to those stages as a value and
+    /// sends what they release, serialized anew; a policy that says `false` passes every reply
+    /// as it is, and the fast path sends the engine's kept text.
     var seesReplies: Bool { get }
+
+    /// Whether ``approve(_:params:)`` may ask the user before `method` runs: the fast path,
+    /// which answers on the reader thread and cannot wait for anyone, is then not taken.
+    func asksConsent(_ method: SidecarMethod) -> Bool
 
     /// The request stage: `params` as the engine is to read them, or a refusal.
     func admit(_ method: SidecarMethod, params: JSONValue?) throws(RPCError) -> JSONValue?
@@ -50,6 +55,7 @@ public enum ReplyDecision: Sendable {
 public struct OpenSessionPolicy: SessionPolicy {
     public init() {}
     public var seesReplies: Bool { false }
+    public func asksConsent(_ method: SidecarMethod) -> Bool { false }
     public func admit(_ method: SidecarMethod, params: JSONValue?) throws(RPCError) -> JSONValue? { params }
     public func approve(_ method: SidecarMethod, params: JSONValue?) async throws(RPCError) {}
     public func channel(_ method: SidecarMethod, _ context: RequestContext) -> RequestContext { context }

@@ -46,10 +46,8 @@ final class LocalEngineClient: EngineClient {
         case .immediate(let run):
             pending.finish(Result { () throws(RPCError) in try Self.rpc { try run(params) } })
         case .quickOrConcurrent(let quick, let run):
-            if let answer = quick(params, ReaderMoment(receivedAt: POSIX.monotonicNanoseconds(), idle: true)),
-                let result = try? JSONValue.parse(answer.pieces.flatMap { $0 })
-            {
-                pending.finish(.success(result))
+            if let answer = quick(params, ReaderMoment(receivedAt: POSIX.monotonicNanoseconds(), idle: true)) {
+                pending.finish(.success(answer.value))
             } else {
                 start(run, params, id, pending)
             }
