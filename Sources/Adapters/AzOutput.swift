@@ -15,11 +15,10 @@ public enum AzOutput {
         }
     }
 
-    /// Python's `json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)` + "\n".
+    /// Python's `json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)` + "\n"
+    /// (``JSON/JSONValue/indentedText(spaces:)``).
     public static func json(_ value: JSONValue) -> String {
-        var text = ""
-        write(value, indent: 0, into: &text)
-        return text + "\n"
+        value.indentedText(spaces: 2) + "\n"
     }
 
     /// knack's tsv: a list is one row per item, anything else one row.
@@ -52,56 +51,5 @@ public enum AzOutput {
 
     private static func sortedMembers(_ object: JSONObject) -> [(key: String, value: JSONValue)] {
         object.map { (key: $0.key, value: $0.value) }.sorted { $0.key.unicodeScalars.lexicographicallyPrecedes($1.key.unicodeScalars) }
-    }
-
-    private static func write(_ value: JSONValue, indent: Int, into text: inout String) {
-        let inner = String(repeating: " ", count: indent + 2)
-        switch value {
-        case .object(let object) where !object.isEmpty:
-            text += "{\n"
-            for (index, member) in sortedMembers(object).enumerated() {
-                text += inner + quoted(member.key) + ": "
-                write(member.value, indent: indent + 2, into: &text)
-                text += index == object.count - 1 ? "\n" : ",\n"
-            }
-            text += String(repeating: " ", count: indent) + "}"
-        case .array(let items) where !items.isEmpty:
-            text += "[\n"
-            for (index, item) in items.enumerated() {
-                text += inner
-                write(item, indent: indent + 2, into: &text)
-                text += index == items.count - 1 ? "\n" : ",\n"
-            }
-            text += String(repeating: " ", count: indent) + "]"
-        case .object: text += "{}"
-        case .array: text += "[]"
-        case .string(let string): text += quoted(string)
-        case .bool(let flag): text += flag ? "true" : "false"
-        case .null: text += "null"
-        case .int(let number): text += String(number)
-        case .double: text += String(decoding: value.serialized(), as: UTF8.self)
-        }
-    }
-
-    /// A JSON string as Python writes it without `ensure_ascii`: `"` `\` and the control
-    /// characters escaped (`\n`, `\u001b`), everything else as is.
-    static func quoted(_ string: String) -> String {
-        var out = "\""
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case "\u{08}": out += "\\b"
-            case "\u{0C}": out += "\\f"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
     }
 }

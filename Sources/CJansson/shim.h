@@ -20,6 +20,12 @@ static inline size_t cjansson_compact_encode_flags(void) {
     return JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(17);
 }
 
+/// Flags for `json_dumps` laid out as Python's `json.dumps(indent=n, sort_keys=True)`:
+/// `spaces` of indentation per level, keys sorted, any value at the top.
+static inline size_t cjansson_indented_encode_flags(int spaces) {
+    return JSON_INDENT(spaces) | JSON_SORT_KEYS | JSON_ENCODE_ANY | JSON_REAL_PRECISION(17);
+}
+
 /// The error text of a `json_error_t`, which Swift imports as a tuple.
 static inline const char *cjansson_error_text(const json_error_t *error) {
     return error->text;
