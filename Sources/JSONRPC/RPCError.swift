@@ -52,11 +52,8 @@ extension RPCError {
     }
 
     /// -32601.
-    public static func methodNotFound(_ method: String, planned: Bool = false) -> RPCError {
-        RPCError(
-            code: -32601,
-            message: planned ? "Method not found: \(method) is not implemented yet" : "Method not found: \(method)",
-            name: "methodNotFound", data: planned ? ["planned": true] : [:])
+    public static func methodNotFound(_ method: String) -> RPCError {
+        RPCError(code: -32601, message: "Method not found: \(method)", name: "methodNotFound", data: [:])
     }
 
     /// -32602, naming the offending member (a dotted path such as `account.username`).
