@@ -28,6 +28,15 @@ final class ForwardSessionPolicy: SessionPolicy {
     /// The scopes a request naming no resource scope is for (the session's default), set by
     /// `initialize`; under a lock: requests of one session run on several tasks.
     private let defaultScopes: PthreadMutex<[String]>
+    /// The last token checked against `forwardScopes` and what it is for beyond them: most
+    /// replies carry the same cached token, whose claims are then not decoded again.
+    private let lastVerdict = PthreadMutex<Verdict?>(nil)
+
+    private struct Verdict {
+        let token: JSONValue?
+        let scopes: JSONValue?
+        let beyond: [String]
+    }
 
     /// - Parameters:
     ///   - startup: the configuration the session starts with (the agent's, ``ForwardPolicy/configuration(remote:base:)``).
@@ -85,7 +94,7 @@ final class ForwardSessionPolicy: SessionPolicy {
         case .getAccounts: return .send(ForwardReply.allowed(result, fields: ["accounts"]))
         case .getCurrentAccount: return .send(ForwardReply.allowed(result, fields: ["account", "previousAccount"]))
         case .acquireTokenSilent, .acquireToken:
-            let beyond = ForwardReply.beyondScopes(result, scopes)
+            let beyond = beyondScopes(result)
             if !beyond.isEmpty, method == .acquireTokenSilent, params?["forceRefresh"]?.boolValue != true, case .object(var members)? = params {
                 // A cached token for more than the request (the cache's superset lookup): a fresh one for exactly these scopes.
                 members["forceRefresh"] = true
@@ -94,7 +103,7 @@ final class ForwardSessionPolicy: SessionPolicy {
             if !beyond.isEmpty {
                 logger.notice("refused a forwarded token beyond forwardScopes", metadata: ["scopes": "\(beyond.joined(separator: " "))"])
             }
-            return .send(try ForwardReply.token(result, within: scopes))
+            return .send(try ForwardReply.token(result, beyond: beyond))
         case .callGraph, .ping, .getDeviceInformation: return .send(result)
         case .signout, .setCurrentAccount, .getCacheSummary, .diagnosticsSleep, .diagnosticsEcho:
             throw ForwardPolicy.methodRefused(method.rawValue)
@@ -105,6 +114,16 @@ final class ForwardSessionPolicy: SessionPolicy {
         guard ForwardPolicy.rule(method).usesToken else { return }
         let source = method == .callGraph ? params?["scopes"] : result["scopes"]
         logHandedOut(method.rawValue, source?.arrayValue?.compactMap(\.stringValue) ?? [])
+    }
+
+    /// ``ForwardReply/beyondScopes(_:_:)`` for `result`, kept for the last token seen.
+    private func beyondScopes(_ result: JSONValue) -> [String] {
+        let token = result["accessToken"]
+        let listed = result["scopes"]
+        if let last = lastVerdict.withLock({ $0 }), last.token == token, last.scopes == listed { return last.beyond }
+        let beyond = ForwardReply.beyondScopes(result, scopes)
+        lastVerdict.withLock { $0 = Verdict(token: token, scopes: listed, beyond: beyond) }
+        return beyond
     }
 
     private var agentAuthority: String { ForwardPolicy.authority(of: base) }

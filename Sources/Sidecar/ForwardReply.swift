@@ -19,7 +19,12 @@ public enum ForwardReply {
     /// The token that `result` carries leaves only within `scopes`; else -51014
     /// (`forwardTokenRefused`) naming what it is for beyond them.
     public static func token(_ result: JSONValue, within scopes: ForwardScopes) throws(RPCError) -> JSONValue {
-        let beyond = beyondScopes(result, scopes)
+        try token(result, beyond: beyondScopes(result, scopes))
+    }
+
+    /// The token that `result` carries, when it is for nothing `beyond` the forward scopes
+    /// (``beyondScopes(_:_:)``, found already); else -51014 naming what it is for beyond them.
+    public static func token(_ result: JSONValue, beyond: [String]) throws(RPCError) -> JSONValue {
         guard beyond.isEmpty else {
             throw RPCError(
                 code: ForwardPolicy.code,
@@ -34,7 +39,7 @@ public enum ForwardReply {
     public static func beyondScopes(_ result: JSONValue, _ scopes: ForwardScopes) -> [String] {
         guard let token = result["accessToken"]?.stringValue else { return ["(no token)"] }
         var beyond = scopes.unlisted(result["scopes"]?.arrayValue?.compactMap(\.stringValue) ?? [])
-        if let claims = claims(of: token) {
+        if let claims = JWTPayload.claims(of: token) {
             let audience = claims["aud"]?.stringValue
             let names =
                 (claims["scp"]?.stringValue?.split(separator: " ").map(String.init) ?? [])
@@ -78,14 +83,5 @@ public enum ForwardReply {
         kept["forward"] = ["scopes": JSONValue(scopes.allowed), "signIn": .string(signIn)]
         kept["agent"] = ["forwarded": true]
         return .object(kept)
-    }
-
-    /// The claims of a JWT access token; `nil` for an opaque token.
-    static func claims(of token: String) -> JSONValue? {
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let bytes = Base64URL.decode(parts[1]), let claims = try? JSONValue.parse(bytes), claims.objectValue != nil else {
-            return nil
-        }
-        return claims
     }
 }

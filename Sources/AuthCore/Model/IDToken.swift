@@ -40,7 +40,7 @@ public struct IDToken: Sendable, Equatable {
 
     /// The token's two or three dot-separated segments, found on its bytes (splitting on
     /// Characters, or even with the generic `split` over the bytes, cost more than decoding).
-    private static func segments(of raw: String) throws(AuthError) -> (header: Substring, payload: Substring, signature: Substring?) {
+    static func segments(of raw: String) throws(AuthError) -> (header: Substring, payload: Substring, signature: Substring?) {
         let dots =
             raw.utf8.withContiguousStorageIfAvailable(Self.dotOffsets(in:))
             ?? Array(raw.utf8).withUnsafeBufferPointer(Self.dotOffsets(in:))
