@@ -158,7 +158,12 @@ public final class OutputChannel: @unchecked Sendable {
                 pending.discardQueued()
             }
             writing = false
-            lock.broadcast()  // the writer may be waiting for its turn
+            if case .running = writer, pending.isEmpty, !closing {
+                // The writer thread waits for output to write, and there is none: waking it
+                // would only send it back to sleep (two switches per reply under load).
+                return
+            }
+            lock.broadcast()  // the writer, a closing channel or a sender may be waiting for its turn
         }
     }
 
