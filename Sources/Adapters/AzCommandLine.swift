@@ -12,6 +12,14 @@ public enum AzCommandLine {
     public enum Parsed: Equatable, Sendable {
         case getAccessToken(GetAccessToken, AzOutputOptions)
         case accountShow(subscription: String?, AzOutputOptions)
+        /// `version`.
+        case version(AzOutputOptions)
+        /// `account list`: `--all`, `--refresh`.
+        case accountList(all: Bool, refresh: Bool, AzOutputOptions)
+        /// `account set --subscription ID|NAME`.
+        case accountSet(subscription: String)
+        /// `login --claims-challenge B64 [--tenant T] [--scope S]`, the line azure-identity prints.
+        case loginWithClaims(LoginWithClaims)
         /// `-h`/`--help` of an answered command: the text to print.
         case help(String)
         /// A command this shim does not answer: its words, for the refusal.
@@ -46,6 +54,10 @@ public enum AzCommandLine {
         switch words {
         case ["account", "get-access-token"]: return parseGetAccessToken(options)
         case ["account", "show"]: return parseAccountShow(options)
+        case ["version"]: return parseVersion(options)
+        case ["account", "list"]: return parseAccountList(options)
+        case ["account", "set"]: return parseAccountSet(options)
+        case ["login"]: return parseLogin(options)
         default: return .success(.other(words.isEmpty ? arguments : words))
         }
     }
@@ -93,7 +105,7 @@ public enum AzCommandLine {
 
     /// The option loop: the command's own options through `set` (false: not one of them),
     /// then the global ones. Returns true when help was asked for.
-    private static func readOptions(
+    static func readOptions(
         _ arguments: ArraySlice<String>, output: inout AzOutputOptions,
         _ set: (_ name: String, _ cursor: Cursor) throws(Failure) -> Bool
     ) -> Result<Bool, Failure> {
@@ -108,7 +120,7 @@ public enum AzCommandLine {
                     let text = try cursor.value()
                     guard let format = AzOutputOptions.Format(rawValue: text.lowercased()) else {
                         throw Failure(
-                            "argument --output/-o: '\(text)' is not answered by this az (auth-sidecar's): use json, jsonc, tsv or none")
+                            "argument --output/-o: '\(text)' is not answered by this az (auth-sidecar's): use json, jsonc, tsv, table or none")
                     }
                     output.format = format
                 case "--query":
@@ -198,7 +210,7 @@ public enum AzCommandLine {
             --claims-challenge  : Base64-encoded claims challenge (auth-sidecar's addition).
 
         Global Arguments
-            --output -o         : Output format.  Allowed values: json, jsonc, none, tsv.
+            --output -o         : Output format.  Allowed values: json, jsonc, none, table, tsv.
             --query             : A field path (accessToken, expires_on) or a list of them.
 
         """
@@ -212,7 +224,7 @@ public enum AzCommandLine {
             --subscription -s   : The subscription: here only the tenant-level account's own ID.
 
         Global Arguments
-            --output -o         : Output format.  Allowed values: json, jsonc, none, tsv.
+            --output -o         : Output format.  Allowed values: json, jsonc, none, table, tsv.
             --query             : A field path (tenantId, user.name) or a list of them.
 
         """
@@ -223,7 +235,7 @@ public struct AzOutputOptions: Equatable, Sendable {
     /// The formats answered (`jsonc` is `json` when stdout is not a terminal, as in az; it is
     /// never coloured here).
     public enum Format: String, Equatable, Sendable {
-        case json, jsonc, tsv, none
+        case json, jsonc, tsv, table, none
     }
 
     public var format: Format = .json

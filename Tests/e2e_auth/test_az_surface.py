@@ -109,3 +109,115 @@ def test_a_bare_environment_reaches_the_agent_under_run_user_uid(verbs, mock, az
         assert without.returncode == 0 and agent.connections == 1, without.stderr  # no /run/user/UID: in process
     finally:
         agent.close()
+
+
+# ---- az version, subscriptions: the recorded real Azure CLI 2.91.0 ----------------------------
+
+RECORDED = json.loads((Path(__file__).parent / "fixtures" / "az" / "subscriptions-2.91.0.json").read_text())
+
+
+def run_az(verbs: Verbs, az: Path, *args, env=None) -> subprocess.CompletedProcess:
+    return subprocess.run([str(az / "az"), *args], env={**verbs.env, **(env or {})}, capture_output=True, text=True,
+                          timeout=60, stdin=subprocess.DEVNULL, cwd="/bin")
+
+
+def recorded(name: str) -> dict:
+    """A recorded run, its placeholders as the mock's: the user and Contoso's tenant."""
+    run = RECORDED["runs"][name]
+    return {k: v.replace("USER_NAME", ALICE).replace(RECORDED["tenantId"], CONTOSO_TID) if isinstance(v, str) else v
+            for k, v in run.items()}
+
+
+def test_az_version_is_azure_clis_shape_plus_served_by(verbs, az):
+    version = subprocess.run([verbs.binary, "--version"], capture_output=True, text=True).stdout.split()[1]
+    out = json.loads(run_az(verbs, az, "version", "-o=json").stdout)
+    real = json.loads(recorded("version-json")["stdout"])
+    assert out == {**real, "servedBy": "auth-sidecar " + version}  # Azure CLI's members, values as 2.91.0's
+    table = run_az(verbs, az, "version", "-o", "table").stdout.splitlines()
+    real_table = recorded("version-table")["stdout"].splitlines()
+    assert len(table) == len(real_table) and all(ours.startswith(real) for ours, real in zip(table, real_table))
+    assert table[0].split()[-1] == "ServedBy" and table[2].endswith("auth-sidecar " + version)
+    tsv = run_az(verbs, az, "version", "-o", "tsv").stdout
+    # az's columns (the extensions object an empty cell), then servedBy
+    assert tsv == recorded("version-tsv")["stdout"].rstrip("\n") + "\tauth-sidecar " + version + "\n"
+
+
+@pytest.fixture
+def subscribed(verbs, mock, az):
+    """Alice signed in, the mock's Resource Manager at {url}/arm/ holding the recorded subscriptions."""
+    mock.admin.subscriptions(username=ALICE, subscriptions=[
+        {"id": s["id"], "name": s["name"], "state": s["state"], "tenant_id": CONTOSO_TID} for s in RECORDED["subscriptions"]])
+    verbs.write_config(armEndpoint=mock.url + "/arm/")
+    verbs.ok("login")
+    return verbs
+
+
+@pytest.mark.parametrize("name,args", [
+    ("show", ["account", "show", "-o=json"]),
+    ("show-sub-name", ["account", "show", "--subscription", "contoso dev", "-o", "json"]),
+    ("show-unknown", ["account", "show", "--subscription", "nope"]),
+    ("list", ["account", "list", "-o=json"]),
+    ("list-all", ["account", "list", "--all", "-o", "json"]),
+    ("list-table", ["account", "list", "-o", "table"]),
+    ("list-tsv", ["account", "list", "-o", "tsv"]),
+    ("list-all-table", ["account", "list", "--all", "--output", "table"]),
+    ("set-unknown", ["account", "set", "--subscription", "No-Such"]),
+])
+def test_subscription_commands_print_the_recorded_azure_cli_bytes(subscribed, az, name, args):
+    expected = recorded(name)
+    p = run_az(subscribed, az, *args)
+    assert (p.returncode, p.stdout, p.stderr) == (expected["status"], expected["stdout"], expected["stderr"]), name
+
+
+def test_account_set_changes_the_default_and_get_access_token_follows_it(subscribed, mock, az, tmp_path):
+    first = json.loads(run_az(subscribed, az, "account", "get-access-token", "-o", "json").stdout)
+    assert first["subscription"] == RECORDED["subscriptions"][0]["id"] and first["tenant"] == CONTOSO_TID
+    assert claims(first["accessToken"])["aud"].startswith("https://management.core.windows.net")
+    p = run_az(subscribed, az, "account", "set", "--subscription", "Contoso Dev")
+    assert (p.returncode, p.stdout, p.stderr) == (0, "", "")
+    expected = recorded("show-after-set")
+    assert run_az(subscribed, az, "account", "show", "--query", "id", "-o", "tsv").stdout == expected["stdout"]
+    after = json.loads(run_az(subscribed, az, "account", "get-access-token", "-o", "json").stdout)
+    assert after["subscription"] == RECORDED["subscriptions"][1]["id"]
+    picked = json.loads(run_az(subscribed, az, "account", "get-access-token", "--subscription",
+                               RECORDED["subscriptions"][0]["id"], "-o", "json").stdout)
+    assert picked["subscription"] == RECORDED["subscriptions"][0]["id"] and sorted(picked) == sorted(first)
+    unknown = run_az(subscribed, az, "account", "get-access-token", "--subscription", "nope")
+    assert unknown.returncode == 1 and unknown.stderr == recorded("show-unknown")["stderr"]
+    # kept beside the cache, 0600, in azureProfile.json's shape, one file per account
+    kept = list(Path(subscribed.cache).parent.glob("azureProfile.*.json"))
+    assert len(kept) == 1 and kept[0].stat().st_mode & 0o777 == 0o600
+    entries = json.loads(kept[0].read_text())["subscriptions"]
+    profile = json.loads(json.dumps(RECORDED["profile"]).replace("USER_NAME", ALICE).replace(RECORDED["tenantId"], CONTOSO_TID))
+    assert [{**e, "isDefault": False} for e in entries] == [{**e, "isDefault": False} for e in profile]
+
+
+def test_list_refresh_reads_resource_manager_again_and_keeps_the_default(subscribed, mock, az):
+    run_az(subscribed, az, "account", "set", "--subscription", "Contoso Dev")
+    mock.admin.subscriptions(username=ALICE, subscriptions=[
+        {"id": s["id"], "name": s["name"], "tenant_id": CONTOSO_TID} for s in RECORDED["subscriptions"][1:]])
+    assert len(json.loads(run_az(subscribed, az, "account", "list", "--all").stdout)) == 3  # kept, not listed again
+    p = run_az(subscribed, az, "account", "list", "--refresh", "--all")
+    assert p.returncode == 0, p.stderr
+    assert [(e["name"], e["isDefault"]) for e in json.loads(p.stdout)] == [("Contoso Dev", True), ("Contoso Old", False)]
+
+
+def test_an_account_without_subscriptions_stays_tenant_level(verbs, mock, az):
+    verbs.write_config(armEndpoint=mock.url + "/arm/")
+    verbs.ok("login")
+    shown = json.loads(run_az(verbs, az, "account", "show").stdout)
+    assert shown["id"] == CONTOSO_TID and shown["name"] == "N/A(tenant level account)"
+    listed = json.loads(run_az(verbs, az, "account", "list").stdout)
+    assert [e["id"] for e in listed] == [CONTOSO_TID] and listed[0]["cloudName"] == "AzureCloud"
+    token = json.loads(run_az(verbs, az, "account", "get-access-token").stdout)
+    assert token["subscription"] == CONTOSO_TID
+
+
+def test_nobody_signed_in_lists_nothing_as_az_does(verbs, az):
+    p = run_az(verbs, az, "account", "list")
+    assert (p.returncode, p.stdout) == (0, "[]\n") and p.stderr == 'WARNING: Please run "az login" to access your accounts.\n'
+
+
+def test_list_locations_is_refused_with_the_usual_line(verbs, az):
+    p = run_az(verbs, az, "account", "list-locations")
+    assert p.returncode == 2 and p.stderr.startswith("ERROR: 'az account list-locations' is not answered by this az")
