@@ -5,6 +5,7 @@ Shapes are compared with a real Azure CLI 2.91.0's, recorded in Tests/e2e_auth/f
 """
 from __future__ import annotations
 
+import base64
 import json
 import os
 import shlex
@@ -221,3 +222,41 @@ def test_nobody_signed_in_lists_nothing_as_az_does(verbs, az):
 def test_list_locations_is_refused_with_the_usual_line(verbs, az):
     p = run_az(verbs, az, "account", "list-locations")
     assert p.returncode == 2 and p.stderr.startswith("ERROR: 'az account list-locations' is not answered by this az")
+
+
+# ---- az login --claims-challenge: azure-identity's advice followed literally ---------------------
+
+def test_azure_identitys_claims_line_can_be_followed_literally(verbs, mock, az):
+    from azure.identity import AzureCliCredential, CredentialUnavailableError
+
+    verbs.ok("login")
+    wanted = {"access_token": {"acrs": {"essential": True, "value": "c1"}}}
+    with pytest.raises(CredentialUnavailableError) as raised:
+        AzureCliCredential().get_token_info("https://graph.microsoft.com/.default",
+                                            options={"claims": json.dumps(wanted), "tenant_id": CONTOSO_TID})
+    message = str(raised.value)
+    line = message[message.index("az login --claims-challenge"):]  # "... run the following command (...): az login ..."
+    assert f"--tenant {CONTOSO_TID} --scope https://graph.microsoft.com/.default" in line
+    mock.admin.log__clear()
+    p = subprocess.run(["sh", "-c", line], env={**verbs.env, "PATH": f"{az}:{os.environ['PATH']}"}, capture_output=True,
+                       text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert p.returncode == 0 and p.stdout == f"Signed in as {ALICE}\n", p.stderr
+    authorize = mock.admin.log(endpoint="authorize")
+    assert len(authorize) == 1 and json.loads(authorize[0]["query"]["claims"])["access_token"]["acrs"] == wanted["access_token"]["acrs"]
+    assert f"/{CONTOSO_TID}/" in authorize[0]["path"] and "https://graph.microsoft.com/.default" in authorize[0]["query"]["scope"]
+
+
+@pytest.mark.parametrize("args", [["login"], ["login", "--use-device-code"], ["login", "--tenant", CONTOSO_TID],
+                                  ["login", "--claims-challenge", "e30=", "--service-principal"]])
+def test_other_az_login_lines_keep_the_refusal(verbs, az, args):
+    p = run_az(verbs, az, *args)
+    assert p.returncode == 2 and p.stderr.startswith("ERROR: 'az login' is not answered by this az"), p.stderr
+
+
+def test_auth_sidecar_login_takes_a_claims_challenge(verbs, mock):
+    challenge = base64.b64encode(b'{"id_token":{"auth_time":{"essential":true}}}').decode()
+    mock.admin.log__clear()
+    assert verbs.ok("login", "--claims-challenge", challenge) == f"Signed in as {ALICE}\n"
+    assert json.loads(mock.admin.log(endpoint="authorize")[0]["query"]["claims"])["id_token"] == {"auth_time": {"essential": True}}
+    bad = verbs.run("login", "--claims-challenge", "%%%")
+    assert bad.returncode != 0 and "--claims-challenge" in bad.stderr
