@@ -11,6 +11,7 @@ import os
 import shlex
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,7 @@ from test_verbs import RunningAgent, Verbs, verbs  # noqa: F401 (fixture)
 STORAGE_DEFAULT = "https://storage.azure.com/.default"
 BARE_PATH = "/usr/bin:/bin"
 SYSTEM_CA = "/etc/ssl/certs/ca-certificates.crt"
+MANYLINUX_CA = "/etc/pki/tls/certs/ca-bundle.crt"
 
 
 @pytest.fixture
@@ -42,8 +44,9 @@ def namespace_prefix() -> list[str]:
 
 
 class BareUser:
-    """The password database's home of the user a command runs as, and /run/user/UID, stood in
-    by directories of the test's own inside a mount namespace (nothing outside it changes), and
+    """The password database's home's .config of the user a command runs as, and /run/user/UID,
+    stood in by directories of the test's own inside a mount namespace (nothing outside it
+    changes, but for an empty ~/.config made when there is none), and
     the system CA bundle with the mock's CA added (a bare environment names no SSL_CERT_FILE)."""
 
     def __init__(self, verbs: Verbs, tmp_path: Path):
@@ -54,20 +57,30 @@ class BareUser:
             d.mkdir(mode=0o700)
         (self.home / ".config" / "auth-sidecar").mkdir(parents=True)
         shutil.copy(verbs.config_file, self.home / ".config" / "auth-sidecar" / "config.json")
-        self.ca = tmp_path / "ca-bundle.crt"
-        self.ca.write_bytes(Path(SYSTEM_CA).read_bytes() + b"\n" + Path(verbs.mock.ca_file).read_bytes())
+        # /etc seen through an overlay: the system CA bundle with the mock's CA added, at Debian's
+        # path and at the one libcurl builds of manylinux wheels read (DuckDB's azure extension)
+        self.etc_upper, self.etc_work = tmp_path / "etc-upper", tmp_path / "etc-work"
+        bundle = Path(SYSTEM_CA).read_bytes() + b"\n" + Path(verbs.mock.ca_file).read_bytes()
+        for path in (SYSTEM_CA, MANYLINUX_CA):
+            target = self.etc_upper / Path(path).relative_to("/etc")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(bundle)
+        self.etc_work.mkdir()
         self.prefix = namespace_prefix()
 
     def run(self, argv: list[str], runtime_dir: bool = False, env_path: str = BARE_PATH, timeout=60):
         """`env -i PATH=env_path ARGV` in the namespace; with `runtime_dir`, /run/user/UID is
         self.runtime (else there is none)."""
-        steps = ['home=$(getent passwd "$(id -u)" | cut -d: -f6)', 'mount --bind "$HOME_SRC" "$home"',
-                 'mount --bind "$CA_SRC" ' + SYSTEM_CA, "mkdir -p /run/user", "mount -t tmpfs -o mode=755 tmpfs /run/user"]
+        # Only the home's .config is stood in (the rest of the home, where a Python may live, stays)
+        steps = ['home=$(getent passwd "$(id -u)" | cut -d: -f6)', 'mkdir -p "$home/.config"',
+                 'mount --bind "$HOME_SRC/.config" "$home/.config"',
+                 'mount -t overlay overlay -o "lowerdir=/etc,upperdir=$ETC_UPPER,workdir=$ETC_WORK" /etc',
+                 "mkdir -p /run/user", "mount -t tmpfs -o mode=755 tmpfs /run/user"]
         if runtime_dir:
             steps += ['mkdir -m 700 "/run/user/$(id -u)"', 'mount --bind "$RUNTIME_SRC" "/run/user/$(id -u)"']
         steps.append("exec env -i PATH=" + shlex.quote(env_path) + " " + " ".join(shlex.quote(a) for a in argv))
         env = {"PATH": os.environ["PATH"], "HOME_SRC": str(self.home), "RUNTIME_SRC": str(self.runtime),
-               "CA_SRC": str(self.ca)}
+               "ETC_UPPER": str(self.etc_upper), "ETC_WORK": str(self.etc_work)}
         return subprocess.run([*self.prefix, "sh", "-ec", " && ".join(steps)], env=env, capture_output=True, text=True,
                               timeout=timeout, stdin=subprocess.DEVNULL)
 
@@ -260,3 +273,45 @@ def test_auth_sidecar_login_takes_a_claims_challenge(verbs, mock):
     assert json.loads(mock.admin.log(endpoint="authorize")[0]["query"]["claims"])["id_token"] == {"auth_time": {"essential": True}}
     bad = verbs.run("login", "--claims-challenge", "%%%")
     assert bad.returncode != 0 and "--claims-challenge" in bad.stderr
+
+
+# ---- DuckDB's azure extension (the Azure SDK for C++) through the shim, bare environment -------
+
+DUCKDB_SCRIPT = r'''
+import glob, os, sys
+sys.path[:0] = sys.argv[1].split(os.pathsep)  # where duckdb is installed: nothing in the environment says
+import duckdb, duckdb_extension_azure
+extension = glob.glob(os.path.join(os.path.dirname(duckdb_extension_azure.__file__), "extensions", "*", "azure.duckdb_extension"))[0]
+connection = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
+connection.execute("LOAD '%s'" % extension)  # from the PyPI package: no download
+account, endpoint = sys.argv[2], sys.argv[3]
+connection.execute("CREATE SECRET blob (TYPE azure, PROVIDER credential_chain, CHAIN 'cli', ACCOUNT_NAME '%s', ENDPOINT '%s')"
+                   % (account, endpoint))
+print(connection.execute("SELECT name, n FROM 'az://data/numbers.csv' ORDER BY n").fetchall())
+'''
+
+
+def test_duckdbs_azure_extension_reads_a_blob_with_the_users_token_from_a_bare_environment(verbs, mock, az, bare, tmp_path):
+    duckdb = pytest.importorskip("duckdb")
+    pytest.importorskip("duckdb_extension_azure")
+    from blob_standin import BlobStandIn, token_claims
+
+    verbs.ok("login")
+    tls = os.path.dirname(mock.ca_file)
+    blob = BlobStandIn(os.path.join(tls, "server.pem"), os.path.join(tls, "server-key.pem"),
+                       {"/data/numbers.csv": b"name,n\ntwo,2\none,1\n"})
+    script = tmp_path / "read_blob.py"
+    script.write_text(DUCKDB_SCRIPT)
+    site = os.pathsep.join(p for p in sys.path if p)
+    try:
+        # The account URL is https://ACCOUNT.ENDPOINT: "127" + "0.0.1:PORT" names the stand-in.
+        p = bare.run([sys.executable, str(script), site, "127", "0.0.1:%d" % blob.port],
+                     env_path=f"{az}:{BARE_PATH}", timeout=120)
+    finally:
+        blob.close()
+    assert p.returncode == 0, (p.stdout, p.stderr, blob.refused)
+    assert p.stdout.strip() == "[('one', 1), ('two', 2)]"
+    assert blob.tokens and not blob.refused
+    token = token_claims(blob.tokens[0])
+    assert token["aud"].rstrip("/") == "https://storage.azure.com" and token["tid"] == CONTOSO_TID
+    assert duckdb.__version__
