@@ -10,7 +10,7 @@ import Testing
 
 /// The per-user paths with a bare environment (a program that runs `az` with `PATH` alone).
 @Suite struct UserPathsTests {
-    private static let none: (String) -> String? = { _ in nil }
+    private static let none: @Sendable (String) -> String? = { _ in nil }
 
     /// This user's home in the password database, read here another way (`getpwuid`).
     private var passwordHome: String? { getpwuid(getuid()).flatMap { $0.pointee.pw_dir.map { String(cString: $0) } } }

@@ -315,3 +315,32 @@ def test_duckdbs_azure_extension_reads_a_blob_with_the_users_token_from_a_bare_e
     token = token_claims(blob.tokens[0])
     assert token["aud"].rstrip("/") == "https://storage.azure.com" and token["tid"] == CONTOSO_TID
     assert duckdb.__version__
+
+
+def test_a_new_sign_in_lists_the_subscriptions_again(subscribed, mock, az):
+    assert run_az(subscribed, az, "account", "show", "--query", "name", "-o", "tsv").stdout == "Contoso Production\n"
+    kept = list(Path(subscribed.cache).parent.glob("azureProfile.*.json"))
+    assert len(kept) == 1
+    mock.admin.subscriptions(username=ALICE, subscriptions=[{"id": "44444444-dddd-4000-8000-000000000004", "name": "New"}])
+    assert run_az(subscribed, az, "account", "show", "--query", "name", "-o", "tsv").stdout == "Contoso Production\n"
+    subscribed.ok("login")  # as az login lists them at each sign-in
+    assert not kept[0].exists()
+    assert run_az(subscribed, az, "account", "show", "--query", "name", "-o", "tsv").stdout == "New\n"
+
+
+def test_a_failing_resource_manager_leaves_a_tenant_level_account_and_one_warning(verbs, mock, az):
+    mock.admin.subscriptions(username=ALICE, subscriptions=[{"id": RECORDED["subscriptions"][0]["id"], "name": "One"}])
+    verbs.write_config(armEndpoint=mock.url + "/no-arm-here/")
+    verbs.ok("login")
+    first = run_az(verbs, az, "account", "show")
+    assert first.returncode == 0 and json.loads(first.stdout)["id"] == CONTOSO_TID
+    assert first.stderr.startswith("WARNING: auth-sidecar: cannot list subscriptions (") and "--refresh" in first.stderr
+    mock.admin.counts__reset()
+    again = run_az(verbs, az, "account", "get-access-token")
+    assert again.returncode == 0 and again.stderr == "" and json.loads(again.stdout)["subscription"] == CONTOSO_TID
+    assert mock.admin.count("other") == 0  # not asked again
+    refresh = run_az(verbs, az, "account", "list", "--refresh")
+    assert refresh.returncode == 1 and refresh.stderr.startswith("ERROR: auth-sidecar: cannot list subscriptions: ")
+    verbs.write_config(armEndpoint=mock.url + "/arm/")
+    fixed = run_az(verbs, az, "account", "list", "--refresh")
+    assert fixed.returncode == 0 and [e["name"] for e in json.loads(fixed.stdout)] == ["One"]

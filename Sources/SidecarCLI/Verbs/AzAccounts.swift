@@ -12,7 +12,8 @@ import Sidecar
 /// The subscriptions the `az` shim keeps per account, as Azure CLI keeps them: listed from
 /// Resource Manager (``AzResourceManager``; its endpoint the `armEndpoint` key, else the cloud's
 /// for a known cloud's sign-in host) the first time an `az` command needs them after a sign-in
-/// and on `az account list --refresh`, and kept beside the token cache in
+/// (`auth-sidecar login` drops the kept list: ``forget(_:account:)``) and on `az account list
+/// --refresh`, and kept beside the token cache in
 /// `azureProfile.ACCOUNT.json` (0600; azureProfile.json's `subscriptions`, ``AzSubscriptions``).
 /// An account with none, or where Resource Manager is not known, is Azure CLI's tenant-level
 /// account (`--allow-no-subscriptions`), as before.
@@ -39,15 +40,27 @@ struct AzAccounts {
     var username: String { VerbOutput.username(account) }
 
     /// The file kept for this account: beside a file cache; nil for a memory cache.
-    var profilePath: String? {
+    var profilePath: String? { Self.profilePath(session, homeAccountId: account["homeAccountId"]?.stringValue ?? tenantId) }
+
+    /// The file kept for the account `homeAccountId` in `session`'s cache's directory; nil for
+    /// a memory cache.
+    static func profilePath(_ session: VerbSession, homeAccountId: String) -> String? {
         guard let cache = try? session.configuration["cache"]?["path"]?.stringValue, let slash = cache.lastIndex(of: "/") else { return nil }
-        let id = (account["homeAccountId"]?.stringValue ?? tenantId).map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "." ? $0 : "_" }
+        let id = homeAccountId.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "." ? $0 : "_" }
         return String(cache[...slash]) + "azureProfile." + String(id) + ".json"
     }
 
+    /// After a sign-in (`auth-sidecar login`): the account's kept subscriptions are dropped, so
+    /// the next `az` command lists them again, as Azure CLI lists them at each `az login`.
+    static func forget(_ session: VerbSession, account: JSONValue?) {
+        guard let id = account?["homeAccountId"]?.stringValue, let path = profilePath(session, homeAccountId: id) else { return }
+        unlink(path)
+    }
+
     /// The account's subscriptions: the kept ones, else (or with `refresh`) listed now and
-    /// kept. Empty: a tenant-level account. A listing that fails is an error with `refresh`,
-    /// else the tenant-level account (nothing kept, so the next command tries again).
+    /// kept. Empty: a tenant-level account. A listing that fails is an error with `refresh`;
+    /// else the account is tenant-level, kept so (with one warning now) until `az account list
+    /// --refresh` or the next sign-in: no az command waits on a failing Resource Manager again.
     func subscriptions(refresh: Bool = false) throws(AzShim.Failure) -> [JSONValue] {
         guard let resourceManager else { return [] }
         let kept = try read()
@@ -60,7 +73,11 @@ struct AzAccounts {
             return chosen
         case .failure(let reason):
             if refresh { throw AzShim.Failure(message: "auth-sidecar: cannot list subscriptions: \(reason.reason)") }
-            return kept ?? []
+            Console.write(
+                "WARNING: auth-sidecar: cannot list subscriptions (\(reason.reason)): \(username) is a tenant-level account until "
+                    + "'az account list --refresh'\n", to: STDERR_FILENO)
+            try write([])
+            return []
         }
     }
 

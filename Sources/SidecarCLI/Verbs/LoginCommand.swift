@@ -110,6 +110,7 @@ struct LoginCommand: ParsableCommand {
                 }
                 throw .from(error)
             }
+            AzAccounts.forget(session, account: result["account"])
             switch output {
             case .json: session.print(VerbOutput.signInSummary(result).jsonText)
             case .text: session.print("Signed in as \(VerbOutput.username(result["account"]))")
