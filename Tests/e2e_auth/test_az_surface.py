@@ -18,20 +18,13 @@ import pytest
 
 from auth_e2e import ALICE, CONTOSO_TID
 from test_adapters import claims
+from test_az_shim import az, run_az  # noqa: F401 (fixture)
 from test_verbs import RunningAgent, Verbs, verbs  # noqa: F401 (fixture)
 
 STORAGE_DEFAULT = "https://storage.azure.com/.default"
 BARE_PATH = "/usr/bin:/bin"
 SYSTEM_CA = "/etc/ssl/certs/ca-certificates.crt"
 MANYLINUX_CA = "/etc/pki/tls/certs/ca-bundle.crt"
-
-
-@pytest.fixture
-def az(verbs: Verbs, tmp_path) -> Path:
-    shim = tmp_path / "az-shim" / "bin"
-    shim.mkdir(parents=True)
-    (shim / "az").symlink_to(verbs.binary)
-    return shim
 
 
 def namespace_prefix() -> list[str]:
@@ -128,11 +121,6 @@ def test_a_bare_environment_reaches_the_agent_under_run_user_uid(verbs, mock, az
 # ---- az version, subscriptions: the recorded real Azure CLI 2.91.0 ----------------------------
 
 RECORDED = json.loads((Path(__file__).parent / "fixtures" / "az" / "subscriptions-2.91.0.json").read_text())
-
-
-def run_az(verbs: Verbs, az: Path, *args, env=None) -> subprocess.CompletedProcess:
-    return subprocess.run([str(az / "az"), *args], env={**verbs.env, **(env or {})}, capture_output=True, text=True,
-                          timeout=60, stdin=subprocess.DEVNULL, cwd="/bin")
 
 
 def recorded(name: str) -> dict:
