@@ -1,6 +1,7 @@
 /// The Azure CLI command lines the `az` shim answers, parsed as Azure CLI 2.60+ reads them
 /// (azure-cli's `profile` module and knack's global options): `account get-access-token` and
-/// `account show`. Small and strict: anything else is ``Parsed/other(_:)`` (refused, or handed
+/// `account show` here, `version`, `account list`, `account set` and `login --claims-challenge`
+/// in `AzCommandLine+Accounts.swift`. Small and strict: anything else is ``Parsed/other(_:)`` (refused, or handed
 /// to a real Azure CLI), and a bad option is a ``Failure`` with az's exit status 2.
 ///
 /// Options: `--name value`, `--name=value`, `-o value`, `-o=value` and `-ovalue`, anywhere
@@ -206,7 +207,7 @@ public enum AzCommandLine {
             --scope             : Space-separated scopes in Microsoft Entra v2.0. Default to Azure
                                   Resource Manager.
             --tenant -t         : Tenant ID for which the token is acquired.
-            --subscription -s   : The subscription: here only the tenant-level account's own ID.
+            --subscription -s   : Name or ID of a subscription (a tenant-level account: its tenant's ID).
             --claims-challenge  : Base64-encoded claims challenge (auth-sidecar's addition).
 
         Global Arguments
@@ -218,10 +219,11 @@ public enum AzCommandLine {
     static let accountShowHelp = """
         Command
             az account show : Get the details of a subscription.
-                (answered by auth-sidecar: the signed-in user as a tenant-level account)
+                (answered by auth-sidecar: the signed-in user's default subscription, or the user as
+                a tenant-level account when it has none)
 
         Arguments
-            --subscription -s   : The subscription: here only the tenant-level account's own ID.
+            --subscription -s   : Name or ID of a subscription (a tenant-level account: its tenant's ID).
 
         Global Arguments
             --output -o         : Output format.  Allowed values: json, jsonc, none, table, tsv.

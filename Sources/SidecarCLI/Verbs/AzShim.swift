@@ -10,8 +10,10 @@ import Sidecar
 #endif
 
 /// The `az` entry point: started as `az` (a link to this binary) or as `auth-sidecar az ...`,
-/// it answers `az account get-access-token` and `az account show` the way Azure CLI prints
-/// them (``AzCommandLine``, ``AzResults``, ``AzOutput``), from the agent when one runs, else
+/// it answers `az account get-access-token` and `az account show` (and, in
+/// `AzShim+Accounts.swift`, `account list`, `account set`, `version` and `login
+/// --claims-challenge`) the way Azure CLI prints them (``AzCommandLine``, ``AzResults``,
+/// ``AzOutput``, ``AzSubscriptions``), from the agent when one runs, else
 /// an engine in this process. Messages go to stderr as az's (`ERROR: ...`), with az's exit
 /// statuses: 0, 1 for a failure (no one signed in included: "Please run 'az login'", which
 /// azure-identity turns into `CredentialUnavailableError`), 2 for a usage error or a command
