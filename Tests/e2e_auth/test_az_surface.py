@@ -174,6 +174,8 @@ def test_subscription_commands_print_the_recorded_azure_cli_bytes(subscribed, az
 def test_account_set_changes_the_default_and_get_access_token_follows_it(subscribed, mock, az, tmp_path):
     first = json.loads(run_az(subscribed, az, "account", "get-access-token", "-o", "json").stdout)
     assert first["subscription"] == RECORDED["subscriptions"][0]["id"] and first["tenant"] == CONTOSO_TID
+    shape = json.loads((Path(__file__).parent / "fixtures" / "az" / "get-access-token.json").read_text())
+    assert list(first) == shape["keys"] and {k: type(v).__name__ for k, v in first.items()} == shape["types"]
     assert claims(first["accessToken"])["aud"].startswith("https://management.core.windows.net")
     p = run_az(subscribed, az, "account", "set", "--subscription", "Contoso Dev")
     assert (p.returncode, p.stdout, p.stderr) == (0, "", "")
