@@ -109,7 +109,7 @@ let package = Package(
         .target(
             name: "SidecarCLI",
             dependencies: [
-                "Sidecar", "JSONRPC", "JSON", "AuthSeams", "Loopback", "POSIXSupport", "Agent", "Adapters", "CBuildStamp",
+                "Sidecar", "JSONRPC", "JSON", "AuthSeams", "Loopback", "POSIXSupport", "Agent", "Adapters", "CBuildStamp", "HTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),

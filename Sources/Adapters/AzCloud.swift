@@ -27,9 +27,14 @@ public struct AzCloud: Equatable, Sendable {
     /// The cloud of an authority URL (`https://login.microsoftonline.com/common`); Azure
     /// public for any host that is not a sovereign cloud's (a test service included).
     public static func forAuthority(_ authority: String) -> AzCloud {
-        let afterScheme = authority.firstRange(of: "://").map { authority[$0.upperBound...] } ?? authority[...]
-        let host = afterScheme.prefix { $0 != "/" && $0 != ":" }.lowercased()
+        let host = host(ofAuthority: authority)
         return [china, usGovernment].first { $0.loginHosts.contains(host) } ?? azurePublic
+    }
+
+    /// The lower-cased host of an authority URL.
+    static func host(ofAuthority authority: String) -> String {
+        let afterScheme = authority.firstRange(of: "://").map { authority[$0.upperBound...] } ?? authority[...]
+        return afterScheme.prefix { $0 != "/" && $0 != ":" }.lowercased()
     }
 
     let loginHosts: Set<String>

@@ -1,6 +1,7 @@
 /// The Azure CLI command lines the `az` shim answers, parsed as Azure CLI 2.60+ reads them
 /// (azure-cli's `profile` module and knack's global options): `account get-access-token` and
-/// `account show`. Small and strict: anything else is ``Parsed/other(_:)`` (refused, or handed
+/// `account show` here, `version`, `account list`, `account set` and `login --claims-challenge`
+/// in `AzCommandLine+Accounts.swift`. Small and strict: anything else is ``Parsed/other(_:)`` (refused, or handed
 /// to a real Azure CLI), and a bad option is a ``Failure`` with az's exit status 2.
 ///
 /// Options: `--name value`, `--name=value`, `-o value`, `-o=value` and `-ovalue`, anywhere
@@ -12,6 +13,14 @@ public enum AzCommandLine {
     public enum Parsed: Equatable, Sendable {
         case getAccessToken(GetAccessToken, AzOutputOptions)
         case accountShow(subscription: String?, AzOutputOptions)
+        /// `version`.
+        case version(AzOutputOptions)
+        /// `account list`: `--all`, `--refresh`.
+        case accountList(all: Bool, refresh: Bool, AzOutputOptions)
+        /// `account set --subscription ID|NAME`.
+        case accountSet(subscription: String)
+        /// `login --claims-challenge B64 [--tenant T] [--scope S]`, the line azure-identity prints.
+        case loginWithClaims(LoginWithClaims)
         /// `-h`/`--help` of an answered command: the text to print.
         case help(String)
         /// A command this shim does not answer: its words, for the refusal.
@@ -46,6 +55,10 @@ public enum AzCommandLine {
         switch words {
         case ["account", "get-access-token"]: return parseGetAccessToken(options)
         case ["account", "show"]: return parseAccountShow(options)
+        case ["version"]: return parseVersion(options)
+        case ["account", "list"]: return parseAccountList(options)
+        case ["account", "set"]: return parseAccountSet(options)
+        case ["login"]: return parseLogin(options)
         default: return .success(.other(words.isEmpty ? arguments : words))
         }
     }
@@ -93,7 +106,7 @@ public enum AzCommandLine {
 
     /// The option loop: the command's own options through `set` (false: not one of them),
     /// then the global ones. Returns true when help was asked for.
-    private static func readOptions(
+    static func readOptions(
         _ arguments: ArraySlice<String>, output: inout AzOutputOptions,
         _ set: (_ name: String, _ cursor: Cursor) throws(Failure) -> Bool
     ) -> Result<Bool, Failure> {
@@ -108,7 +121,7 @@ public enum AzCommandLine {
                     let text = try cursor.value()
                     guard let format = AzOutputOptions.Format(rawValue: text.lowercased()) else {
                         throw Failure(
-                            "argument --output/-o: '\(text)' is not answered by this az (auth-sidecar's): use json, jsonc, tsv or none")
+                            "argument --output/-o: '\(text)' is not answered by this az (auth-sidecar's): use json, jsonc, tsv, table or none")
                     }
                     output.format = format
                 case "--query":
@@ -194,11 +207,11 @@ public enum AzCommandLine {
             --scope             : Space-separated scopes in Microsoft Entra v2.0. Default to Azure
                                   Resource Manager.
             --tenant -t         : Tenant ID for which the token is acquired.
-            --subscription -s   : The subscription: here only the tenant-level account's own ID.
+            --subscription -s   : Name or ID of a subscription (a tenant-level account: its tenant's ID).
             --claims-challenge  : Base64-encoded claims challenge (auth-sidecar's addition).
 
         Global Arguments
-            --output -o         : Output format.  Allowed values: json, jsonc, none, tsv.
+            --output -o         : Output format.  Allowed values: json, jsonc, none, table, tsv.
             --query             : A field path (accessToken, expires_on) or a list of them.
 
         """
@@ -206,13 +219,14 @@ public enum AzCommandLine {
     static let accountShowHelp = """
         Command
             az account show : Get the details of a subscription.
-                (answered by auth-sidecar: the signed-in user as a tenant-level account)
+                (answered by auth-sidecar: the signed-in user's default subscription, or the user as
+                a tenant-level account when it has none)
 
         Arguments
-            --subscription -s   : The subscription: here only the tenant-level account's own ID.
+            --subscription -s   : Name or ID of a subscription (a tenant-level account: its tenant's ID).
 
         Global Arguments
-            --output -o         : Output format.  Allowed values: json, jsonc, none, tsv.
+            --output -o         : Output format.  Allowed values: json, jsonc, none, table, tsv.
             --query             : A field path (tenantId, user.name) or a list of them.
 
         """
@@ -223,7 +237,7 @@ public struct AzOutputOptions: Equatable, Sendable {
     /// The formats answered (`jsonc` is `json` when stdout is not a terminal, as in az; it is
     /// never coloured here).
     public enum Format: String, Equatable, Sendable {
-        case json, jsonc, tsv, none
+        case json, jsonc, tsv, table, none
     }
 
     public var format: Format = .json

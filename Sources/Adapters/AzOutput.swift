@@ -5,12 +5,15 @@ import JSON
 /// (a value per line; an object's values in key order, tab-separated), after `--query`.
 public enum AzOutput {
     /// The text for stdout; empty when the (queried) result is `null`, as az prints nothing then.
-    public static func render(_ result: JSONValue, _ options: AzOutputOptions) -> String {
+    /// `table` is the command's table transformer (knack applies it only without `--query`;
+    /// else, and without one, knack's automatic rows).
+    public static func render(_ result: JSONValue, _ options: AzOutputOptions, table: ((JSONValue) -> [AzTable.Row])? = nil) -> String {
         let value = options.query?.apply(to: result) ?? result
         if value.isNull { return "" }
         switch options.format {
         case .json, .jsonc: return json(value)
         case .tsv: return tsv(value)
+        case .table: return AzTable.render(options.query == nil ? (table ?? AzTable.automaticRows)(value) : AzTable.automaticRows(value))
         case .none: return ""
         }
     }

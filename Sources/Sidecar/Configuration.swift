@@ -73,7 +73,8 @@ public struct Configuration: Sendable, Equatable {
         self.cache = cache
     }
 
-    /// `$XDG_CACHE_HOME/auth-sidecar/msal_token_cache.json`, else under `~/.cache`.
+    /// `$XDG_CACHE_HOME/auth-sidecar/msal_token_cache.json`, else under `~/.cache` (the home
+    /// of ``UserPaths/home(_:)``: the password database's without `HOME`).
     public static func defaultCachePath(environment: [String: String]) -> String {
         defaultCachePath { environment[$0] }
     }
@@ -84,7 +85,7 @@ public struct Configuration: Sendable, Equatable {
     public static func defaultCachePath(variable: (String) -> String? = ProcessEnvironment.value) -> String {
         let base =
             variable("XDG_CACHE_HOME").flatMap { $0.hasPrefix("/") ? $0 : nil }
-            ?? ((variable("HOME") ?? "/tmp") + "/.cache")
+            ?? ((UserPaths.home(variable) ?? "/tmp") + "/.cache")
         return base + "/auth-sidecar/msal_token_cache.json"
     }
 

@@ -29,6 +29,9 @@ public struct ConfigurationOverrides: Sendable, Equatable {
     /// Whether the `az` shim hands a command it does not answer to a real Azure CLI further
     /// down `PATH` (read by the shim only; the engine ignores it).
     public var azPassthrough: Bool?
+    /// Read by the `az` shim only: Resource Manager's base URL for the subscriptions it lists
+    /// (default: the Azure cloud's, for an Entra authority of a known cloud).
+    public var armEndpoint: String?
     /// The scopes a forwarded session (the agent's forward socket) may have tokens for (read
     /// by the agent from its own configuration only; the engine ignores it).
     public var forwardScopes: [String]?
@@ -41,7 +44,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
     public static let keys: Set<String> = [
         "clientId", "authority", "redirectUri", "knownAuthorities", "scopes", "graphEndpoint",
         "cache", "sharedDeviceMode", "clientCapabilities", "browser", "authorityType", "instanceDiscovery",
-        "httpTimeoutSeconds", "interactiveTimeoutSeconds", "postLogoutRedirectUri", "azPassthrough", "cacheProtection",
+        "httpTimeoutSeconds", "interactiveTimeoutSeconds", "postLogoutRedirectUri", "azPassthrough", "armEndpoint", "cacheProtection",
         "secretServiceKeyCacheSeconds", "redirectPort", "forwardScopes", "forwardApproval",
     ]
 
@@ -64,6 +67,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         interactiveTimeoutSeconds = try p.optional("interactiveTimeoutSeconds")
         postLogoutRedirectUri = try p.optional("postLogoutRedirectUri")
         azPassthrough = try p.optional("azPassthrough")
+        armEndpoint = try p.optional("armEndpoint")
         forwardScopes = try p.optional("forwardScopes")
         forwardApproval = try ForwardApproval(p.members["forwardApproval"])
         cacheProtection = try p.optional("cacheProtection", oneOf: CacheProtection.names).flatMap(CacheProtection.init(name:))
@@ -109,6 +113,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         result.interactiveTimeoutSeconds = interactiveTimeoutSeconds ?? base.interactiveTimeoutSeconds
         result.postLogoutRedirectUri = postLogoutRedirectUri ?? base.postLogoutRedirectUri
         result.azPassthrough = azPassthrough ?? base.azPassthrough
+        result.armEndpoint = armEndpoint ?? base.armEndpoint
         result.forwardScopes = forwardScopes ?? base.forwardScopes
         result.forwardApproval = forwardApproval ?? base.forwardApproval
         return result

@@ -50,7 +50,7 @@ public enum SignInImport {
 
     /// Azure CLI's cache file.
     public static func azureCLICachePath(environment: [String: String] = ProcessEnvironment.all()) -> String {
-        let directory = environment["AZURE_CONFIG_DIR"].flatMap { $0.isEmpty ? nil : $0 } ?? ((environment["HOME"] ?? "") + "/.azure")
+        let directory = environment["AZURE_CONFIG_DIR"].flatMap { $0.isEmpty ? nil : $0 } ?? ((UserPaths.home { environment[$0] } ?? "") + "/.azure")
         return directory + "/msal_token_cache.json"
     }
 

@@ -51,7 +51,7 @@ struct ConfigurationSources: Equatable {
                 base = file.shared
             }
         } else if let named {
-            let path = options.config ?? UserPaths.defaultConfigFile(environment) ?? "$XDG_CONFIG_HOME/auth-sidecar/config.json"
+            let path = options.config ?? UserPaths.defaultConfigFileForMessages(environment)
             throw .invalidParams("profile '\(named)': there is no configuration file \(path) to read it from", member: "profile")
         }
         let fromFlags = try flagOverrides(options)

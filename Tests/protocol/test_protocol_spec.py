@@ -92,6 +92,7 @@ CONTRACT_CONFIG_DEFAULTS = {
     "interactiveTimeoutSeconds": 600,
     "postLogoutRedirectUri": None,  # absent/null: not sent
     "azPassthrough": False,
+    "armEndpoint": None,  # absent/null: the Azure cloud's, for a known cloud's authority
     "forwardScopes": [],  # read by the agent only (its forward socket)
     "forwardApproval": "deny",
 }

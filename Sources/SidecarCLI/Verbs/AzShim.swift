@@ -10,8 +10,10 @@ import Sidecar
 #endif
 
 /// The `az` entry point: started as `az` (a link to this binary) or as `auth-sidecar az ...`,
-/// it answers `az account get-access-token` and `az account show` the way Azure CLI prints
-/// them (``AzCommandLine``, ``AzResults``, ``AzOutput``), from the agent when one runs, else
+/// it answers `az account get-access-token` and `az account show` (and, in
+/// `AzShim+Accounts.swift`, `account list`, `account set`, `version` and `login
+/// --claims-challenge`) the way Azure CLI prints them (``AzCommandLine``, ``AzResults``,
+/// ``AzOutput``, ``AzSubscriptions``), from the agent when one runs, else
 /// an engine in this process. Messages go to stderr as az's (`ERROR: ...`), with az's exit
 /// statuses: 0, 1 for a failure (no one signed in included: "Please run 'az login'", which
 /// azure-identity turns into `CredentialUnavailableError`), 2 for a usage error or a command
@@ -48,12 +50,22 @@ enum AzShim {
             }
             return fail(
                 "'az \(words.joined(separator: " "))' is not answered by this az, auth-sidecar's shim (it answers 'az account "
-                    + "get-access-token' and 'az account show'): run the real Azure CLI for it",
+                    + "get-access-token', 'az account show', 'az account list', 'az account set', 'az version' and 'az login "
+                    + "--claims-challenge'): run the real Azure CLI for it",
                 status: AzCommandLine.usageStatus)
         case .success(.getAccessToken(let request, let output)):
             return answer { session throws(Failure) in try getAccessToken(request, output, session) }
         case .success(.accountShow(let subscription, let output)):
             return answer { session throws(Failure) in try accountShow(subscription, output, session) }
+        case .success(.version(let output)):
+            Console.write(AzOutput.render(AzVersion.result(sidecarVersion: ServerInfo.version), output), to: STDOUT_FILENO)
+            return 0
+        case .success(.accountList(let all, let refresh, let output)):
+            return answer { session throws(Failure) in try accountList(all: all, refresh: refresh, output, session) }
+        case .success(.accountSet(let subscription)):
+            return answer { session throws(Failure) in try accountSet(subscription, session) }
+        case .success(.loginWithClaims(let login)):
+            return runLogin(login)
         }
     }
 
@@ -88,6 +100,8 @@ enum AzShim {
         let configured = try configuredAuthority(session)
         var params = JSONObject()
         params["scopes"] = JSONValue(AzResults.scopes(request, cloud: AzCloud.forAuthority(configured)))
+        let subscription = try subscription(for: request, configured: configured, session)
+        if let authority = subscription?.authority { params["authority"] = .string(authority) }
         if let tenant = request.tenant {
             if let problem = VerbRequests.tenantProblem(tenant, option: "--tenant") { throw Failure(message: problem, status: 2) }
             guard let authority = VerbRequests.authority(configured, tenant: tenant) else {
@@ -106,6 +120,16 @@ enum AzShim {
             throw Failure(message: "auth-sidecar: the engine's answer has no accessToken or expiresOn")
         }
         let accountTenant = result["account"]?["tenantId"]?.stringValue ?? result["tenantId"]?.stringValue ?? ""
+        if let subscription,
+            case .object(var az) = AzResults.accessToken(
+                token: token, expiresOn: expiresOn, tokenType: result["tokenType"]?.stringValue ?? "Bearer", requestedTenant: nil,
+                accountTenant: accountTenant)
+        {
+            // az's answer for a subscription: its ID, and the tenant it was listed under
+            az["subscription"] = subscription.entry["id"] ?? .null
+            az["tenant"] = subscription.entry["tenantId"] ?? .null
+            return AzOutput.render(.object(az), output)
+        }
         if let subscription = request.subscription, !AzResults.names(subscription, tenantId: accountTenant) {
             throw Failure(message: AzResults.subscriptionNotFound(subscription))
         }
@@ -116,6 +140,7 @@ enum AzShim {
     }
 
     private static func accountShow(_ subscription: String?, _ output: AzOutputOptions, _ session: VerbSession) throws(Failure) -> String {
+        if let shown = try subscriptionShown(subscription, output, session) { return shown }
         let result = try call(session, "getCurrentAccount", [:])
         guard let account = result["account"], let tenantId = account["tenantId"]?.stringValue else {
             throw notLoggedIn
@@ -129,12 +154,12 @@ enum AzShim {
         return AzOutput.render(shown, output)
     }
 
-    private static func configuredAuthority(_ session: VerbSession) throws(Failure) -> String {
+    static func configuredAuthority(_ session: VerbSession) throws(Failure) -> String {
         do { return try session.configuration["authority"]?.stringValue ?? "" } catch { throw Failure(message: "auth-sidecar: \(error.message)") }
     }
 
     /// A request's result, or its error in az's words.
-    private static func call(_ session: VerbSession, _ method: String, _ params: JSONValue) throws(Failure) -> JSONValue {
+    static func call(_ session: VerbSession, _ method: String, _ params: JSONValue) throws(Failure) -> JSONValue {
         let outcome: Result<JSONValue, RPCError>
         do { outcome = try session.outcome(method, params) } catch { throw Failure(message: "auth-sidecar: \(error.message)") }
         switch outcome {
@@ -153,7 +178,7 @@ enum AzShim {
     }
 
     /// az's text when no one is signed in, and the cure here.
-    private static let notLoggedIn = Failure(
+    static let notLoggedIn = Failure(
         message: AzResults.notLoggedIn + "\nThis az is auth-sidecar's: sign in with 'auth-sidecar login'.")
 
     /// Writes `ERROR: message` to stderr as az does; returns `status`.

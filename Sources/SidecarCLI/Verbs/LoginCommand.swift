@@ -1,3 +1,4 @@
+import Adapters
 import ArgumentParser
 import AuthSeams
 import JSON
@@ -19,7 +20,9 @@ struct LoginCommand: ParsableCommand {
             --import instead copies, into an empty cache, the sign-ins Azure CLI \
             ($AZURE_CONFIG_DIR or ~/.azure/msal_token_cache.json) and azure-identity (its Secret Service \
             item) already made for this authority: accounts and the refresh tokens this client can use \
-            (its own, or family tokens). Those stores are only read.
+            (its own, or family tokens). Those stores are only read. \
+            --claims-challenge (with --tenant and --scope) signs in for a resource's claims challenge: \
+            the line azure-identity prints ('az login --claims-challenge ...') runs this through the az shim.
             """)
 
     @Flag(name: .customLong("device-code"), help: "Use the device code flow: sign in on another device with a code.")
@@ -42,6 +45,14 @@ struct LoginCommand: ParsableCommand {
     @Option(name: .customLong("login-hint"), help: ArgumentHelp("The username to sign in as.", valueName: "user"))
     var loginHint: String?
 
+    @Option(
+        name: .customLong("claims-challenge"),
+        help: ArgumentHelp("A claims challenge to sign in for (base64, as azure-identity prints it, or JSON).", valueName: "claims"))
+    var claimsChallenge: String?
+
+    @Option(name: .customLong("tenant"), help: ArgumentHelp("The tenant to sign in to (GUID or domain).", valueName: "tenant"))
+    var tenant: String?
+
     @Option(help: "text or json.")
     var output: OutputFormat = .text
 
@@ -51,9 +62,16 @@ struct LoginCommand: ParsableCommand {
         if deviceCode, browser { throw ValidationError("--browser and --device-code exclude each other") }
         if deviceCode, loginHint != nil { throw ValidationError("--login-hint does not apply to --device-code") }
         if let redirectPort, !(1...65_535).contains(redirectPort) { throw ValidationError("--redirect-port takes a port, 1-65535") }
-        if importSignIns, deviceCode || browser || redirectPort != nil || loginHint != nil || !scopes.isEmpty {
-            throw ValidationError("--import takes no --browser, --device-code, --redirect-port, --login-hint or --scope")
+        if importSignIns,
+            deviceCode || browser || redirectPort != nil || loginHint != nil || !scopes.isEmpty || claimsChallenge != nil || tenant != nil
+        {
+            throw ValidationError(
+                "--import takes no --browser, --device-code, --redirect-port, --login-hint, --scope, --claims-challenge or --tenant")
         }
+        if let claimsChallenge, AzResults.claims(fromChallenge: claimsChallenge) == nil {
+            throw ValidationError("--claims-challenge takes base64 of a JSON object (as in WWW-Authenticate), or the JSON")
+        }
+        if let tenant, let problem = VerbRequests.tenantProblem(tenant, option: "--tenant") { throw ValidationError(problem) }
     }
 
     func run() throws {
@@ -74,6 +92,14 @@ struct LoginCommand: ParsableCommand {
             var params = JSONObject()
             if !scopes.isEmpty { params["scopes"] = JSONValue(scopes) }
             if let loginHint { params["loginHint"] = .string(loginHint) }
+            if let claims = claimsChallenge.flatMap(AzResults.claims(fromChallenge:)) { params["claims"] = .string(claims) }
+            if let tenant {
+                let configured = try session.configuration["authority"]?.stringValue ?? ""
+                guard let authority = VerbRequests.authority(configured, tenant: tenant) else {
+                    throw VerbFailure(message: "the configured authority \(configured) has no host to put a tenant on")
+                }
+                params["authority"] = .string(authority)
+            }
             if way.method == .deviceCode { params["flow"] = "deviceCode" }
             let result: JSONValue
             switch try session.outcome("acquireToken", .object(params)) {
@@ -84,6 +110,7 @@ struct LoginCommand: ParsableCommand {
                 }
                 throw .from(error)
             }
+            AzAccounts.forget(session, account: result["account"])
             switch output {
             case .json: session.print(VerbOutput.signInSummary(result).jsonText)
             case .text: session.print("Signed in as \(VerbOutput.username(result["account"]))")

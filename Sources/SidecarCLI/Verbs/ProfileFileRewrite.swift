@@ -42,12 +42,13 @@ enum ProfileFileRewrite {
         return file.path
     }
 
-    /// Writes `bytes` to a new file beside `path` (its mode kept), syncs it, renames it over `path`.
-    private static func replace(_ path: String, with bytes: [UInt8]) throws(VerbFailure) {
+    /// Writes `bytes` to a new file beside `path` (with `mode`, else the mode `path` has), syncs
+    /// it, renames it over `path`.
+    static func replace(_ path: String, with bytes: [UInt8], mode: mode_t? = nil) throws(VerbFailure) {
         var info = stat()
-        guard stat(path, &info) == 0 else { throw VerbFailure(message: "cannot rewrite \(path): \(POSIX.lastErrorString)") }
+        if mode == nil, stat(path, &info) != 0 { throw VerbFailure(message: "cannot rewrite \(path): \(POSIX.lastErrorString)") }
         let temporary = POSIX.temporaryPath(beside: path)
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, info.st_mode & 0o777)
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode ?? (info.st_mode & 0o777))
         guard fd >= 0 else { throw VerbFailure(message: "cannot write \(temporary): \(POSIX.lastErrorString)") }
         let written = POSIX.writeAll(fd, bytes) && fsync(fd) == 0
         let closed = close(fd) == 0

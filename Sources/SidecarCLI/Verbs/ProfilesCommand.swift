@@ -34,7 +34,7 @@ struct ProfilesCommand: ParsableCommand {
             throw ExitCode(VerbFailure.failureStatus)
         }
         guard let file = sources.profiles.file else {
-            Console.say("no configuration file: write one at \(UserPaths.defaultConfigFile() ?? "$XDG_CONFIG_HOME/auth-sidecar/config.json")")
+            Console.say("no configuration file: write one at \(UserPaths.defaultConfigFileForMessages())")
             throw ExitCode(VerbFailure.failureStatus)
         }
         let stdout = StandardStreams.reserveStdoutForProtocol()

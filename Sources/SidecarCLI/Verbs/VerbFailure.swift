@@ -39,7 +39,7 @@ struct VerbFailure: Error, Equatable {
         case -32602 where error.data["member"]?.stringValue == "clientId" && error.message.contains("missing member"):
             return VerbFailure(
                 message: "no client id configured: pass --client-id ID, or write {\"clientId\": \"ID\"} to "
-                    + (UserPaths.defaultConfigFile() ?? "$XDG_CONFIG_HOME/auth-sidecar/config.json"))
+                    + UserPaths.defaultConfigFileForMessages())
         case AuthErrorMapping.code(for: .cacheUnavailable) where error.data["layers"] != nil:
             // The key store's own message (no service text in it): one line per layer tried.
             return VerbFailure(message: String(error.message.filter { $0 != "\r" }))

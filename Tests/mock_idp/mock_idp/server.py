@@ -9,7 +9,7 @@ import time
 import traceback
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from . import admin, authorize, devicecode, discovery, faults, graph, issuers, tenancy, token_endpoint
+from . import admin, arm, authorize, devicecode, discovery, faults, graph, issuers, tenancy, token_endpoint
 from .errors import OAuthError
 from .http_util import Request, Response, json_response
 
@@ -59,6 +59,8 @@ def endpoint_key(req):
         return "graph:/" + "/".join(segs[:3])
     if segs[0] == "devicelogin":
         return "devicelogin"
+    if segs[0] == "arm":
+        return "arm"
     if path.rstrip("/") == "/common/discovery/instance":
         return "instance-discovery"
     if path.endswith("/.well-known/openid-configuration"):
@@ -78,6 +80,8 @@ def route(app, req, key):
         return graph.handle(app, req)
     if key == "devicelogin":
         return devicecode.login_page(app, req)
+    if key == "arm":
+        return arm.handle(app, req)
     if key == "instance-discovery":
         return discovery.instance(app, req)
     if key in ("root", "other") and req.segments[-1:] != ["userrealm"]:
