@@ -18,6 +18,8 @@ public final class PublicClientApplication: Sendable {
     private let silentMemo = SilentMemo()
     private let tracker = CurrentAccountTracker()
     private let interactiveRunning = Mutex(false)
+    /// The Linux identity broker's client, unless ``ClientConfiguration/brokerMode`` is `off`.
+    private let broker: BrokerClient?
 
     public init(configuration: ClientConfiguration, dependencies: AuthDependencies) {
         self.configuration = configuration
@@ -28,6 +30,26 @@ public final class PublicClientApplication: Sendable {
                 knownAuthorities: configuration.knownAuthorities, instanceDiscovery: configuration.instanceDiscovery,
                 configured: configuration.authority),
             persisted: PersistedDiscovery(cache: dependencies.cache, clock: dependencies.clock, logger: dependencies.logger))
+        broker =
+            configuration.brokerMode == .off
+            ? nil
+            : BrokerClient(
+                mode: configuration.brokerMode, broker: dependencies.broker ?? NoIdentityBroker(), configuration: configuration,
+                logger: dependencies.logger, timeout: configuration.brokerTimeout, newCorrelationId: dependencies.newCorrelationId)
+    }
+
+    /// The broker's client when requests go through it now (``BrokerClient/inUse()``).
+    private func viaBroker() async throws -> BrokerClient? {
+        guard let broker, try await broker.inUse() else { return nil }
+        return broker
+    }
+
+    /// Whether the Linux identity broker serves this client, and its version (`getDeviceInformation`);
+    /// `nil` when `broker` is `off` (the bus is not asked).
+    public func brokerInformation() async -> (available: Bool, version: String?)? {
+        guard let broker else { return nil }
+        guard (try? await broker.inUse()) == true else { return (false, nil) }
+        return (true, try? await broker.version())
     }
 
     private func directory() -> AccountDirectory {
@@ -50,6 +72,11 @@ public final class PublicClientApplication: Sendable {
             throw AuthError(.interactiveInProgress, "another interactive sign-in is in progress; finish or cancel it first")
         }
         defer { interactiveRunning.withLock { $0 = false } }
+        if let broker = try await viaBroker() {
+            let result = try await broker.interactive(request, correlationId: correlationId)
+            tracker.note(result.account)
+            return result
+        }
         let directory = directory()
         let account = try request.account.map { reference throws in
             guard let found = try directory.resolve(reference) else { throw Self.accountNotFound(reference) }
@@ -63,6 +90,14 @@ public final class PublicClientApplication: Sendable {
 
     /// Signs in with a device code shown to the user (headless machines).
     public func acquireTokenByDeviceCode(_ request: DeviceCodeRequest, correlationId: String) async throws -> TokenResult {
+        // The broker has its own way of asking the user: no device code of ours.
+        if let broker = try await viaBroker() {
+            var interactive = InteractiveRequest()
+            interactive.scopes = request.scopes
+            interactive.authority = request.authority
+            interactive.claims = request.claims
+            return try await broker.interactive(interactive, correlationId: correlationId)
+        }
         let flow = DeviceCodeFlow(configuration: configuration, dependencies: dependencies, resolver: resolver)
         let result = try await flow.run(request, correlationId: correlationId)
         try await makeCurrent(result.account)
@@ -78,7 +113,8 @@ public final class PublicClientApplication: Sendable {
     /// A token without UI; `interactionRequired` when only the user can help. A valid
     /// cached token costs no network request.
     public func acquireTokenSilently(_ request: SilentRequest, correlationId: String) async throws -> TokenResult {
-        try await silentFlow.run(request, correlationId: correlationId)
+        if let broker = try await viaBroker() { return try await broker.silent(request, correlationId: correlationId) }
+        return try await silentFlow.run(request, correlationId: correlationId)
     }
 
     /// What ``acquireTokenSilently(_:correlationId:)`` would answer from the cache, when an
@@ -97,7 +133,7 @@ public final class PublicClientApplication: Sendable {
     ///     the cache is encrypted), the
     ///     token is looked up now, as the full call would look it up: no task, no thread.
     public func cachedSilentAnswer(_ request: SilentRequest, checkedAfter: UInt64? = nil, mayRead: Bool = false) -> CachedSilentAnswer? {
-        guard !request.forceRefresh, request.claims == nil,
+        guard broker == nil, !request.forceRefresh, request.claims == nil,
             let authority = try? configuration.authority(for: request.authority)
         else { return nil }
         let scopes = Scopes.requested(request.scopes, defaults: configuration.defaultScopes)
@@ -127,13 +163,15 @@ public final class PublicClientApplication: Sendable {
 
     /// The accounts in the cache (optionally those with `username`).
     public func accounts(username: String? = nil) async throws -> [Account] {
-        try directory().all(username: username)
+        if let broker = try await viaBroker() { return try await broker.accounts(username: username).map(\.account) }
+        return try directory().all(username: username)
     }
 
     /// The accounts in the cache (optionally those with `username`), each with its tenants and
     /// whether it is the current account.
     public func accountListing(username: String? = nil) async throws -> [ListedAccount] {
-        try directory().listing(username: username)
+        if let broker = try await viaBroker() { return try await broker.listing(username: username) }
+        return try directory().listing(username: username)
     }
 
     /// Makes the account `reference` names the current account (what ``currentAccount()``
@@ -141,6 +179,7 @@ public final class PublicClientApplication: Sendable {
     /// Unlike a sign-in, not noted as this process's own change: the next ``currentAccount()``
     /// reports the switch, since several clients may share this engine (the agent).
     public func setCurrentAccount(_ reference: AccountReference) async throws -> (account: Account, previous: Account?) {
+        if let broker = try await viaBroker() { return try await broker.setCurrent(reference) }
         let directory = directory()
         guard let account = try directory.resolve(reference) else { throw Self.accountNotFound(reference) }
         let previous = try directory.current()
@@ -152,6 +191,10 @@ public final class PublicClientApplication: Sendable {
     /// (another process signed in or out). A sign-out is reported once as the previous
     /// account, also to a process that never knew the account (a shell pipeline).
     public func currentAccount() async throws -> (current: Account?, previous: Account?) {
+        if let broker = try await viaBroker() {
+            let current = try await broker.currentAccount()?.account
+            return (current, tracker.update(current))
+        }
         let directory = directory()
         let current = try directory.current()
         let signedOut = current == nil ? try directory.takeSignedOut() : nil
@@ -165,6 +208,7 @@ public final class PublicClientApplication: Sendable {
     public func signOut(_ reference: AccountReference?, fromBrowser: Bool, browser: (any BrowserLauncher)? = nil) async throws
         -> (account: Account, browserSignOut: BrowserSignOut?)
     {
+        if let broker = try await viaBroker() { return (try await broker.signOut(reference), nil) }
         let directory = directory()
         guard let account = try directory.resolve(reference) else {
             if let reference { throw Self.accountNotFound(reference) }

@@ -1,3 +1,4 @@
+import AuthCore
 import AuthSeams
 import JSON
 import JSONRPC
@@ -26,6 +27,8 @@ public struct ConfigurationOverrides: Sendable, Equatable {
     public var httpTimeoutSeconds: Int?
     public var interactiveTimeoutSeconds: Int?
     public var postLogoutRedirectUri: String?
+    /// Whether sign-in goes through the Linux identity broker.
+    public var broker: BrokerMode?
     /// Whether the `az` shim hands a command it does not answer to a real Azure CLI further
     /// down `PATH` (read by the shim only; the engine ignores it).
     public var azPassthrough: Bool?
@@ -42,7 +45,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         "clientId", "authority", "redirectUri", "knownAuthorities", "scopes", "graphEndpoint",
         "cache", "sharedDeviceMode", "clientCapabilities", "browser", "authorityType", "instanceDiscovery",
         "httpTimeoutSeconds", "interactiveTimeoutSeconds", "postLogoutRedirectUri", "azPassthrough", "cacheProtection",
-        "secretServiceKeyCacheSeconds", "redirectPort", "forwardScopes", "forwardApproval",
+        "secretServiceKeyCacheSeconds", "redirectPort", "forwardScopes", "forwardApproval", "broker",
     ]
 
     /// Reads the configuration keys from `params` (other members must be in `alsoAllowed`).
@@ -63,6 +66,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         httpTimeoutSeconds = try p.optional("httpTimeoutSeconds")
         interactiveTimeoutSeconds = try p.optional("interactiveTimeoutSeconds")
         postLogoutRedirectUri = try p.optional("postLogoutRedirectUri")
+        broker = try p.optional("broker", oneOf: BrokerMode.allCases.map(\.rawValue)).flatMap(BrokerMode.init)
         azPassthrough = try p.optional("azPassthrough")
         forwardScopes = try p.optional("forwardScopes")
         forwardApproval = try ForwardApproval(p.members["forwardApproval"])
@@ -108,6 +112,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         result.httpTimeoutSeconds = httpTimeoutSeconds ?? base.httpTimeoutSeconds
         result.interactiveTimeoutSeconds = interactiveTimeoutSeconds ?? base.interactiveTimeoutSeconds
         result.postLogoutRedirectUri = postLogoutRedirectUri ?? base.postLogoutRedirectUri
+        result.broker = broker ?? base.broker
         result.azPassthrough = azPassthrough ?? base.azPassthrough
         result.forwardScopes = forwardScopes ?? base.forwardScopes
         result.forwardApproval = forwardApproval ?? base.forwardApproval
@@ -137,6 +142,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         if let httpTimeoutSeconds { config.httpTimeoutSeconds = httpTimeoutSeconds }
         if let interactiveTimeoutSeconds { config.interactiveTimeoutSeconds = interactiveTimeoutSeconds }
         config.postLogoutRedirectUri = postLogoutRedirectUri
+        if let broker { config.broker = broker }
         try ConfigurationValidator.validate(config)
         return config
     }

@@ -1,0 +1,255 @@
+import AuthSeams
+import JSON
+import Logging
+import Synchronization
+
+/// The auth core's calls through the Linux identity broker (``IdentityBroker``): what
+/// ``PublicClientApplication`` does instead of its own flows when ``BrokerMode`` says so. The
+/// broker keeps the tokens and the accounts; nothing it issues is written to the file cache,
+/// and no request goes from here to the identity service.
+final class BrokerClient: Sendable {
+    let mode: BrokerMode
+    private let broker: any IdentityBroker
+    private let configuration: ClientConfiguration
+    private let logger: Logger
+    /// A fresh correlation id for a call a request makes besides its own (an account lookup).
+    private let newCorrelationId: @Sendable () -> String
+    /// Whether the broker answered the first availability check (`nil`: not asked yet).
+    private let available = Mutex<Bool?>(nil)
+    /// The account signed in or chosen last in this engine (its `homeAccountId`).
+    private let current = Mutex<String?>(nil)
+
+    /// The time limit of every call but an interactive sign-in.
+    let timeout: Duration
+
+    init(
+        mode: BrokerMode, broker: any IdentityBroker, configuration: ClientConfiguration, logger: Logger,
+        timeout: Duration, newCorrelationId: @escaping @Sendable () -> String
+    ) {
+        self.mode = mode
+        self.broker = broker
+        self.configuration = configuration
+        self.logger = logger
+        self.timeout = timeout
+        self.newCorrelationId = newCorrelationId
+    }
+
+    /// Whether requests go through the broker: `auto` asks the bus once per engine (and says
+    /// on stderr, once, why not); `required` fails, naming the broker, while it is not there.
+    func inUse() async throws(AuthError) -> Bool {
+        if let known = available.withLock({ $0 }), known || mode == .auto { return known }
+        do throws(BrokerCallError) {
+            try await broker.checkAvailable()
+            available.withLock { $0 = true }
+            return true
+        } catch {
+            let failure = BrokerAnswers.callError(error, of: .getAccounts)
+            guard mode == .auto else { throw failure }
+            let first = available.withLock { known in
+                defer { known = false }
+                return known == nil
+            }
+            if first { logger.warning("broker \"auto\": signing in without the broker: \(failure.message)") }
+            return false
+        }
+    }
+
+    // MARK: - Tokens
+
+    func interactive(_ request: InteractiveRequest, correlationId: String) async throws(AuthError) -> TokenResult {
+        let authority = try configuration.authority(for: request.authority)
+        let scopes = Scopes.requested(request.scopes, defaults: configuration.defaultScopes) + request.extraScopesToConsent
+        var parameters = authParameters(authority: authority, scopes: scopes, type: 6, claims: request.claims)
+        var body: JSONObject = [:]
+        if let reference = request.account {
+            let account = try await find(reference)
+            parameters["account"] = account.json
+            parameters["username"] = account.json["username"]
+            body["account"] = account.json
+        } else if let hint = request.loginHint {
+            parameters["username"] = .string(hint)
+        }
+        if let prompt = request.prompt.oauthValue { parameters["prompt"] = .string(prompt) }
+        body["authParameters"] = .object(parameters)
+        let answer = try await cancellable(.acquireTokenInteractively, correlationId: correlationId, body: body)
+        let (result, _) = try BrokerAnswers.token(answer, requested: scopes, account: nil, authority: authority, correlationId: correlationId)
+        current.withLock { $0 = result.account.homeAccountId }
+        return result
+    }
+
+    func silent(_ request: SilentRequest, correlationId: String) async throws(AuthError) -> TokenResult {
+        let authority = try configuration.authority(for: request.authority)
+        let scopes = Scopes.requested(request.scopes, defaults: configuration.defaultScopes)
+        let account: BrokerAccount
+        if let reference = request.account {
+            account = try await find(reference)
+        } else {
+            guard let chosen = try await currentAccount() else {
+                var failure = AuthError(.interactionRequired, "no account is signed in with the identity broker; call acquireToken")
+                failure.suberror = "no_account"
+                throw failure
+            }
+            account = chosen
+        }
+        var parameters = authParameters(authority: authority, scopes: scopes, type: 1, claims: request.claims)
+        parameters["account"] = account.json
+        parameters["username"] = .string(account.account.username)
+        var (result, _) = try await silentCall(parameters, account: account, scopes: scopes, authority: authority, correlationId: correlationId)
+        if request.forceRefresh {
+            // The broker renews the token it is shown (it would hand the cached one back otherwise).
+            parameters["accessTokenToRenew"] = .string(result.accessToken)
+            (result, _) = try await silentCall(parameters, account: account, scopes: scopes, authority: authority, correlationId: newCorrelationId())
+        }
+        return result
+    }
+
+    private func silentCall(
+        _ parameters: JSONObject, account: BrokerAccount, scopes: [String], authority: Authority, correlationId: String
+    ) async throws(AuthError) -> (TokenResult, accountJSON: JSONValue?) {
+        let answer = try await call(
+            .acquireTokenSilently, correlationId: correlationId, body: ["account": account.json, "authParameters": .object(parameters)])
+        return try BrokerAnswers.token(answer, requested: scopes, account: account.json, authority: authority, correlationId: correlationId)
+    }
+
+    // MARK: - Accounts
+
+    /// The broker's accounts for this client (optionally those with `username`).
+    func accounts(username: String? = nil) async throws(AuthError) -> [BrokerAccount] {
+        let answer = try await call(
+            .getAccounts, correlationId: newCorrelationId(),
+            body: ["clientId": .string(configuration.clientId), "redirectUri": .string(BrokerInterface.redirectURI)])
+        let environment = configuration.authority.host
+        let all = (answer["accounts"]?.arrayValue ?? []).compactMap { json in
+            BrokerAnswers.account(json, environment: environment).map { BrokerAccount(account: $0, json: json) }
+        }
+        guard let username else { return all }
+        return all.filter { $0.account.username.lowercased() == username.lowercased() }
+    }
+
+    /// The listing `getAccounts` answers: each account with its tenant, the current one marked.
+    func listing(username: String? = nil) async throws(AuthError) -> [ListedAccount] {
+        let all = try await accounts()
+        let chosen = Self.current(among: all, chosen: current.withLock { $0 })?.account.homeAccountId
+        return all.filter { username == nil || $0.account.username.lowercased() == username?.lowercased() }.map {
+            ListedAccount(account: $0.account, tenants: [$0.account.tenantId], isCurrent: $0.account.homeAccountId == chosen)
+        }
+    }
+
+    /// The account chosen last in this engine while the broker still has it, else its first.
+    func currentAccount() async throws(AuthError) -> BrokerAccount? {
+        Self.current(among: try await accounts(), chosen: current.withLock { $0 })
+    }
+
+    private static func current(among accounts: [BrokerAccount], chosen: String?) -> BrokerAccount? {
+        accounts.first { $0.account.homeAccountId == chosen } ?? accounts.first
+    }
+
+    /// Makes the account `reference` names the current one (in this engine); returns it and the one before.
+    func setCurrent(_ reference: AccountReference) async throws(AuthError) -> (Account, previous: Account?) {
+        let previous = try await currentAccount()?.account
+        let account = try await find(reference)
+        current.withLock { $0 = account.account.homeAccountId }
+        return (account.account, previous)
+    }
+
+    /// Removes the account from the broker (`removeAccount`); returns it.
+    func signOut(_ reference: AccountReference?) async throws(AuthError) -> Account {
+        let account: BrokerAccount
+        if let reference {
+            account = try await find(reference)
+        } else {
+            guard let chosen = try await currentAccount() else { throw AuthError(.accountNotFound, "no account is signed in") }
+            account = chosen
+        }
+        _ = try await call(
+            .removeAccount, correlationId: newCorrelationId(),
+            body: [
+                "account": account.json, "clientId": .string(configuration.clientId),
+                "redirectUri": .string(BrokerInterface.redirectURI),
+            ])
+        current.withLock { if $0 == account.account.homeAccountId { $0 = nil } }
+        return account.account
+    }
+
+    /// The broker's version (`getLinuxBrokerVersion`).
+    func version() async throws(AuthError) -> String? {
+        let answer = try await call(.getLinuxBrokerVersion, correlationId: newCorrelationId(), body: ["msalCppVersion": "1.28.0"])
+        return answer["linuxBrokerVersion"]?.stringValue
+    }
+
+    private func find(_ reference: AccountReference) async throws(AuthError) -> BrokerAccount {
+        let all = try await accounts()
+        let matches: [BrokerAccount]
+        switch reference {
+        case .homeAccountId(let id): matches = all.filter { $0.account.homeAccountId.lowercased() == id.lowercased() }
+        case .username(let name): matches = all.filter { $0.account.username.lowercased() == name.lowercased() }
+        }
+        guard matches.count < 2 else {
+            throw AuthError(.ambiguousAccount, "several of the broker's accounts have that username; name one by homeAccountId")
+        }
+        guard let found = matches.first else { throw PublicClientApplication.accountNotFound(reference) }
+        return found
+    }
+
+    // MARK: - Calls
+
+    private func authParameters(authority: Authority, scopes: [String], type: Int64, claims: String?) -> JSONObject {
+        var parameters: JSONObject = [
+            "authority": .string(authority.url), "authorizationType": .int(type), "clientId": .string(configuration.clientId),
+            "redirectUri": .string(BrokerInterface.redirectURI), "requestedScopes": JSONValue(scopes),
+        ]
+        if let claims { parameters["decodedClaims"] = .string(claims) }
+        return parameters
+    }
+
+    private func call(_ method: BrokerMethod, correlationId: String, body: JSONObject, timeout: Duration?? = nil) async throws(AuthError)
+        -> JSONObject
+    {
+        let text: String
+        do throws(BrokerCallError) {
+            text = try await broker.call(
+                method, correlationId: correlationId, request: JSONValue.object(body).jsonText, timeout: timeout ?? self.timeout)
+        } catch {
+            throw BrokerAnswers.callError(error, of: method)
+        }
+        return try BrokerAnswers.object(text, of: method)
+    }
+
+    /// An interactive call: no time limit; a cancelled request asks the broker to end its
+    /// sign-in (`cancelInteractiveFlow`), whose answer then ends the call.
+    private func cancellable(_ method: BrokerMethod, correlationId: String, body: JSONObject) async throws(AuthError) -> JSONObject {
+        let broker = broker
+        let limit = timeout
+        let result: Result<JSONObject, AuthError> = await withTaskCancellationHandler {
+            do throws(AuthError) {
+                return .success(try await call(method, correlationId: correlationId, body: body, timeout: .some(nil)))
+            } catch {
+                return .failure(error)
+            }
+        } onCancel: {
+            Task {
+                _ = try? await broker.call(
+                    .cancelInteractiveFlow, correlationId: correlationId, request: "{}", timeout: limit)
+            }
+        }
+        return try result.get()
+    }
+}
+
+/// An account as the broker gave it: the auth core's value and the broker's own JSON (what a
+/// later call must name it by).
+struct BrokerAccount: Sendable {
+    let account: Account
+    let json: JSONValue
+}
+
+/// The broker when none was wired in (test dependencies): never there.
+struct NoIdentityBroker: IdentityBroker {
+    func checkAvailable() async throws(BrokerCallError) {
+        throw .unavailable("this engine has no D-Bus client")
+    }
+
+    func call(_ method: BrokerMethod, correlationId: String, request: String, timeout: Duration?) async throws(BrokerCallError) -> String {
+        throw .unavailable("this engine has no D-Bus client")
+    }
+}

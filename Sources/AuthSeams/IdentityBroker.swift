@@ -1,0 +1,49 @@
+/// The methods of the Linux identity broker's D-Bus interface (`com.microsoft.identity.Broker1`)
+/// the sidecar calls; each takes the protocol version, a correlation id and a request JSON,
+/// and answers a JSON text.
+public enum BrokerMethod: String, Sendable, CaseIterable {
+    case acquireTokenInteractively, acquireTokenSilently, getAccounts, removeAccount
+    case cancelInteractiveFlow, getLinuxBrokerVersion
+}
+
+/// Why a call to the broker gave no answer (an answer carrying an error object is an answer).
+public enum BrokerCallError: Error, Sendable, Equatable {
+    /// No broker to call: no D-Bus library, no session bus, or the broker's name is not on it.
+    case unavailable(String)
+    /// No answer within the call's time limit.
+    case timedOut(Duration)
+    /// The bus or the broker answered with a D-Bus error (`name`: e.g. `org.freedesktop.DBus.Error.Failed`).
+    case failed(name: String, message: String)
+}
+
+/// The identity broker as the auth core sees it: text in, text out, over whatever carries it
+/// (the session D-Bus in the sidecar, a fake in tests).
+///
+/// ```swift
+/// let answer = try await broker.call(.getAccounts, correlationId: id, request: json, timeout: .seconds(10))
+/// ```
+public protocol IdentityBroker: Sendable {
+    /// Whether the broker is there to be called now (its name is owned on the session bus);
+    /// `.unavailable` with the reason when not.
+    func checkAvailable() async throws(BrokerCallError)
+
+    /// Calls `method` with the broker protocol's version, `correlationId` and `request`
+    /// (a JSON text) and returns the broker's answer. `timeout` `nil`: no time limit (an
+    /// interactive sign-in waits for the user).
+    func call(_ method: BrokerMethod, correlationId: String, request: String, timeout: Duration?) async throws(BrokerCallError)
+        -> String
+}
+
+/// The broker's well-known names and constants (the open description of its interface).
+public enum BrokerInterface {
+    /// The bus name the broker owns on the session bus.
+    public static let busName = "com.microsoft.identity.broker1"
+    /// Its object path.
+    public static let objectPath = "/com/microsoft/identity/broker1"
+    /// Its interface.
+    public static let interface = "com.microsoft.identity.Broker1"
+    /// The protocol version every call carries.
+    public static let protocolVersion = "0.0"
+    /// The redirect URI the broker serves (the app registration must list it).
+    public static let redirectURI = "https://login.microsoftonline.com/common/oauth2/nativeclient"
+}
