@@ -283,3 +283,17 @@ def test_required_without_a_broker_fails_naming_it(verbs, launch, tmp_path):
     err = p.error("acquireTokenSilent", {"scopes": GRAPH_SCOPES}, -51015, name="brokerUnavailable")
     assert BUS_NAME in err["message"]
     assert p.ok("getDeviceInformation")["brokerAvailable"] is False
+
+
+def test_broker_per_profile_and_by_flag(verbs, mock, broker):
+    verbs.write_config(profiles={"plain": {}, "managed": {"broker": "required"}}, defaultProfile="plain")
+    env = broker_env(broker)
+    assert verbs.run("login", "--profile", "managed", env=env).returncode == 0
+    assert claims(verbs.ok("token", "--profile", "managed", env=env).strip())["deviceid"]
+    assert len(broker.calls("acquireTokenSilently")) == 1
+    # The flag, over a configuration whose broker is off; and off: the broker is not asked.
+    assert claims(verbs.ok("token", "--broker", "auto", env=env).strip())["deviceid"]
+    assert len(broker.calls("acquireTokenSilently")) == 2
+    plain = verbs.run("token", env=env)
+    assert plain.returncode != 0 and len(broker.calls("acquireTokenSilently")) == 2
+    assert_no_identity_service_request(mock)
