@@ -23,15 +23,20 @@ public enum BrokerCallError: Error, Sendable, Equatable {
 /// let answer = try await broker.call(.getAccounts, correlationId: id, request: json, timeout: .seconds(10))
 /// ```
 public protocol IdentityBroker: Sendable {
-    /// Whether the broker is there to be called now (its name is owned on the session bus);
-    /// `.unavailable` with the reason when not.
-    func checkAvailable() async throws(BrokerCallError)
+    /// Starts, in the background, what the first call needs (loading a library, connecting),
+    /// so that it overlaps the rest of a process's start; the first call waits for it.
+    func prepare()
 
     /// Calls `method` with the broker protocol's version, `correlationId` and `request`
     /// (a JSON text) and returns the broker's answer. `timeout` `nil`: no time limit (an
     /// interactive sign-in waits for the user).
     func call(_ method: BrokerMethod, correlationId: String, request: String, timeout: Duration?) async throws(BrokerCallError)
         -> String
+}
+
+extension IdentityBroker {
+    /// Nothing to prepare.
+    public func prepare() {}
 }
 
 /// The broker's well-known names and constants (the open description of its interface).

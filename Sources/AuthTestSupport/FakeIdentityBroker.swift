@@ -2,7 +2,7 @@ import AuthSeams
 import POSIXSupport
 
 /// An ``IdentityBroker`` answering from a script, recording every call (method, correlation
-/// id, request text, time limit); `available` says what ``checkAvailable()`` answers.
+/// id, request text, time limit); `unavailable`: every call fails so (no broker there).
 public final class FakeIdentityBroker: IdentityBroker {
     public typealias Responder = @Sendable (BrokerMethod, String) throws(BrokerCallError) -> String
     /// One call as the broker received it.
@@ -16,27 +16,20 @@ public final class FakeIdentityBroker: IdentityBroker {
     private let responder: Responder
     private let recorded = PthreadMutex<[Call]>([])
     private let availability: BrokerCallError?
-    private let checks = PthreadMutex(0)
 
-    /// - Parameter unavailable: what ``checkAvailable()`` throws (`nil`: the broker is there).
+    /// - Parameter unavailable: what every call throws (`nil`: the broker is there).
     public init(unavailable: BrokerCallError? = nil, _ responder: @escaping Responder) {
         availability = unavailable
         self.responder = responder
     }
 
     public var calls: [Call] { recorded.withLock { $0 } }
-    /// How many times ``checkAvailable()`` was asked.
-    public var availabilityChecks: Int { checks.withLock { $0 } }
-
-    public func checkAvailable() async throws(BrokerCallError) {
-        checks.withLock { $0 += 1 }
-        if let availability { throw availability }
-    }
 
     public func call(_ method: BrokerMethod, correlationId: String, request: String, timeout: Duration?) async throws(BrokerCallError)
         -> String
     {
         recorded.withLock { $0.append(Call(method: method, correlationId: correlationId, request: request, timeout: timeout)) }
+        if let availability { throw availability }
         return try responder(method, request)
     }
 }

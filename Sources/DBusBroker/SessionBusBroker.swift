@@ -33,14 +33,13 @@ public final class SessionBusBroker: IdentityBroker {
         return "unix:path=" + path
     }
 
-    public func checkAvailable() async throws(BrokerCallError) {
-        _ = try await onThread { library, bus throws(BrokerCallError) -> String in
-            let (owned, failure) = library.withError { error in library.nameHasOwner(bus, BrokerInterface.busName, error) }
-            if let failure { throw Self.classify(failure, timeout: nil) }
-            guard owned != 0 else {
-                throw .unavailable("\(BrokerInterface.busName) is not on the session bus (is microsoft-identity-broker installed and running?)")
-            }
-            return ""
+    /// Loads libdbus and connects on a thread of its own now: a process that will call the
+    /// broker does so while it reads its configuration and its request (the first call waits
+    /// for this one's connection rather than making another).
+    public func prepare() {
+        try? POSIX.startThread {
+            guard case .success(let library) = DBusLibrary.shared(), case .success(let bus) = self.open(library) else { return }
+            library.connectionUnref(bus)
         }
     }
 

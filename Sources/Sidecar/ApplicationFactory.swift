@@ -97,7 +97,11 @@ enum ApplicationFactory {
             listener: LoopbackRedirectListener(logger: logger),
             logger: logger)
         // Made only when asked for: a start that does not use the broker never loads libdbus.
-        if configuration.broker != .off { dependencies.broker = SessionBusBroker() }
+        if configuration.broker != .off {
+            let broker = SessionBusBroker()
+            broker.prepare()
+            dependencies.broker = broker
+        }
         dependencies.newCorrelationId = { AuthJSON.correlationId() }
         return dependencies
     }

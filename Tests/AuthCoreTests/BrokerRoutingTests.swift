@@ -19,12 +19,12 @@ import TokenCache
     let http = FakeHTTPTransport { _ in HTTPResponse(status: 500, body: []) }
     let cache = TokenCache(store: MemoryTokenCacheStore())
 
-    private func app(_ mode: BrokerMode, _ broker: FakeIdentityBroker?) throws -> PublicClientApplication {
+    private func app(_ mode: BrokerMode, _ broker: FakeIdentityBroker?, clock: ManualClock = ManualClock()) throws -> PublicClientApplication {
         var configuration = ClientConfiguration(clientId: "client", authority: try Authority("https://login.microsoftonline.com/common"))
         configuration.brokerMode = mode
         configuration.brokerTimeout = .seconds(7)
         var dependencies = AuthDependencies(
-            transport: http, cache: cache, clock: ManualClock(), browser: UnusedBrowser(), listener: UnusedListener(),
+            transport: http, cache: cache, clock: clock, browser: UnusedBrowser(), listener: UnusedListener(),
             logger: Logger(label: "test"))
         dependencies.broker = broker
         return PublicClientApplication(configuration: configuration, dependencies: dependencies)
@@ -67,6 +67,21 @@ import TokenCache
         #expect(http.requests.isEmpty)
         #expect(try cache.read { $0.inventory(clientId: "client") }.accessTokens.isEmpty)
         #expect(application.cachedSilentAnswer(request) == nil)
+    }
+
+    @Test func aTokenIsKeptInMemoryUntilCloseToItsExpiry() async throws {
+        let broker = Self.signedIn()
+        let clock = ManualClock()
+        let application = try app(.auto, broker, clock: clock)
+        var request = SilentRequest()
+        request.scopes = ["User.Read"]
+        _ = try await application.acquireTokenSilently(request, correlationId: "c-1")
+        let again = try await application.acquireTokenSilently(request, correlationId: "c-2")
+        #expect(again.fromCache && again.correlationId == "c-2" && again.accessToken == "broker-at")
+        #expect(broker.calls.count == 2)  // getAccounts, acquireTokenSilently: the second from memory
+        clock.advance(3600 - 299)
+        _ = try await application.acquireTokenSilently(request, correlationId: "c-3")
+        #expect(broker.calls.count == 4)
     }
 
     @Test func forceRefreshShowsTheBrokerTheTokenToRenew() async throws {
@@ -125,10 +140,11 @@ import TokenCache
     @Test func autoWithoutABrokerTakesTheUsualFlowsAndAsksOnce() async throws {
         let broker = FakeIdentityBroker(unavailable: .unavailable("not on the bus")) { _, _ in "{}" }
         let application = try app(.auto, broker)
-        #expect(try await application.accounts().isEmpty)  // the (empty) cache, not the broker
+        #expect(try await application.accounts().isEmpty)  // the (empty) cache, after the broker was not there
         #expect(try await application.accounts().isEmpty)
-        #expect(broker.availabilityChecks == 1 && broker.calls.isEmpty)
+        #expect(broker.calls.map(\.method) == [.getAccounts])  // asked once, by the first call
         #expect(await application.brokerInformation()?.available == false)
+        #expect(broker.calls.count == 1)
     }
 
     @Test func requiredWithoutABrokerFailsNamingIt() async throws {
@@ -148,6 +164,6 @@ import TokenCache
         let application = try app(.off, broker)
         #expect(try await application.accounts().isEmpty)
         #expect(await application.brokerInformation() == nil)
-        #expect(broker.calls.isEmpty && broker.availabilityChecks == 0)
+        #expect(broker.calls.isEmpty)
     }
 }

@@ -15,77 +15,29 @@ import base64
 import json
 import os
 import re
-import shutil
-import signal
-import subprocess
 import time
 
 import pytest
 
 import sidecar as sc
 from auth_e2e import ALICE, CLIENT_ID
+from broker_session import StandInBroker, missing
 from test_az_shim import az, run_az  # noqa: F401  (az: the fixture)
 from test_verbs import RunningAgent, Verbs, verbs  # noqa: F401  (verbs: the fixture)
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-STANDIN = os.path.join(HERE, "broker_standin.py")
-SYSTEM_PYTHON = "/usr/bin/python3"
 BUS_NAME = "com.microsoft.identity.broker1"
 NATIVE_CLIENT = "https://login.microsoftonline.com/common/oauth2/nativeclient"
 UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 GRAPH_SCOPES = ["https://graph.microsoft.com/User.Read"]
 
 
-def _missing() -> str | None:
-    if not shutil.which("dbus-run-session"):
-        return "dbus-run-session (apt-get install dbus)"
-    probe = subprocess.run([SYSTEM_PYTHON, "-c", "import dbus, gi"], capture_output=True)
-    if probe.returncode != 0:
-        return "python3-dbus and python3-gi for /usr/bin/python3 (apt-get install python3-dbus python3-gi)"
-    return None
-
-
-class StandInBroker:
-    """broker_standin.py under its own `dbus-run-session`: a private session bus."""
-
-    def __init__(self, tmp_path, *args: str):
-        self.log_path = tmp_path / "broker-calls.log"
-        self.control_path = tmp_path / "broker-control.json"
-        address_file = tmp_path / "broker-bus-address"
-        self.stderr = open(tmp_path / "broker-stderr.log", "wb")
-        self.process = subprocess.Popen(
-            ["dbus-run-session", "--", SYSTEM_PYTHON, STANDIN, "--log", str(self.log_path),
-             "--control", str(self.control_path), "--address-file", str(address_file), *args],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.stderr, start_new_session=True)
-        deadline = time.monotonic() + 15
-        while not address_file.exists():
-            assert self.process.poll() is None and time.monotonic() < deadline, (tmp_path / "broker-stderr.log").read_text()
-            time.sleep(0.02)
-        self.address = address_file.read_text()
-
-    def calls(self, method: str | None = None) -> list[dict]:
-        if not self.log_path.exists():
-            return []
-        entries = [json.loads(line) for line in self.log_path.read_text().splitlines()]
-        return [e for e in entries if method is None or e["method"] == method]
-
-    def control(self, **settings) -> None:
-        self.control_path.write_text(json.dumps(settings))
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            self.process.wait(timeout=10)
-        self.stderr.close()
-
-
 @pytest.fixture
 def start_broker(tmp_path):
-    missing = _missing()
-    if missing:
+    absent = missing()
+    if absent:
         if os.environ.get("CI"):
-            pytest.fail(f"missing {missing}: scripts/setup.sh installs it")
-        pytest.skip(f"missing {missing}")
+            pytest.fail(f"missing {absent}: scripts/setup.sh installs it")
+        pytest.skip(f"missing {absent}")
     started = []
 
     def _start(*args):

@@ -14,18 +14,25 @@ final class BrokerClient: Sendable {
     private let logger: Logger
     /// A fresh correlation id for a call a request makes besides its own (an account lookup).
     private let newCorrelationId: @Sendable () -> String
-    /// Whether the broker answered the first availability check (`nil`: not asked yet).
-    private let available = Mutex<Bool?>(nil)
+    /// `false` once a call in `auto` found no broker (then the usual flows answer).
+    private let absent = Mutex(false)
     /// The account signed in or chosen last in this engine (its `homeAccountId`).
     private let current = Mutex<String?>(nil)
+    /// The broker's access tokens kept in memory until 5 minutes before they expire, by
+    /// request (account named, authority, scopes): never written anywhere. Emptied by a sign-in,
+    /// a sign-out or a change of account in this engine, and when it holds ``keptTokensLimit``.
+    private let kept = Mutex<[String: TokenResult]>([:])
+    static let keptTokensLimit = 256
+    private let now: @Sendable () -> Int64
 
     /// The time limit of every call but an interactive sign-in.
     let timeout: Duration
 
     init(
         mode: BrokerMode, broker: any IdentityBroker, configuration: ClientConfiguration, logger: Logger,
-        timeout: Duration, newCorrelationId: @escaping @Sendable () -> String
+        timeout: Duration, now: @escaping @Sendable () -> Int64, newCorrelationId: @escaping @Sendable () -> String
     ) {
+        self.now = now
         self.mode = mode
         self.broker = broker
         self.configuration = configuration
@@ -34,24 +41,21 @@ final class BrokerClient: Sendable {
         self.newCorrelationId = newCorrelationId
     }
 
-    /// Whether requests go through the broker: `auto` asks the bus once per engine (and says
-    /// on stderr, once, why not); `required` fails, naming the broker, while it is not there.
-    func inUse() async throws(AuthError) -> Bool {
-        if let known = available.withLock({ $0 }), known || mode == .auto { return known }
-        do throws(BrokerCallError) {
-            try await broker.checkAvailable()
-            available.withLock { $0 = true }
-            return true
-        } catch {
-            let failure = BrokerAnswers.callError(error, of: .getAccounts)
-            guard mode == .auto else { throw failure }
-            let first = available.withLock { known in
-                defer { known = false }
-                return known == nil
-            }
-            if first { logger.warning("broker \"auto\": signing in without the broker: \(failure.message)") }
-            return false
+    /// Whether requests go through the broker: `required` always (a call without a broker
+    /// fails, naming it); `auto` until a call finds no broker (no availability check of its
+    /// own: the first call tells, and costs no extra round trip when the broker is there).
+    var inUse: Bool { mode == .required || (mode == .auto && !absent.withLock { $0 }) }
+
+    /// Whether the usual flows answer instead after `error`: in `auto`, when it says there is no
+    /// broker (said once on stderr; the engine does not ask the broker again).
+    func fallsBack(from error: AuthError) -> Bool {
+        guard mode == .auto, error.kind == .brokerUnavailable else { return false }
+        let first = absent.withLock { absent in
+            defer { absent = true }
+            return !absent
         }
+        if first { logger.warning("broker \"auto\": signing in without the broker: \(error.message)") }
+        return true
     }
 
     // MARK: - Tokens
@@ -74,12 +78,19 @@ final class BrokerClient: Sendable {
         let answer = try await cancellable(.acquireTokenInteractively, correlationId: correlationId, body: body)
         let (result, _) = try BrokerAnswers.token(answer, requested: scopes, account: nil, authority: authority, correlationId: correlationId)
         current.withLock { $0 = result.account.homeAccountId }
+        kept.withLock { $0 = [:] }
         return result
     }
 
     func silent(_ request: SilentRequest, correlationId: String) async throws(AuthError) -> TokenResult {
         let authority = try configuration.authority(for: request.authority)
         let scopes = Scopes.requested(request.scopes, defaults: configuration.defaultScopes)
+        let key = "\(String(describing: request.account))|\(authority.url)|\(scopes.map { $0.lowercased() }.sorted().joined(separator: " "))"
+        if !request.forceRefresh, request.claims == nil, var answer = kept.withLock({ $0[key] }), answer.expiresOn - 300 > now() {
+            answer.correlationId = correlationId
+            answer.fromCache = true
+            return answer
+        }
         let account: BrokerAccount
         if let reference = request.account {
             account = try await find(reference)
@@ -99,6 +110,10 @@ final class BrokerClient: Sendable {
             // The broker renews the token it is shown (it would hand the cached one back otherwise).
             parameters["accessTokenToRenew"] = .string(result.accessToken)
             (result, _) = try await silentCall(parameters, account: account, scopes: scopes, authority: authority, correlationId: newCorrelationId())
+        }
+        kept.withLock { tokens in
+            if tokens.count >= Self.keptTokensLimit { tokens = [:] }
+            tokens[key] = result
         }
         return result
     }
@@ -149,6 +164,7 @@ final class BrokerClient: Sendable {
         let previous = try await currentAccount()?.account
         let account = try await find(reference)
         current.withLock { $0 = account.account.homeAccountId }
+        kept.withLock { $0 = [:] }
         return (account.account, previous)
     }
 
@@ -168,6 +184,7 @@ final class BrokerClient: Sendable {
                 "redirectUri": .string(BrokerInterface.redirectURI),
             ])
         current.withLock { if $0 == account.account.homeAccountId { $0 = nil } }
+        kept.withLock { $0 = [:] }
         return account.account
     }
 
@@ -245,10 +262,6 @@ struct BrokerAccount: Sendable {
 
 /// The broker when none was wired in (test dependencies): never there.
 struct NoIdentityBroker: IdentityBroker {
-    func checkAvailable() async throws(BrokerCallError) {
-        throw .unavailable("this engine has no D-Bus client")
-    }
-
     func call(_ method: BrokerMethod, correlationId: String, request: String, timeout: Duration?) async throws(BrokerCallError) -> String {
         throw .unavailable("this engine has no D-Bus client")
     }
