@@ -23,9 +23,11 @@ public enum BrokerCallError: Error, Sendable, Equatable {
 /// let answer = try await broker.call(.getAccounts, correlationId: id, request: json, timeout: .seconds(10))
 /// ```
 public protocol IdentityBroker: Sendable {
-    /// Starts, in the background, what the first call needs (loading a library, connecting),
-    /// so that it overlaps the rest of a process's start; the first call waits for it.
-    func prepare()
+    /// Starts, in the background, what the first call needs (loading a library, connecting)
+    /// and makes `call` (a query whose answer the first request will want: `getAccounts`), so
+    /// that they overlap the rest of a process's start; the first call identical to `call`
+    /// takes that answer.
+    func prepare(_ call: BrokerCall?)
 
     /// Calls `method` with the broker protocol's version, `correlationId` and `request`
     /// (a JSON text) and returns the broker's answer. `timeout` `nil`: no time limit (an
@@ -36,7 +38,20 @@ public protocol IdentityBroker: Sendable {
 
 extension IdentityBroker {
     /// Nothing to prepare.
-    public func prepare() {}
+    public func prepare(_ call: BrokerCall?) {}
+}
+
+/// One call to the broker: the method, its correlation id and its request (JSON text).
+public struct BrokerCall: Sendable, Equatable {
+    public let method: BrokerMethod
+    public let correlationId: String
+    public let request: String
+
+    public init(method: BrokerMethod, correlationId: String, request: String) {
+        self.method = method
+        self.correlationId = correlationId
+        self.request = request
+    }
 }
 
 /// The broker's well-known names and constants (the open description of its interface).

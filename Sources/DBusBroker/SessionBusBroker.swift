@@ -33,48 +33,108 @@ public final class SessionBusBroker: IdentityBroker {
         return "unix:path=" + path
     }
 
-    /// Loads libdbus and connects on a thread of its own now: a process that will call the
-    /// broker does so while it reads its configuration and its request (the first call waits
-    /// for this one's connection rather than making another).
-    public func prepare() {
-        try? POSIX.startThread {
-            guard case .success(let library) = DBusLibrary.shared(), case .success(let bus) = self.open(library) else { return }
-            library.connectionUnref(bus)
+    /// Loads libdbus, connects and makes `call` on a thread of its own now: a process that will
+    /// call the broker does so while it reads its configuration and its request. The first
+    /// call waits for this one's connection rather than making another; when it is identical
+    /// to `call` (method and request) and comes within 2 s of its answer, it takes that answer
+    /// instead of asking again. Any other call first drops it (a sign-in changes the accounts).
+    public func prepare(_ call: BrokerCall?) {
+        prefetch.withLock { $0 = call.map { Prefetch(call: $0) } }
+        do {
+            try POSIX.startThread {
+                let answer = self.withConnection(own: false) { library, bus throws(BrokerCallError) -> String in
+                    guard let call else { return "" }
+                    return try Self.perform(call, timeout: .seconds(10), library: library, bus: bus)
+                }
+                self.prefetch.withLockAndBroadcast { state in
+                    state?.answer = answer
+                    state?.answeredAt = POSIX.monotonicMilliseconds()
+                }
+            }
+        } catch {
+            prefetch.withLock { $0 = nil }
+        }
+    }
+
+    /// A call `prepare` makes before anyone asks, kept for the first identical call.
+    private struct Prefetch {
+        let call: BrokerCall
+        var answer: Result<String, BrokerCallError>?
+        var answeredAt: Int64?
+
+        func serves(_ method: BrokerMethod, _ request: String) -> Bool {
+            call.method == method && call.request == request && answeredAt.map { POSIX.monotonicMilliseconds() - $0 < 2000 } ?? true
+        }
+    }
+
+    private let prefetch = PthreadMutex<Prefetch?>(nil)
+
+    /// The prepared call's answer when `method` and `request` are its own (once), waited for on a thread.
+    private func prefetched(_ method: BrokerMethod, request: String) async -> Result<String, BrokerCallError>? {
+        let serves = prefetch.withLock { state in
+            defer { if state?.serves(method, request) != true { state = nil } }
+            return state?.serves(method, request) == true
+        }
+        guard serves else { return nil }
+        return await withCheckedContinuation { continuation in
+            do {
+                try POSIX.startThread {
+                    let answer = self.prefetch.wait(until: POSIX.monotonicMilliseconds() + 10_000) {
+                        (state: inout Prefetch?) -> Result<String, BrokerCallError>? in
+                        guard let answer = state?.answer else { return nil }
+                        state = nil
+                        return answer
+                    }
+                    continuation.resume(returning: answer)
+                }
+            } catch {
+                continuation.resume(returning: nil)
+            }
         }
     }
 
     public func call(_ method: BrokerMethod, correlationId: String, request: String, timeout: Duration?) async throws(BrokerCallError)
         -> String
     {
-        try await onThread(ownConnection: timeout == nil) { library, bus throws(BrokerCallError) -> String in
-            guard
-                let message = library.newMethodCall(
-                    BrokerInterface.busName, BrokerInterface.objectPath, BrokerInterface.interface, method.rawValue)
-            else { throw .failed(name: "org.freedesktop.DBus.Error.NoMemory", message: "no message") }
-            defer { library.messageUnref(message) }
-            let iterator = UnsafeMutableRawPointer.allocate(byteCount: DBusLibrary.iterSize, alignment: 8)
-            defer { iterator.deallocate() }
-            library.iterInitAppend(message, iterator)
-            for argument in [BrokerInterface.protocolVersion, correlationId, request] {
-                let appended = argument.withCString { text in
-                    withUnsafePointer(to: text) { library.iterAppendBasic(iterator, DBusLibrary.stringType, $0) }
-                }
-                guard appended != 0 else { throw .failed(name: "org.freedesktop.DBus.Error.InvalidArgs", message: "an argument was refused") }
-            }
-            let milliseconds = timeout.map { Int32(clamping: $0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000) }
-            let (reply, failure) = library.withError { error in
-                library.sendWithReplyAndBlock(bus, message, milliseconds ?? DBusLibrary.noTimeout, error)
-            }
-            if let failure { throw Self.classify(failure, timeout: timeout) }
-            guard let reply else { throw .failed(name: "org.freedesktop.DBus.Error.NoReply", message: "no reply") }
-            defer { library.messageUnref(reply) }
-            guard library.iterInit(reply, iterator) != 0, library.iterArgType(iterator) == DBusLibrary.stringType else {
-                throw .failed(name: "org.freedesktop.DBus.Error.InvalidSignature", message: "the broker's answer is not a string")
-            }
-            var text: UnsafePointer<CChar>?
-            withUnsafeMutablePointer(to: &text) { library.iterGetBasic(iterator, UnsafeMutableRawPointer($0)) }
-            return text.map { String(cString: $0) } ?? ""
+        if let answer = await prefetched(method, request: request) { return try answer.get() }
+        let call = BrokerCall(method: method, correlationId: correlationId, request: request)
+        return try await onThread(ownConnection: timeout == nil) { library, bus throws(BrokerCallError) -> String in
+            try Self.perform(call, timeout: timeout, library: library, bus: bus)
         }
+    }
+
+    /// One call, blocking, on `bus`.
+    private static func perform(
+        _ call: BrokerCall, timeout: Duration?, library: DBusLibrary, bus: UnsafeMutableRawPointer
+    ) throws(BrokerCallError) -> String {
+        let method = call.method
+        guard
+            let message = library.newMethodCall(
+                BrokerInterface.busName, BrokerInterface.objectPath, BrokerInterface.interface, method.rawValue)
+        else { throw .failed(name: "org.freedesktop.DBus.Error.NoMemory", message: "no message") }
+        defer { library.messageUnref(message) }
+        let iterator = UnsafeMutableRawPointer.allocate(byteCount: DBusLibrary.iterSize, alignment: 8)
+        defer { iterator.deallocate() }
+        library.iterInitAppend(message, iterator)
+        for argument in [BrokerInterface.protocolVersion, call.correlationId, call.request] {
+            let appended = argument.withCString { text in
+                withUnsafePointer(to: text) { library.iterAppendBasic(iterator, DBusLibrary.stringType, $0) }
+            }
+            guard appended != 0 else { throw .failed(name: "org.freedesktop.DBus.Error.InvalidArgs", message: "an argument was refused") }
+        }
+        let milliseconds = timeout.map { Int32(clamping: $0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000) }
+        let (reply, failure) = library.withError { error in
+            library.sendWithReplyAndBlock(bus, message, milliseconds ?? DBusLibrary.noTimeout, error)
+        }
+        if let failure { throw classify(failure, timeout: timeout) }
+        guard let reply else { throw .failed(name: "org.freedesktop.DBus.Error.NoReply", message: "no reply") }
+        defer { library.messageUnref(reply) }
+        guard library.iterInit(reply, iterator) != 0, library.iterArgType(iterator) == DBusLibrary.stringType else {
+            throw .failed(name: "org.freedesktop.DBus.Error.InvalidSignature", message: "the broker's answer is not a string")
+        }
+        var text: UnsafePointer<CChar>?
+        withUnsafeMutablePointer(to: &text) { library.iterGetBasic(iterator, UnsafeMutableRawPointer($0)) }
+        return text.map { String(cString: $0) } ?? ""
     }
 
     /// Runs `body` with the library and a referenced connection on a thread of its own.

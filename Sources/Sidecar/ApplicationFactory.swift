@@ -97,11 +97,7 @@ enum ApplicationFactory {
             listener: LoopbackRedirectListener(logger: logger),
             logger: logger)
         // Made only when asked for: a start that does not use the broker never loads libdbus.
-        if configuration.broker != .off {
-            let broker = SessionBusBroker()
-            broker.prepare()
-            dependencies.broker = broker
-        }
+        if configuration.broker != .off { dependencies.broker = SessionBusBroker() }
         dependencies.newCorrelationId = { AuthJSON.correlationId() }
         return dependencies
     }

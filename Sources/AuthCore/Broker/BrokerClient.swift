@@ -39,6 +39,8 @@ final class BrokerClient: Sendable {
         self.logger = logger
         self.timeout = timeout
         self.newCorrelationId = newCorrelationId
+        // What a first silent request asks first, asked now, while the request is being read.
+        broker.prepare(BrokerCall(method: .getAccounts, correlationId: newCorrelationId(), request: accountsRequest))
     }
 
     /// Whether requests go through the broker: `required` always (a call without a broker
@@ -130,9 +132,7 @@ final class BrokerClient: Sendable {
 
     /// The broker's accounts for this client (optionally those with `username`).
     func accounts(username: String? = nil) async throws(AuthError) -> [BrokerAccount] {
-        let answer = try await call(
-            .getAccounts, correlationId: newCorrelationId(),
-            body: ["clientId": .string(configuration.clientId), "redirectUri": .string(BrokerInterface.redirectURI)])
+        let answer = try await call(.getAccounts, correlationId: newCorrelationId(), request: accountsRequest)
         let environment = configuration.authority.host
         let all = (answer["accounts"]?.arrayValue ?? []).compactMap { json in
             BrokerAnswers.account(json, environment: environment).map { BrokerAccount(account: $0, json: json) }
@@ -219,13 +219,23 @@ final class BrokerClient: Sendable {
         return parameters
     }
 
+    /// `getAccounts`' request: this client's.
+    private var accountsRequest: String {
+        JSONValue.object(["clientId": .string(configuration.clientId), "redirectUri": .string(BrokerInterface.redirectURI)]).jsonText
+    }
+
     private func call(_ method: BrokerMethod, correlationId: String, body: JSONObject, timeout: Duration?? = nil) async throws(AuthError)
+        -> JSONObject
+    {
+        try await call(method, correlationId: correlationId, request: JSONValue.object(body).jsonText, timeout: timeout)
+    }
+
+    private func call(_ method: BrokerMethod, correlationId: String, request: String, timeout: Duration?? = nil) async throws(AuthError)
         -> JSONObject
     {
         let text: String
         do throws(BrokerCallError) {
-            text = try await broker.call(
-                method, correlationId: correlationId, request: JSONValue.object(body).jsonText, timeout: timeout ?? self.timeout)
+            text = try await broker.call(method, correlationId: correlationId, request: request, timeout: timeout ?? self.timeout)
         } catch {
             throw BrokerAnswers.callError(error, of: method)
         }
