@@ -74,8 +74,8 @@ class Agent:
         self.log.close()
 
 
-def median_ms(values: list[float]) -> str:
-    return ms(statistics.median(values))
+def difference(x: float) -> str:
+    return ("+" if x >= 0 else "−") + ms(abs(x))
 
 
 def main() -> int:
@@ -148,19 +148,24 @@ def main() -> int:
         f, b = statistics.median(fresh["file"]), statistics.median(fresh["broker"])
         af, ab = statistics.median(via_agent["file"]), statistics.median(via_agent["broker"])
         rows = [
-            ("`auth-sidecar token --no-agent`, cached token, spawn → exit, median", ms(f), ms(b), f"+{ms(b - f)}"),
+            ("`auth-sidecar token --no-agent`, cached token, spawn → exit, median", ms(f), ms(b), difference(b - f)),
+            ("the same, p10 (the least disturbed by other processes)", ms(pct(fresh["file"], 10)), ms(pct(fresh["broker"], 10)),
+             difference(pct(fresh["broker"], 10) - pct(fresh["file"], 10))),
             ("the same, p90", ms(pct(fresh["file"], 90)), ms(pct(fresh["broker"], 90)), ""),
-            ("`auth-sidecar token` through a running agent, median", ms(af), ms(ab), f"+{ms(ab - af)}"),
+            ("`auth-sidecar token` through a running agent, median", ms(af), ms(ab), difference(ab - af)),
+            ("the same, p10", ms(pct(via_agent["file"], 10)), ms(pct(via_agent["broker"], 10)),
+             difference(pct(via_agent["broker"], 10) - pct(via_agent["file"], 10))),
             ("network requests per broker run", "", net(requests, a.runs), ""),
             ("broker `acquireTokenSilently` calls per broker run", "", f"{broker_calls / a.runs:.1f}", ""),
         ]
         if fresh["baseline"]:
             base = statistics.median(fresh["baseline"])
             rows.append(("broker off: `token --no-agent` (file cache), this build vs the baseline build, median",
-                         ms(f), f"baseline {ms(base)}", f"{'+' if f >= base else '−'}{ms(abs(f - base))}"))
+                         ms(f), f"baseline {ms(base)}", difference(f - base)))
         rows.append(("broker off: libdbus mapped in a stdio process after a cached token", "no" if not dbus_off else "YES", "", ""))
+        load = open("/proc/loadavg").read().split()[:3]
         print(f"auth-sidecar through the identity broker (stand-in) vs the file cache — {machine()}, "
-              f"{a.runs} runs each, alternating")
+              f"{a.runs} runs each, alternating, load average {' '.join(load)}")
         print()
         for line in markdown_table(["figure", "file cache (broker off)", "broker (auto, stand-in)", "difference"], rows):
             print(line)

@@ -145,7 +145,16 @@ public final class PublicClientApplication: Sendable {
     ///     the cache is encrypted), the
     ///     token is looked up now, as the full call would look it up: no task, no thread.
     public func cachedSilentAnswer(_ request: SilentRequest, checkedAfter: UInt64? = nil, mayRead: Bool = false) -> CachedSilentAnswer? {
-        guard broker == nil, !request.forceRefresh, request.claims == nil,
+        if let broker {
+            // A kept token, or (the reader idle) the broker's answer to blocking calls.
+            guard let (result, stamp) = broker.silentNow(request, mayCall: mayRead) else { return nil }
+            return CachedSilentAnswer(identity: .init(stamp: stamp, key: result.fromCache ? "broker kept" : "broker")) { correlationId in
+                var answer = result
+                answer.correlationId = correlationId
+                return answer
+            }
+        }
+        guard !request.forceRefresh, request.claims == nil,
             let authority = try? configuration.authority(for: request.authority)
         else { return nil }
         let scopes = Scopes.requested(request.scopes, defaults: configuration.defaultScopes)

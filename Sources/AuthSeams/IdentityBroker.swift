@@ -29,6 +29,11 @@ public protocol IdentityBroker: Sendable {
     /// takes that answer.
     func prepare(_ call: BrokerCall?)
 
+    /// `call` made on this thread, blocking up to `timeout` (a prepared identical call's answer
+    /// taken as ``call(_:correlationId:request:timeout:)`` takes it); `nil`: this broker has no
+    /// blocking calls (then only the async one is used).
+    func callNow(_ call: BrokerCall, timeout: Duration) -> Result<String, BrokerCallError>?
+
     /// Calls `method` with the broker protocol's version, `correlationId` and `request`
     /// (a JSON text) and returns the broker's answer. `timeout` `nil`: no time limit (an
     /// interactive sign-in waits for the user).
@@ -39,6 +44,9 @@ public protocol IdentityBroker: Sendable {
 extension IdentityBroker {
     /// Nothing to prepare.
     public func prepare(_ call: BrokerCall?) {}
+
+    /// No blocking calls.
+    public func callNow(_ call: BrokerCall, timeout: Duration) -> Result<String, BrokerCallError>? { nil }
 }
 
 /// One call to the broker: the method, its correlation id and its request (JSON text).

@@ -25,6 +25,16 @@ public final class FakeIdentityBroker: IdentityBroker {
 
     public var calls: [Call] { recorded.withLock { $0 } }
 
+    public func callNow(_ call: BrokerCall, timeout: Duration) -> Result<String, BrokerCallError>? {
+        recorded.withLock { $0.append(Call(method: call.method, correlationId: call.correlationId, request: call.request, timeout: timeout)) }
+        if let availability { return .failure(availability) }
+        do throws(BrokerCallError) {
+            return .success(try responder(call.method, call.request))
+        } catch {
+            return .failure(error)
+        }
+    }
+
     public func call(_ method: BrokerMethod, correlationId: String, request: String, timeout: Duration?) async throws(BrokerCallError)
         -> String
     {

@@ -69,27 +69,39 @@ public final class SessionBusBroker: IdentityBroker {
 
     private let prefetch = PthreadMutex<Prefetch?>(nil)
 
-    /// The prepared call's answer when `method` and `request` are its own (once), waited for on a thread.
-    private func prefetched(_ method: BrokerMethod, request: String) async -> Result<String, BrokerCallError>? {
-        let serves = prefetch.withLock { state in
+    /// Whether the prepared call is `method` with `request` (else it is dropped).
+    private func prefetchServes(_ method: BrokerMethod, _ request: String) -> Bool {
+        prefetch.withLock { state in
             defer { if state?.serves(method, request) != true { state = nil } }
             return state?.serves(method, request) == true
         }
-        guard serves else { return nil }
+    }
+
+    /// The prepared call's answer (taken once), waited for on this thread.
+    private func takePrefetched() -> Result<String, BrokerCallError>? {
+        prefetch.wait(until: POSIX.monotonicMilliseconds() + 10_000) { (state: inout Prefetch?) -> Result<String, BrokerCallError>? in
+            guard let answer = state?.answer else { return nil }
+            state = nil
+            return answer
+        }
+    }
+
+    /// The prepared call's answer when `method` and `request` are its own (once), waited for on a thread.
+    private func prefetched(_ method: BrokerMethod, request: String) async -> Result<String, BrokerCallError>? {
+        guard prefetchServes(method, request) else { return nil }
         return await withCheckedContinuation { continuation in
             do {
-                try POSIX.startThread {
-                    let answer = self.prefetch.wait(until: POSIX.monotonicMilliseconds() + 10_000) {
-                        (state: inout Prefetch?) -> Result<String, BrokerCallError>? in
-                        guard let answer = state?.answer else { return nil }
-                        state = nil
-                        return answer
-                    }
-                    continuation.resume(returning: answer)
-                }
+                try POSIX.startThread { continuation.resume(returning: self.takePrefetched()) }
             } catch {
                 continuation.resume(returning: nil)
             }
+        }
+    }
+
+    public func callNow(_ call: BrokerCall, timeout: Duration) -> Result<String, BrokerCallError>? {
+        if prefetchServes(call.method, call.request), let answer = takePrefetched() { return answer }
+        return withConnection(own: false) { library, bus throws(BrokerCallError) -> String in
+            try Self.perform(call, timeout: timeout, library: library, bus: bus)
         }
     }
 

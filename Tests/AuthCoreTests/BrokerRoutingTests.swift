@@ -84,6 +84,23 @@ import TokenCache
         #expect(broker.calls.count == 4)
     }
 
+    @Test func theReaderAnswersWithBlockingCallsOnlyWhenIdleThenFromMemory() async throws {
+        let broker = Self.signedIn()
+        let application = try app(.auto, broker)
+        var request = SilentRequest()
+        request.scopes = ["User.Read"]
+        #expect(application.cachedSilentAnswer(request, mayRead: false) == nil)
+        #expect(broker.calls.isEmpty)
+        let answer = try #require(application.cachedSilentAnswer(request, mayRead: true))
+        let first = answer.result("c-1")
+        #expect(first.accessToken == "broker-at" && first.correlationId == "c-1" && !first.fromCache)
+        #expect(broker.calls.map(\.method) == [.getAccounts, .acquireTokenSilently] && broker.calls.allSatisfy { $0.timeout == .seconds(7) })
+        let kept = try #require(application.cachedSilentAnswer(request, mayRead: false))
+        #expect(kept.result("c-2").fromCache && kept.identity != answer.identity)
+        #expect(broker.calls.count == 2)
+        #expect(http.requests.isEmpty)
+    }
+
     @Test func forceRefreshShowsTheBrokerTheTokenToRenew() async throws {
         let broker = Self.signedIn()
         var request = SilentRequest()

@@ -21,7 +21,14 @@ final class BrokerClient: Sendable {
     /// The broker's access tokens kept in memory until 5 minutes before they expire, by
     /// request (account named, authority, scopes): never written anywhere. Emptied by a sign-in,
     /// a sign-out or a change of account in this engine, and when it holds ``keptTokensLimit``.
-    private let kept = Mutex<[String: TokenResult]>([:])
+    private let kept = Mutex<[String: Kept]>([:])
+    /// A kept token and its stamp (the same for every answer of that token: the reply's template).
+    private struct Kept {
+        let result: TokenResult
+        let stamp: UInt64
+    }
+
+    private let stamps = Mutex<UInt64>(0)
     static let keptTokensLimit = 256
     private let now: @Sendable () -> Int64
 
@@ -87,8 +94,8 @@ final class BrokerClient: Sendable {
     func silent(_ request: SilentRequest, correlationId: String) async throws(AuthError) -> TokenResult {
         let authority = try configuration.authority(for: request.authority)
         let scopes = Scopes.requested(request.scopes, defaults: configuration.defaultScopes)
-        let key = "\(String(describing: request.account))|\(authority.url)|\(scopes.map { $0.lowercased() }.sorted().joined(separator: " "))"
-        if !request.forceRefresh, request.claims == nil, var answer = kept.withLock({ $0[key] }), answer.expiresOn - 300 > now() {
+        let key = Self.keptKey(request, authority: authority, scopes: scopes)
+        if !request.forceRefresh, request.claims == nil, var answer = keptToken(key)?.result {
             answer.correlationId = correlationId
             answer.fromCache = true
             return answer
@@ -113,11 +120,74 @@ final class BrokerClient: Sendable {
             parameters["accessTokenToRenew"] = .string(result.accessToken)
             (result, _) = try await silentCall(parameters, account: account, scopes: scopes, authority: authority, correlationId: newCorrelationId())
         }
+        keep(result, as: key)
+        return result
+    }
+
+    /// What `acquireTokenSilent` answers without a task (``PublicClientApplication/cachedSilentAnswer(_:checkedAfter:mayRead:)``):
+    /// a kept token; else, when `mayCall` (the reader has nothing else to do: a process's first
+    /// request), the broker's answer to blocking calls on this thread: the accounts (prepared at
+    /// start) and the token. `nil`: the full call answers (also every error, which it reports).
+    func silentNow(_ request: SilentRequest, mayCall: Bool) -> (result: TokenResult, stamp: UInt64)? {
+        guard inUse, !request.forceRefresh, request.claims == nil, let authority = try? configuration.authority(for: request.authority)
+        else { return nil }
+        let scopes = Scopes.requested(request.scopes, defaults: configuration.defaultScopes)
+        let key = Self.keptKey(request, authority: authority, scopes: scopes)
+        if let found = keptToken(key) {
+            var result = found.result
+            result.fromCache = true
+            return (result, found.stamp)
+        }
+        let listing = BrokerCall(method: .getAccounts, correlationId: newCorrelationId(), request: accountsRequest)
+        guard mayCall, case .success(let listed)? = broker.callNow(listing, timeout: timeout),
+            let answer = try? BrokerAnswers.object(listed, of: .getAccounts)
+        else { return nil }
+        let all = accounts(in: answer)
+        let account: BrokerAccount?
+        switch request.account {
+        case .homeAccountId(let id)?: account = all.first { $0.account.homeAccountId.lowercased() == id.lowercased() }
+        case .username(let name)?:
+            let matches = all.filter { $0.account.username.lowercased() == name.lowercased() }
+            account = matches.count == 1 ? matches.first : nil
+        case nil: account = Self.current(among: all, chosen: current.withLock { $0 })
+        }
+        guard let account else { return nil }
+        var parameters = authParameters(authority: authority, scopes: scopes, type: 1, claims: nil)
+        parameters["account"] = account.json
+        parameters["username"] = .string(account.account.username)
+        let correlationId = newCorrelationId()
+        let body: JSONObject = ["account": account.json, "authParameters": .object(parameters)]
+        guard
+            case .success(let text)? = broker.callNow(
+                BrokerCall(method: .acquireTokenSilently, correlationId: correlationId, request: JSONValue.object(body).jsonText),
+                timeout: timeout),
+            let object = try? BrokerAnswers.object(text, of: .acquireTokenSilently),
+            let (result, _) = try? BrokerAnswers.token(
+                object, requested: scopes, account: account.json, authority: authority, correlationId: correlationId)
+        else { return nil }
+        return (result, keep(result, as: key))
+    }
+
+    private static func keptKey(_ request: SilentRequest, authority: Authority, scopes: [String]) -> String {
+        "\(String(describing: request.account))|\(authority.url)|\(scopes.map { $0.lowercased() }.sorted().joined(separator: " "))"
+    }
+
+    private func keptToken(_ key: String) -> Kept? {
+        guard let found = kept.withLock({ $0[key] }), found.result.expiresOn - 300 > now() else { return nil }
+        return found
+    }
+
+    @discardableResult
+    private func keep(_ result: TokenResult, as key: String) -> UInt64 {
+        let stamp = stamps.withLock { stamp in
+            stamp += 1
+            return stamp
+        }
         kept.withLock { tokens in
             if tokens.count >= Self.keptTokensLimit { tokens = [:] }
-            tokens[key] = result
+            tokens[key] = Kept(result: result, stamp: stamp)
         }
-        return result
+        return stamp
     }
 
     private func silentCall(
@@ -133,12 +203,17 @@ final class BrokerClient: Sendable {
     /// The broker's accounts for this client (optionally those with `username`).
     func accounts(username: String? = nil) async throws(AuthError) -> [BrokerAccount] {
         let answer = try await call(.getAccounts, correlationId: newCorrelationId(), request: accountsRequest)
-        let environment = configuration.authority.host
-        let all = (answer["accounts"]?.arrayValue ?? []).compactMap { json in
-            BrokerAnswers.account(json, environment: environment).map { BrokerAccount(account: $0, json: json) }
-        }
+        let all = accounts(in: answer)
         guard let username else { return all }
         return all.filter { $0.account.username.lowercased() == username.lowercased() }
+    }
+
+    /// The accounts of a `getAccounts` answer.
+    private func accounts(in answer: JSONObject) -> [BrokerAccount] {
+        let environment = configuration.authority.host
+        return (answer["accounts"]?.arrayValue ?? []).compactMap { json in
+            BrokerAnswers.account(json, environment: environment).map { BrokerAccount(account: $0, json: json) }
+        }
     }
 
     /// The listing `getAccounts` answers: each account with its tenant, the current one marked.
