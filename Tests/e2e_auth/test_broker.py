@@ -23,7 +23,7 @@ import sidecar as sc
 from auth_e2e import ALICE, CLIENT_ID
 from broker_session import StandInBroker, missing
 from test_az_shim import az, run_az  # noqa: F401  (az: the fixture)
-from test_verbs import RunningAgent, Verbs, verbs  # noqa: F401  (verbs: the fixture)
+from test_verbs import RunningAgent, verbs  # noqa: F401  (verbs: the fixture)
 
 BUS_NAME = "com.microsoft.identity.broker1"
 NATIVE_CLIENT = "https://login.microsoftonline.com/common/oauth2/nativeclient"
@@ -69,6 +69,7 @@ def assert_calls_well_formed(broker: StandInBroker) -> None:
     assert len(ids) == len(set(ids)), ids
     for c in calls:
         assert c["protocol"] == "0.0", c
+        assert UUID.match(c["correlationId"]), c  # the clients here give none: the sidecar's own
         request = c["request"]
         params = request.get("authParameters", request)
         if c["method"] in ("acquireTokenInteractively", "acquireTokenSilently", "getAccounts", "removeAccount"):

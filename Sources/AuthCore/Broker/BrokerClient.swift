@@ -111,9 +111,7 @@ final class BrokerClient: Sendable {
             }
             account = chosen
         }
-        var parameters = authParameters(authority: authority, scopes: scopes, type: 1, claims: request.claims)
-        parameters["account"] = account.json
-        parameters["username"] = .string(account.account.username)
+        var parameters = silentParameters(account, authority: authority, scopes: scopes, claims: request.claims)
         var (result, _) = try await silentCall(parameters, account: account, scopes: scopes, authority: authority, correlationId: correlationId)
         if request.forceRefresh {
             // The broker renews the token it is shown (it would hand the cached one back otherwise).
@@ -143,18 +141,12 @@ final class BrokerClient: Sendable {
             let answer = try? BrokerAnswers.object(listed, of: .getAccounts)
         else { return nil }
         let all = accounts(in: answer)
-        let account: BrokerAccount?
-        switch request.account {
-        case .homeAccountId(let id)?: account = all.first { $0.account.homeAccountId.lowercased() == id.lowercased() }
-        case .username(let name)?:
-            let matches = all.filter { $0.account.username.lowercased() == name.lowercased() }
-            account = matches.count == 1 ? matches.first : nil
-        case nil: account = Self.current(among: all, chosen: current.withLock { $0 })
-        }
+        let account =
+            if let reference = request.account { try? Self.match(reference, in: all) } else {
+                Self.current(among: all, chosen: current.withLock { $0 })
+            }
         guard let account else { return nil }
-        var parameters = authParameters(authority: authority, scopes: scopes, type: 1, claims: nil)
-        parameters["account"] = account.json
-        parameters["username"] = .string(account.account.username)
+        let parameters = silentParameters(account, authority: authority, scopes: scopes, claims: nil)
         let correlationId = newCorrelationId()
         let body: JSONObject = ["account": account.json, "authParameters": .object(parameters)]
         guard
@@ -270,7 +262,11 @@ final class BrokerClient: Sendable {
     }
 
     private func find(_ reference: AccountReference) async throws(AuthError) -> BrokerAccount {
-        let all = try await accounts()
+        try Self.match(reference, in: try await accounts())
+    }
+
+    /// The one account of `all` that `reference` names.
+    private static func match(_ reference: AccountReference, in all: [BrokerAccount]) throws(AuthError) -> BrokerAccount {
         let matches: [BrokerAccount]
         switch reference {
         case .homeAccountId(let id): matches = all.filter { $0.account.homeAccountId.lowercased() == id.lowercased() }
@@ -284,6 +280,14 @@ final class BrokerClient: Sendable {
     }
 
     // MARK: - Calls
+
+    /// `acquireTokenSilently`'s `authParameters` for `account`.
+    private func silentParameters(_ account: BrokerAccount, authority: Authority, scopes: [String], claims: String?) -> JSONObject {
+        var parameters = authParameters(authority: authority, scopes: scopes, type: 1, claims: claims)
+        parameters["account"] = account.json
+        parameters["username"] = .string(account.account.username)
+        return parameters
+    }
 
     private func authParameters(authority: Authority, scopes: [String], type: Int64, claims: String?) -> JSONObject {
         var parameters: JSONObject = [
