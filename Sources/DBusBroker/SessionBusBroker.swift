@@ -168,6 +168,8 @@ public final class SessionBusBroker: IdentityBroker {
     private func withConnection(
         own: Bool, _ body: (DBusLibrary, UnsafeMutableRawPointer) throws(BrokerCallError) -> String
     ) -> Result<String, BrokerCallError> {
+        // No bus, no broker: libdbus is not even loaded.
+        guard connection.withLock({ $0 != nil }) || address() != nil else { return .failure(.unavailable(Self.noBus)) }
         let library: DBusLibrary
         switch DBusLibrary.shared() {
         case .success(let loaded): library = loaded
@@ -207,7 +209,7 @@ public final class SessionBusBroker: IdentityBroker {
     /// A new private connection to the session bus, registered (`Hello`); the caller holds its reference.
     private func connect(_ library: DBusLibrary) -> Result<UnsafeMutableRawPointer, BrokerCallError> {
         guard let address = address() else {
-            return .failure(.unavailable("no session D-Bus (DBUS_SESSION_BUS_ADDRESS is not set and $XDG_RUNTIME_DIR/bus is absent)"))
+            return .failure(.unavailable(Self.noBus))
         }
         let (opened, failure) = library.withError { error in library.openPrivate(address, error) }
         guard let opened, failure == nil else {
@@ -234,6 +236,8 @@ public final class SessionBusBroker: IdentityBroker {
         library.connectionClose(dropped)
         library.connectionUnref(dropped)
     }
+
+    static let noBus = "no session D-Bus (DBUS_SESSION_BUS_ADDRESS is not set and $XDG_RUNTIME_DIR/bus is absent)"
 
     /// A D-Bus error as the broker seam names it.
     static func classify(_ failure: (name: String, message: String), timeout: Duration?) -> BrokerCallError {

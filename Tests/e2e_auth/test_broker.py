@@ -253,3 +253,14 @@ def test_broker_per_profile_and_by_flag(verbs, mock, broker):
     plain = verbs.run("token", env=env)
     assert plain.returncode != 0 and len(broker.calls("acquireTokenSilently")) == 2
     assert_no_identity_service_request(mock)
+
+
+def test_auto_without_a_session_bus_never_loads_libdbus(launch, tmp_path):
+    no_bus = {"DBUS_SESSION_BUS_ADDRESS": "", "XDG_RUNTIME_DIR": str(tmp_path / "no-runtime-dir")}
+    p = launch(env=no_bus, cache=str(tmp_path / "cache.json"), broker="auto")
+    p.error("acquireTokenSilent", {"scopes": GRAPH_SCOPES}, -50002)  # the usual flow: nobody signed in
+    assert p.ok("getDeviceInformation")["brokerAvailable"] is False
+    assert "libdbus-1" not in open(f"/proc/{p.proc.pid}/maps").read()
+    _, code = p.finish(10)
+    said = [line for line in p.stderr_text().splitlines() if "broker" in line]
+    assert code == 0 and len(said) == 1 and "no session D-Bus" in said[0], said
