@@ -15,6 +15,7 @@ import base64
 import json
 import os
 import re
+import subprocess
 import time
 
 import pytest
@@ -264,3 +265,34 @@ def test_auto_without_a_session_bus_never_loads_libdbus(launch, tmp_path):
     _, code = p.finish(10)
     said = [line for line in p.stderr_text().splitlines() if "broker" in line]
     assert code == 0 and len(said) == 1 and "no session D-Bus" in said[0], said
+
+
+def test_the_forward_socket_hands_out_broker_tokens_within_its_policy(verbs, mock, broker):
+    from test_agent import RawClient
+    graph_read, mail_read = "https://graph.microsoft.com/User.Read", "https://graph.microsoft.com/Mail.Read"
+    verbs.write_config(broker="auto", forwardScopes=[graph_read])
+    env = {**verbs.env, **broker_env(broker)}
+    assert verbs.run("login", "--no-agent", env=env).returncode == 0
+    forward = str(verbs.tmp / "forward.sock")
+    log_path = verbs.tmp / "forward-agent.log"
+    log = open(log_path, "wb")
+    process = subprocess.Popen([verbs.binary, "agent", "--forward-socket", forward, "--log-level", "debug"],
+                               env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log)
+    try:
+        deadline = time.monotonic() + 10
+        while "agent listening" not in log_path.read_text(errors="replace"):
+            assert process.poll() is None and time.monotonic() < deadline, log_path.read_text(errors="replace")
+            time.sleep(0.02)
+        client = RawClient(forward)
+        assert "result" in client.call(1, "initialize", {})
+        allowed = client.call(2, "acquireTokenSilent", {"scopes": [graph_read]})
+        assert claims(allowed["result"]["accessToken"])["deviceid"], allowed
+        refused = client.call(3, "acquireTokenSilent", {"scopes": [mail_read]})
+        assert refused["error"]["code"] == -51014 and refused["error"]["data"]["name"] == "forwardScopeRefused", refused
+        client.close()
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+        log.close()
+    assert all(c["request"]["authParameters"]["requestedScopes"] == [graph_read] for c in broker.calls("acquireTokenSilently"))
+    assert_no_identity_service_request(mock)
