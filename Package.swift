@@ -62,6 +62,9 @@ let package = Package(
         .target(
             name: "Loopback", dependencies: ["AuthSeams", "POSIXSupport", .product(name: "Logging", package: "swift-log")],
             exclude: ["README.md"]),
+        // The Linux identity broker on the session D-Bus, libdbus-1 loaded with dlopen on first
+        // use. Only the wiring imports it.
+        .target(name: "DBusBroker", dependencies: ["AuthSeams", "POSIXSupport"]),
         // The auth domain: authorities, OAuth2 grants, flows, accounts, errors.
         // Knows nothing of JSON-RPC, libcurl, sockets or jansson: it talks through AuthSeams.
         .target(
@@ -89,7 +92,8 @@ let package = Package(
         .target(
             name: "Sidecar",
             dependencies: [
-                "JSON", "JSONRPC", "AuthCore", "AuthSeams", "Graph", "HTTP", "TokenCache", "Loopback", "POSIXSupport",
+                "JSON", "JSONRPC", "AuthCore", "AuthSeams", "Graph", "HTTP", "DBusBroker", "TokenCache", "Loopback",
+                "POSIXSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         // The per-user agent: the stdio protocol on a Unix socket, one engine for all.

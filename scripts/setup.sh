@@ -46,6 +46,11 @@ command -v secret-tool >/dev/null || missing+=(libsecret-tools)
 for pkg in libsecret-1-0 python3-msal-extensions python3-gi gir1.2-secret-1; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
 done
+# The identity broker tests (test_broker.py): a stand-in broker under dbus-run-session (from
+# dbus, above), run by Debian's python3 with its D-Bus bindings; libdbus itself (loaded with dlopen).
+for pkg in libdbus-1-3 python3-dbus; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
 command -v kubectl >/dev/null || missing+=(kubernetes-client)  # Debian's kubectl
 # agent forwarding over a real OpenSSH (Tests/e2e_auth/test_forwarding.py)
 [ -x /usr/sbin/sshd ] || missing+=(openssh-server)

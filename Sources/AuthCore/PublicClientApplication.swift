@@ -18,6 +18,8 @@ public final class PublicClientApplication: Sendable {
     private let silentMemo = SilentMemo()
     private let tracker = CurrentAccountTracker()
     private let interactiveRunning = Mutex(false)
+    /// The Linux identity broker's client, unless ``ClientConfiguration/brokerMode`` is `off`.
+    private let broker: BrokerClient?
 
     public init(configuration: ClientConfiguration, dependencies: AuthDependencies) {
         self.configuration = configuration
@@ -28,6 +30,38 @@ public final class PublicClientApplication: Sendable {
                 knownAuthorities: configuration.knownAuthorities, instanceDiscovery: configuration.instanceDiscovery,
                 configured: configuration.authority),
             persisted: PersistedDiscovery(cache: dependencies.cache, clock: dependencies.clock, logger: dependencies.logger))
+        let clock = dependencies.clock
+        broker =
+            configuration.brokerMode == .off
+            ? nil
+            : BrokerClient(
+                mode: configuration.brokerMode, broker: dependencies.broker ?? NoIdentityBroker(), configuration: configuration,
+                logger: dependencies.logger, timeout: configuration.brokerTimeout, now: { clock.now() },
+                newCorrelationId: dependencies.newCorrelationId)
+    }
+
+    /// `body`'s answer through the broker when it is in use; `nil`: the usual flows answer
+    /// (`broker` off, or `auto` and the broker not there: found by the first call, said once).
+    private func throughBroker<T>(_ body: (BrokerClient) async throws -> T) async throws -> T? {
+        guard let broker, broker.inUse else { return nil }
+        do {
+            return try await body(broker)
+        } catch let error as AuthError where broker.fallsBack(from: error) {
+            return nil
+        }
+    }
+
+    /// Whether the Linux identity broker serves this client, and its version (`getDeviceInformation`);
+    /// `nil` when `broker` is `off` (the bus is not asked).
+    public func brokerInformation() async -> (available: Bool, version: String?)? {
+        guard let broker else { return nil }
+        guard broker.inUse else { return (false, nil) }
+        do throws(AuthError) {
+            return (true, try await broker.version())
+        } catch {
+            // An error answer is an answer: the broker is there.
+            return broker.fallsBack(from: error) || error.kind == .brokerUnavailable ? (false, nil) : (true, nil)
+        }
     }
 
     private func directory() -> AccountDirectory {
@@ -50,6 +84,10 @@ public final class PublicClientApplication: Sendable {
             throw AuthError(.interactiveInProgress, "another interactive sign-in is in progress; finish or cancel it first")
         }
         defer { interactiveRunning.withLock { $0 = false } }
+        if let result = try await throughBroker({ try await $0.interactive(request, correlationId: correlationId) }) {
+            tracker.note(result.account)
+            return result
+        }
         let directory = directory()
         let account = try request.account.map { reference throws in
             guard let found = try directory.resolve(reference) else { throw Self.accountNotFound(reference) }
@@ -63,6 +101,15 @@ public final class PublicClientApplication: Sendable {
 
     /// Signs in with a device code shown to the user (headless machines).
     public func acquireTokenByDeviceCode(_ request: DeviceCodeRequest, correlationId: String) async throws -> TokenResult {
+        // The broker has its own way of asking the user: no device code of ours.
+        var interactive = InteractiveRequest()
+        interactive.scopes = request.scopes
+        interactive.authority = request.authority
+        interactive.claims = request.claims
+        if let result = try await throughBroker({ try await $0.interactive(interactive, correlationId: correlationId) }) {
+            tracker.note(result.account)
+            return result
+        }
         let flow = DeviceCodeFlow(configuration: configuration, dependencies: dependencies, resolver: resolver)
         let result = try await flow.run(request, correlationId: correlationId)
         try await makeCurrent(result.account)
@@ -78,7 +125,8 @@ public final class PublicClientApplication: Sendable {
     /// A token without UI; `interactionRequired` when only the user can help. A valid
     /// cached token costs no network request.
     public func acquireTokenSilently(_ request: SilentRequest, correlationId: String) async throws -> TokenResult {
-        try await silentFlow.run(request, correlationId: correlationId)
+        if let result = try await throughBroker({ try await $0.silent(request, correlationId: correlationId) }) { return result }
+        return try await silentFlow.run(request, correlationId: correlationId)
     }
 
     /// What ``acquireTokenSilently(_:correlationId:)`` would answer from the cache, when an
@@ -97,6 +145,15 @@ public final class PublicClientApplication: Sendable {
     ///     the cache is encrypted), the
     ///     token is looked up now, as the full call would look it up: no task, no thread.
     public func cachedSilentAnswer(_ request: SilentRequest, checkedAfter: UInt64? = nil, mayRead: Bool = false) -> CachedSilentAnswer? {
+        if let broker {
+            // A kept token, or (the reader idle) the broker's answer to blocking calls.
+            guard let (result, stamp) = broker.silentNow(request, mayCall: mayRead) else { return nil }
+            return CachedSilentAnswer(identity: .init(stamp: stamp, key: result.fromCache ? "broker kept" : "broker")) { correlationId in
+                var answer = result
+                answer.correlationId = correlationId
+                return answer
+            }
+        }
         guard !request.forceRefresh, request.claims == nil,
             let authority = try? configuration.authority(for: request.authority)
         else { return nil }
@@ -127,13 +184,15 @@ public final class PublicClientApplication: Sendable {
 
     /// The accounts in the cache (optionally those with `username`).
     public func accounts(username: String? = nil) async throws -> [Account] {
-        try directory().all(username: username)
+        if let accounts = try await throughBroker({ try await $0.accounts(username: username) }) { return accounts.map(\.account) }
+        return try directory().all(username: username)
     }
 
     /// The accounts in the cache (optionally those with `username`), each with its tenants and
     /// whether it is the current account.
     public func accountListing(username: String? = nil) async throws -> [ListedAccount] {
-        try directory().listing(username: username)
+        if let listing = try await throughBroker({ try await $0.listing(username: username) }) { return listing }
+        return try directory().listing(username: username)
     }
 
     /// Makes the account `reference` names the current account (what ``currentAccount()``
@@ -141,6 +200,7 @@ public final class PublicClientApplication: Sendable {
     /// Unlike a sign-in, not noted as this process's own change: the next ``currentAccount()``
     /// reports the switch, since several clients may share this engine (the agent).
     public func setCurrentAccount(_ reference: AccountReference) async throws -> (account: Account, previous: Account?) {
+        if let answer = try await throughBroker({ try await $0.setCurrent(reference) }) { return answer }
         let directory = directory()
         guard let account = try directory.resolve(reference) else { throw Self.accountNotFound(reference) }
         let previous = try directory.current()
@@ -152,6 +212,10 @@ public final class PublicClientApplication: Sendable {
     /// (another process signed in or out). A sign-out is reported once as the previous
     /// account, also to a process that never knew the account (a shell pipeline).
     public func currentAccount() async throws -> (current: Account?, previous: Account?) {
+        if let found = try await throughBroker({ try await $0.currentAccount() }) {
+            let current = found?.account
+            return (current, tracker.update(current))
+        }
         let directory = directory()
         let current = try directory.current()
         let signedOut = current == nil ? try directory.takeSignedOut() : nil
@@ -165,6 +229,7 @@ public final class PublicClientApplication: Sendable {
     public func signOut(_ reference: AccountReference?, fromBrowser: Bool, browser: (any BrowserLauncher)? = nil) async throws
         -> (account: Account, browserSignOut: BrowserSignOut?)
     {
+        if let account = try await throughBroker({ try await $0.signOut(reference) }) { return (account, nil) }
         let directory = directory()
         guard let account = try directory.resolve(reference) else {
             if let reference { throw Self.accountNotFound(reference) }

@@ -1,4 +1,5 @@
 import AuthCore
+import DBusBroker
 import Graph
 import HTTP
 import JSONRPC
@@ -30,6 +31,8 @@ enum ApplicationFactory {
         client.instanceDiscovery = configuration.instanceDiscovery
         client.interactiveTimeout = .seconds(configuration.interactiveTimeoutSeconds)
         client.postLogoutRedirectURI = configuration.postLogoutRedirectUri
+        client.brokerMode = configuration.broker
+        client.brokerTimeout = .seconds(configuration.httpTimeoutSeconds)
         let app = PublicClientApplication(configuration: client, dependencies: dependencies)
         var graph = GraphClient(app: app, transport: dependencies.transport, endpoint: configuration.graphEndpoint, logger: logger)
         graph.clock = dependencies.clock
@@ -87,11 +90,15 @@ enum ApplicationFactory {
         let transport = CurlTransport(
             caFile: caFile, userAgent: "\(ServerInfo.name)/\(ServerInfo.version)",
             defaultTimeout: .seconds(configuration.httpTimeoutSeconds), logger: logger)
-        return AuthDependencies(
+        var dependencies = AuthDependencies(
             transport: transport,
             cache: TokenCache(store: store, refreshLock: refreshLock, refreshErrors: refreshErrors),
             browser: SystemBrowserLauncher(logger: logger),
             listener: LoopbackRedirectListener(logger: logger),
             logger: logger)
+        // Made only when asked for: a start that does not use the broker never loads libdbus.
+        if configuration.broker != .off { dependencies.broker = SessionBusBroker() }
+        dependencies.newCorrelationId = { AuthJSON.correlationId() }
+        return dependencies
     }
 }

@@ -34,6 +34,7 @@ public enum AuthErrorMapping {
         case .accountNotFound: -51011
         case .ambiguousAccount: -51012
         case .passwordResetRequired: -51013
+        case .brokerUnavailable: -51015
         }
     }
 

@@ -1,3 +1,4 @@
+import AuthCore
 import JSON
 import JSONRPC
 import TokenCache
@@ -60,6 +61,8 @@ public struct Configuration: Sendable, Equatable {
     /// Where the authority sends the browser after `signout` with `signoutFromBrowser`
     /// (`post_logout_redirect_uri`, registered with the application); `nil`: not sent.
     public var postLogoutRedirectUri: String?
+    /// Whether sign-in goes through the Linux identity broker (`off`, `auto`, `required`).
+    public var broker = BrokerMode.off
 
     /// The accepted range of ``httpTimeoutSeconds``.
     public static let httpTimeoutRange = 1...300
@@ -101,6 +104,7 @@ public struct Configuration: Sendable, Equatable {
         guard case .object(var object) = baseJSON else { return baseJSON }
         // Echoed only when set: the shape clients already compare stays as it was.
         if let postLogoutRedirectUri { object["postLogoutRedirectUri"] = .string(postLogoutRedirectUri) }
+        if broker != .off { object["broker"] = .string(broker.rawValue) }
         // Echoed for a file cache only (a memory cache has nothing to protect), when not the default.
         if cacheProtection != .auto, case .file = cache { object["cacheProtection"] = .string(cacheProtection.name) }
         if secretServiceKeyCacheSeconds != SecretServiceKeySource.defaultKeyCopySeconds, case .file = cache {

@@ -1,3 +1,4 @@
+import AuthCore
 import AuthSeams
 import JSON
 import JSONRPC
@@ -26,6 +27,8 @@ public struct ConfigurationOverrides: Sendable, Equatable {
     public var httpTimeoutSeconds: Int?
     public var interactiveTimeoutSeconds: Int?
     public var postLogoutRedirectUri: String?
+    /// Whether sign-in goes through the Linux identity broker.
+    public var broker: BrokerMode?
     /// Whether the `az` shim hands a command it does not answer to a real Azure CLI further
     /// down `PATH` (read by the shim only; the engine ignores it).
     public var azPassthrough: Bool?
@@ -45,7 +48,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         "clientId", "authority", "redirectUri", "knownAuthorities", "scopes", "graphEndpoint",
         "cache", "sharedDeviceMode", "clientCapabilities", "browser", "authorityType", "instanceDiscovery",
         "httpTimeoutSeconds", "interactiveTimeoutSeconds", "postLogoutRedirectUri", "azPassthrough", "armEndpoint", "cacheProtection",
-        "secretServiceKeyCacheSeconds", "redirectPort", "forwardScopes", "forwardApproval",
+        "secretServiceKeyCacheSeconds", "redirectPort", "forwardScopes", "forwardApproval", "broker",
     ]
 
     /// Reads the configuration keys from `params` (other members must be in `alsoAllowed`).
@@ -66,6 +69,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         httpTimeoutSeconds = try p.optional("httpTimeoutSeconds")
         interactiveTimeoutSeconds = try p.optional("interactiveTimeoutSeconds")
         postLogoutRedirectUri = try p.optional("postLogoutRedirectUri")
+        broker = try p.optional("broker", oneOf: BrokerMode.allCases.map(\.rawValue)).flatMap(BrokerMode.init)
         azPassthrough = try p.optional("azPassthrough")
         armEndpoint = try p.optional("armEndpoint")
         forwardScopes = try p.optional("forwardScopes")
@@ -112,6 +116,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         result.httpTimeoutSeconds = httpTimeoutSeconds ?? base.httpTimeoutSeconds
         result.interactiveTimeoutSeconds = interactiveTimeoutSeconds ?? base.interactiveTimeoutSeconds
         result.postLogoutRedirectUri = postLogoutRedirectUri ?? base.postLogoutRedirectUri
+        result.broker = broker ?? base.broker
         result.azPassthrough = azPassthrough ?? base.azPassthrough
         result.armEndpoint = armEndpoint ?? base.armEndpoint
         result.forwardScopes = forwardScopes ?? base.forwardScopes
@@ -142,6 +147,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         if let httpTimeoutSeconds { config.httpTimeoutSeconds = httpTimeoutSeconds }
         if let interactiveTimeoutSeconds { config.interactiveTimeoutSeconds = interactiveTimeoutSeconds }
         config.postLogoutRedirectUri = postLogoutRedirectUri
+        if let broker { config.broker = broker }
         try ConfigurationValidator.validate(config)
         return config
     }

@@ -14,6 +14,20 @@ public struct DeviceInformation: Sendable, Equatable {
     public var shared: Bool
     public var modeSource: ModeSource
     public var extra: JSONObject
+    /// What the Linux identity broker said (`nil`: `broker` is `off`, the bus is not asked).
+    public var broker: Broker?
+
+    /// The broker's part of the answer.
+    public struct Broker: Sendable, Equatable {
+        public var available: Bool
+        /// `getLinuxBrokerVersion`'s `linuxBrokerVersion`.
+        public var version: String?
+
+        public init(available: Bool, version: String?) {
+            self.available = available
+            self.version = version
+        }
+    }
 
     /// The machine-wide policy file: `$AUTH_SIDECAR_POLICY_FILE`, else
     /// `/etc/auth-sidecar/policy.json`, holding e.g. `{"sharedDeviceMode": true}`.
@@ -33,12 +47,14 @@ public struct DeviceInformation: Sendable, Equatable {
     }
 
     public var json: JSONValue {
-        [
+        var object: JSONObject = [
             "deviceMode": shared ? "shared" : "private",
             "sharedDeviceModeSource": .string(modeSource.rawValue),
             "extraDeviceInformation": .object(extra),
-            "brokerAvailable": false,
+            "brokerAvailable": .bool(broker?.available ?? false),
         ]
+        if let version = broker?.version { object["brokerVersion"] = .string(version) }
+        return .object(object)
     }
 
     private static func machineFacts(browserMode: Configuration.BrowserMode) -> JSONObject {

@@ -73,13 +73,18 @@ public final class SidecarService: RPCService, Sendable {
                 return [:]
             }
         case .getDeviceInformation:
+            // With a broker configured, what it says needs a call on the bus: a task.
+            if let methods = session.methods, methods.app.configuration.brokerMode != .off {
+                return .concurrent { [session] params, _ in
+                    _ = try Params(params, allowed: [])
+                    var information = Self.deviceInformation(session.configuration)
+                    information.broker = await methods.app.brokerInformation().map { DeviceInformation.Broker(available: $0, version: $1) }
+                    return information.json
+                }
+            }
             return .immediate { [session] params in
                 _ = try Params(params, allowed: [])
-                let config = session.configuration
-                return DeviceInformation.current(
-                    sharedDeviceModeConfigured: config?.sharedDeviceMode ?? false,
-                    browserMode: config?.browser ?? .system
-                ).json
+                return Self.deviceInformation(session.configuration).json
             }
         case .diagnosticsSleep:
             return .concurrent { params, _ in
@@ -127,6 +132,10 @@ public final class SidecarService: RPCService, Sendable {
     }
 
     /// Runs an auth method with the configured application.
+    private static func deviceInformation(_ config: Configuration?) -> DeviceInformation {
+        DeviceInformation.current(sharedDeviceModeConfigured: config?.sharedDeviceMode ?? false, browserMode: config?.browser ?? .system)
+    }
+
     private func auth(_ handler: @escaping @Sendable (AuthMethods) -> @Sendable (JSONValue?, RequestContext) async throws -> JSONValue) -> RPCRoute {
         guard let methods = session.methods else { return .failure(.serverNotInitialized) }
         return .concurrent(handler(methods))

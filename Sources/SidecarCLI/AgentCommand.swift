@@ -75,6 +75,9 @@ struct AgentCommand: ParsableCommand {
             "What keeps the cache's key: auto (default), keyring, keyFile, keyCommand, secretService or plaintext.", valueName: "layer"))
     var cacheProtection: String?
 
+    @Option(help: ArgumentHelp("Sign in through the Linux identity broker: off (default), auto or required.", valueName: "mode"))
+    var broker: String?
+
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: Logger.Level = .notice
 
@@ -91,6 +94,7 @@ struct AgentCommand: ParsableCommand {
     func run() throws {
         var launch = LaunchOptions(clientID: clientID, authority: authority, config: config, cache: cache, logLevel: logLevel)
         launch.cacheProtection = cacheProtection
+        launch.broker = broker
         launch.profile = profile
         launch.agentSocket = socket
         launch.agentIdleTimeout = idleTimeout

@@ -33,6 +33,12 @@ public struct ConfigurationOptions: ParsableArguments {
             valueName: "layer"))
     var cacheProtection: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "Sign in through the Linux identity broker (microsoft-identity-broker on the session D-Bus): off (default), auto (when it runs) or required.",
+            valueName: "mode"))
+    var broker: String?
+
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: Logger.Level = .warning
 
@@ -54,6 +60,7 @@ public struct ConfigurationOptions: ParsableArguments {
             clientID: clientID, authority: authority, config: config, cache: cache, logLevel: logLevel,
             httpTimeoutSeconds: httpTimeoutSeconds, interactiveTimeoutSeconds: interactiveTimeoutSeconds)
         options.cacheProtection = cacheProtection
+        options.broker = broker
         options.profile = profile
         return options
     }

@@ -71,6 +71,7 @@ struct ConfigurationSources: Equatable {
         if options.authority != nil { names.append("--authority") }
         if options.cache != nil { names.append("--cache") }
         if options.cacheProtection != nil { names.append("--cache-protection") }
+        if options.broker != nil { names.append("--broker") }
         if options.httpTimeoutSeconds != nil { names.append("--http-timeout-seconds") }
         if options.interactiveTimeoutSeconds != nil { names.append("--interactive-timeout-seconds") }
         return names
@@ -121,6 +122,7 @@ struct ConfigurationSources: Equatable {
             // Read as the key is everywhere: one list of names, one error.
             fromFlags.cacheProtection = try ConfigurationOverrides(params: ["cacheProtection": .string(protection)]).cacheProtection
         }
+        if let broker = options.broker { fromFlags.broker = try ConfigurationOverrides(params: ["broker": .string(broker)]).broker }
         return fromFlags
     }
 

@@ -14,6 +14,8 @@ public struct LaunchOptions: Sendable, Equatable {
     public var cache: String?
     /// The `cacheProtection` configuration key (validated with the configuration).
     public var cacheProtection: String?
+    /// `--broker`: the `broker` configuration key (validated with the configuration).
+    public var broker: String?
     public var logLevel: Logger.Level = .warning
     public var maxMessageSize: Int = 4 << 20
     public var enableDiagnostics = false
@@ -57,6 +59,7 @@ public struct LaunchOptions: Sendable, Equatable {
         case "--profile": profile = value
         case "--cache": cache = value
         case "--cache-protection": cacheProtection = value
+        case "--broker": broker = value
         case "--log-level":
             guard let level = Logger.Level(rawValue: value) else { return false }
             logLevel = level

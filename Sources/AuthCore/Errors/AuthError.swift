@@ -61,6 +61,9 @@ public struct AuthError: Error, Sendable, Equatable {
         /// from the identity service, the message limit from Graph; a kind of
         /// ``malformedResponse`` with its own name (-51004).
         case responseTooLarge
+        /// The Linux identity broker is not there (no D-Bus library, no session bus, its name
+        /// not on the bus) while `broker` is `"required"`, or went away during a call (-51015).
+        case brokerUnavailable
     }
 
     public var kind: Kind

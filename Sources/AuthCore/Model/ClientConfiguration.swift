@@ -19,6 +19,10 @@ public struct ClientConfiguration: Sendable {
     /// Where the authority sends the browser after a sign-out (`post_logout_redirect_uri`,
     /// registered with the application); `nil`: not sent.
     public var postLogoutRedirectURI: String?
+    /// Whether sign-in goes through the Linux identity broker (``AuthDependencies/broker``).
+    public var brokerMode = BrokerMode.off
+    /// The time limit of a broker call other than an interactive sign-in.
+    public var brokerTimeout: Duration = .seconds(30)
 
     public init(
         clientId: String, authority: Authority, redirectURI: String = "http://localhost",
@@ -52,6 +56,16 @@ public struct AuthDependencies: Sendable {
     public var browser: any BrowserLauncher
     public var listener: any RedirectListener
     public var logger: Logger
+    /// The Linux identity broker, used as ``ClientConfiguration/brokerMode`` says (`nil`: none).
+    public var broker: (any IdentityBroker)?
+    /// A fresh correlation id, for a broker call a request makes besides its own (the sidecar
+    /// gives its pooled generator; by default a random version-4 UUID).
+    public var newCorrelationId: @Sendable () -> String = {
+        let digits = (0..<32).map { _ in String(UInt8.random(in: 0..<16), radix: 16) }
+        let text = digits[0..<12].joined() + "4" + digits[13..<16].joined() + "8" + digits[17..<32].joined()
+        let parts = [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { text.dropFirst($0.lowerBound).prefix($0.count) }
+        return parts.joined(separator: "-")
+    }
 
     public init(
         transport: any HTTPTransport, cache: TokenCache, clock: any AuthClock = SystemClock(),

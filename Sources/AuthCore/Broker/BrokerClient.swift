@@ -1,0 +1,357 @@
+import AuthSeams
+import JSON
+import Logging
+import Synchronization
+
+/// The auth core's calls through the Linux identity broker (``IdentityBroker``): what
+/// ``PublicClientApplication`` does instead of its own flows when ``BrokerMode`` says so. The
+/// broker keeps the tokens and the accounts; nothing it issues is written to the file cache,
+/// and no request goes from here to the identity service.
+final class BrokerClient: Sendable {
+    let mode: BrokerMode
+    private let broker: any IdentityBroker
+    private let configuration: ClientConfiguration
+    private let logger: Logger
+    /// A fresh correlation id for a call a request makes besides its own (an account lookup).
+    private let newCorrelationId: @Sendable () -> String
+    /// `false` once a call in `auto` found no broker (then the usual flows answer).
+    private let absent = Mutex(false)
+    /// The account signed in or chosen last in this engine (its `homeAccountId`).
+    private let current = Mutex<String?>(nil)
+    /// The broker's access tokens kept in memory until 5 minutes before they expire, by
+    /// request (account named, authority, scopes): never written anywhere. Emptied by a sign-in,
+    /// a sign-out or a change of account in this engine, and when it holds ``keptTokensLimit``.
+    private let kept = Mutex<[String: Kept]>([:])
+    /// A kept token and its stamp (the same for every answer of that token: the reply's template).
+    private struct Kept {
+        let result: TokenResult
+        let stamp: UInt64
+    }
+
+    private let stamps = Mutex<UInt64>(0)
+    static let keptTokensLimit = 256
+    private let now: @Sendable () -> Int64
+
+    /// The time limit of every call but an interactive sign-in.
+    let timeout: Duration
+
+    init(
+        mode: BrokerMode, broker: any IdentityBroker, configuration: ClientConfiguration, logger: Logger,
+        timeout: Duration, now: @escaping @Sendable () -> Int64, newCorrelationId: @escaping @Sendable () -> String
+    ) {
+        self.now = now
+        self.mode = mode
+        self.broker = broker
+        self.configuration = configuration
+        self.logger = logger
+        self.timeout = timeout
+        self.newCorrelationId = newCorrelationId
+        // What a first silent request asks first, asked now, while the request is being read.
+        broker.prepare(BrokerCall(method: .getAccounts, correlationId: newCorrelationId(), request: accountsRequest))
+    }
+
+    /// Whether requests go through the broker: `required` always (a call without a broker
+    /// fails, naming it); `auto` until a call finds no broker (no availability check of its
+    /// own: the first call tells, and costs no extra round trip when the broker is there).
+    var inUse: Bool { mode == .required || (mode == .auto && !absent.withLock { $0 }) }
+
+    /// Whether the usual flows answer instead after `error`: in `auto`, when it says there is no
+    /// broker (said once on stderr; the engine does not ask the broker again).
+    func fallsBack(from error: AuthError) -> Bool {
+        guard mode == .auto, error.kind == .brokerUnavailable else { return false }
+        let first = absent.withLock { absent in
+            defer { absent = true }
+            return !absent
+        }
+        if first { logger.warning("broker \"auto\": signing in without the broker: \(error.message)") }
+        return true
+    }
+
+    // MARK: - Tokens
+
+    func interactive(_ request: InteractiveRequest, correlationId: String) async throws(AuthError) -> TokenResult {
+        let authority = try configuration.authority(for: request.authority)
+        let scopes = Scopes.requested(request.scopes, defaults: configuration.defaultScopes) + request.extraScopesToConsent
+        var parameters = authParameters(authority: authority, scopes: scopes, type: 6, claims: request.claims)
+        var body: JSONObject = [:]
+        if let reference = request.account {
+            let account = try await find(reference)
+            parameters["account"] = account.json
+            parameters["username"] = account.json["username"]
+            body["account"] = account.json
+        } else if let hint = request.loginHint {
+            parameters["username"] = .string(hint)
+        }
+        if let prompt = request.prompt.oauthValue { parameters["prompt"] = .string(prompt) }
+        body["authParameters"] = .object(parameters)
+        let answer = try await cancellable(.acquireTokenInteractively, correlationId: correlationId, body: body)
+        let (result, _) = try BrokerAnswers.token(answer, requested: scopes, account: nil, authority: authority, correlationId: correlationId)
+        current.withLock { $0 = result.account.homeAccountId }
+        kept.withLock { $0 = [:] }
+        return result
+    }
+
+    func silent(_ request: SilentRequest, correlationId: String) async throws(AuthError) -> TokenResult {
+        let authority = try configuration.authority(for: request.authority)
+        let scopes = Scopes.requested(request.scopes, defaults: configuration.defaultScopes)
+        let key = Self.keptKey(request, authority: authority, scopes: scopes)
+        if !request.forceRefresh, request.claims == nil, var answer = keptToken(key)?.result {
+            answer.correlationId = correlationId
+            answer.fromCache = true
+            return answer
+        }
+        let account: BrokerAccount
+        if let reference = request.account {
+            account = try await find(reference)
+        } else {
+            guard let chosen = try await currentAccount() else {
+                var failure = AuthError(.interactionRequired, "no account is signed in with the identity broker; call acquireToken")
+                failure.suberror = "no_account"
+                throw failure
+            }
+            account = chosen
+        }
+        var parameters = silentParameters(account, authority: authority, scopes: scopes, claims: request.claims)
+        var (result, _) = try await silentCall(parameters, account: account, scopes: scopes, authority: authority, correlationId: correlationId)
+        if request.forceRefresh {
+            // The broker renews the token it is shown (it would hand the cached one back otherwise).
+            parameters["accessTokenToRenew"] = .string(result.accessToken)
+            (result, _) = try await silentCall(parameters, account: account, scopes: scopes, authority: authority, correlationId: newCorrelationId())
+        }
+        keep(result, as: key)
+        return result
+    }
+
+    /// What `acquireTokenSilent` answers without a task (``PublicClientApplication/cachedSilentAnswer(_:checkedAfter:mayRead:)``):
+    /// a kept token; else, when `mayCall` (the reader has nothing else to do: a process's first
+    /// request), the broker's answer to blocking calls on this thread: the accounts (prepared at
+    /// start) and the token. `nil`: the full call answers (also every error, which it reports).
+    func silentNow(_ request: SilentRequest, mayCall: Bool) -> (result: TokenResult, stamp: UInt64)? {
+        guard inUse, !request.forceRefresh, request.claims == nil, let authority = try? configuration.authority(for: request.authority)
+        else { return nil }
+        let scopes = Scopes.requested(request.scopes, defaults: configuration.defaultScopes)
+        let key = Self.keptKey(request, authority: authority, scopes: scopes)
+        if let found = keptToken(key) {
+            var result = found.result
+            result.fromCache = true
+            return (result, found.stamp)
+        }
+        let listing = BrokerCall(method: .getAccounts, correlationId: newCorrelationId(), request: accountsRequest)
+        guard mayCall, case .success(let listed)? = broker.callNow(listing, timeout: timeout),
+            let answer = try? BrokerAnswers.object(listed, of: .getAccounts)
+        else { return nil }
+        let all = accounts(in: answer)
+        let account =
+            if let reference = request.account { try? Self.match(reference, in: all) } else {
+                Self.current(among: all, chosen: current.withLock { $0 })
+            }
+        guard let account else { return nil }
+        let parameters = silentParameters(account, authority: authority, scopes: scopes, claims: nil)
+        let correlationId = newCorrelationId()
+        let body: JSONObject = ["account": account.json, "authParameters": .object(parameters)]
+        guard
+            case .success(let text)? = broker.callNow(
+                BrokerCall(method: .acquireTokenSilently, correlationId: correlationId, request: JSONValue.object(body).jsonText),
+                timeout: timeout),
+            let object = try? BrokerAnswers.object(text, of: .acquireTokenSilently),
+            let (result, _) = try? BrokerAnswers.token(
+                object, requested: scopes, account: account.json, authority: authority, correlationId: correlationId)
+        else { return nil }
+        return (result, keep(result, as: key))
+    }
+
+    private static func keptKey(_ request: SilentRequest, authority: Authority, scopes: [String]) -> String {
+        "\(String(describing: request.account))|\(authority.url)|\(scopes.map { $0.lowercased() }.sorted().joined(separator: " "))"
+    }
+
+    private func keptToken(_ key: String) -> Kept? {
+        guard let found = kept.withLock({ $0[key] }), found.result.expiresOn - 300 > now() else { return nil }
+        return found
+    }
+
+    @discardableResult
+    private func keep(_ result: TokenResult, as key: String) -> UInt64 {
+        let stamp = stamps.withLock { stamp in
+            stamp += 1
+            return stamp
+        }
+        kept.withLock { tokens in
+            if tokens.count >= Self.keptTokensLimit { tokens = [:] }
+            tokens[key] = Kept(result: result, stamp: stamp)
+        }
+        return stamp
+    }
+
+    private func silentCall(
+        _ parameters: JSONObject, account: BrokerAccount, scopes: [String], authority: Authority, correlationId: String
+    ) async throws(AuthError) -> (TokenResult, accountJSON: JSONValue?) {
+        let answer = try await call(
+            .acquireTokenSilently, correlationId: correlationId, body: ["account": account.json, "authParameters": .object(parameters)])
+        return try BrokerAnswers.token(answer, requested: scopes, account: account.json, authority: authority, correlationId: correlationId)
+    }
+
+    // MARK: - Accounts
+
+    /// The broker's accounts for this client (optionally those with `username`).
+    func accounts(username: String? = nil) async throws(AuthError) -> [BrokerAccount] {
+        let answer = try await call(.getAccounts, correlationId: newCorrelationId(), request: accountsRequest)
+        let all = accounts(in: answer)
+        guard let username else { return all }
+        return all.filter { $0.account.username.lowercased() == username.lowercased() }
+    }
+
+    /// The accounts of a `getAccounts` answer.
+    private func accounts(in answer: JSONObject) -> [BrokerAccount] {
+        let environment = configuration.authority.host
+        return (answer["accounts"]?.arrayValue ?? []).compactMap { json in
+            BrokerAnswers.account(json, environment: environment).map { BrokerAccount(account: $0, json: json) }
+        }
+    }
+
+    /// The listing `getAccounts` answers: each account with its tenant, the current one marked.
+    func listing(username: String? = nil) async throws(AuthError) -> [ListedAccount] {
+        let all = try await accounts()
+        let chosen = Self.current(among: all, chosen: current.withLock { $0 })?.account.homeAccountId
+        return all.filter { username == nil || $0.account.username.lowercased() == username?.lowercased() }.map {
+            ListedAccount(account: $0.account, tenants: [$0.account.tenantId], isCurrent: $0.account.homeAccountId == chosen)
+        }
+    }
+
+    /// The account chosen last in this engine while the broker still has it, else its first.
+    func currentAccount() async throws(AuthError) -> BrokerAccount? {
+        Self.current(among: try await accounts(), chosen: current.withLock { $0 })
+    }
+
+    private static func current(among accounts: [BrokerAccount], chosen: String?) -> BrokerAccount? {
+        accounts.first { $0.account.homeAccountId == chosen } ?? accounts.first
+    }
+
+    /// Makes the account `reference` names the current one (in this engine); returns it and the one before.
+    func setCurrent(_ reference: AccountReference) async throws(AuthError) -> (Account, previous: Account?) {
+        let previous = try await currentAccount()?.account
+        let account = try await find(reference)
+        current.withLock { $0 = account.account.homeAccountId }
+        kept.withLock { $0 = [:] }
+        return (account.account, previous)
+    }
+
+    /// Removes the account from the broker (`removeAccount`); returns it.
+    func signOut(_ reference: AccountReference?) async throws(AuthError) -> Account {
+        let account: BrokerAccount
+        if let reference {
+            account = try await find(reference)
+        } else {
+            guard let chosen = try await currentAccount() else { throw AuthError(.accountNotFound, "no account is signed in") }
+            account = chosen
+        }
+        _ = try await call(
+            .removeAccount, correlationId: newCorrelationId(),
+            body: [
+                "account": account.json, "clientId": .string(configuration.clientId),
+                "redirectUri": .string(BrokerInterface.redirectURI),
+            ])
+        current.withLock { if $0 == account.account.homeAccountId { $0 = nil } }
+        kept.withLock { $0 = [:] }
+        return account.account
+    }
+
+    /// The broker's version (`getLinuxBrokerVersion`).
+    func version() async throws(AuthError) -> String? {
+        let answer = try await call(.getLinuxBrokerVersion, correlationId: newCorrelationId(), body: ["msalCppVersion": "1.28.0"])
+        return answer["linuxBrokerVersion"]?.stringValue
+    }
+
+    private func find(_ reference: AccountReference) async throws(AuthError) -> BrokerAccount {
+        try Self.match(reference, in: try await accounts())
+    }
+
+    /// The one account of `all` that `reference` names.
+    private static func match(_ reference: AccountReference, in all: [BrokerAccount]) throws(AuthError) -> BrokerAccount {
+        let matches: [BrokerAccount]
+        switch reference {
+        case .homeAccountId(let id): matches = all.filter { $0.account.homeAccountId.lowercased() == id.lowercased() }
+        case .username(let name): matches = all.filter { $0.account.username.lowercased() == name.lowercased() }
+        }
+        guard matches.count < 2 else {
+            throw AuthError(.ambiguousAccount, "several of the broker's accounts have that username; name one by homeAccountId")
+        }
+        guard let found = matches.first else { throw PublicClientApplication.accountNotFound(reference) }
+        return found
+    }
+
+    // MARK: - Calls
+
+    /// `acquireTokenSilently`'s `authParameters` for `account`.
+    private func silentParameters(_ account: BrokerAccount, authority: Authority, scopes: [String], claims: String?) -> JSONObject {
+        var parameters = authParameters(authority: authority, scopes: scopes, type: 1, claims: claims)
+        parameters["account"] = account.json
+        parameters["username"] = .string(account.account.username)
+        return parameters
+    }
+
+    private func authParameters(authority: Authority, scopes: [String], type: Int64, claims: String?) -> JSONObject {
+        var parameters: JSONObject = [
+            "authority": .string(authority.url), "authorizationType": .int(type), "clientId": .string(configuration.clientId),
+            "redirectUri": .string(BrokerInterface.redirectURI), "requestedScopes": JSONValue(scopes),
+        ]
+        if let claims { parameters["decodedClaims"] = .string(claims) }
+        return parameters
+    }
+
+    /// `getAccounts`' request: this client's.
+    private var accountsRequest: String {
+        JSONValue.object(["clientId": .string(configuration.clientId), "redirectUri": .string(BrokerInterface.redirectURI)]).jsonText
+    }
+
+    private func call(_ method: BrokerMethod, correlationId: String, body: JSONObject, timeout: Duration?? = nil) async throws(AuthError)
+        -> JSONObject
+    {
+        try await call(method, correlationId: correlationId, request: JSONValue.object(body).jsonText, timeout: timeout)
+    }
+
+    private func call(_ method: BrokerMethod, correlationId: String, request: String, timeout: Duration?? = nil) async throws(AuthError)
+        -> JSONObject
+    {
+        let text: String
+        do throws(BrokerCallError) {
+            text = try await broker.call(method, correlationId: correlationId, request: request, timeout: timeout ?? self.timeout)
+        } catch {
+            throw BrokerAnswers.callError(error, of: method)
+        }
+        return try BrokerAnswers.object(text, of: method)
+    }
+
+    /// An interactive call: no time limit; a cancelled request asks the broker to end its
+    /// sign-in (`cancelInteractiveFlow`), whose answer then ends the call.
+    private func cancellable(_ method: BrokerMethod, correlationId: String, body: JSONObject) async throws(AuthError) -> JSONObject {
+        let broker = broker
+        let limit = timeout
+        let result: Result<JSONObject, AuthError> = await withTaskCancellationHandler {
+            do throws(AuthError) {
+                return .success(try await call(method, correlationId: correlationId, body: body, timeout: .some(nil)))
+            } catch {
+                return .failure(error)
+            }
+        } onCancel: {
+            Task {
+                _ = try? await broker.call(
+                    .cancelInteractiveFlow, correlationId: correlationId, request: "{}", timeout: limit)
+            }
+        }
+        return try result.get()
+    }
+}
+
+/// An account as the broker gave it: the auth core's value and the broker's own JSON (what a
+/// later call must name it by).
+struct BrokerAccount: Sendable {
+    let account: Account
+    let json: JSONValue
+}
+
+/// The broker when none was wired in (test dependencies): never there.
+struct NoIdentityBroker: IdentityBroker {
+    func call(_ method: BrokerMethod, correlationId: String, request: String, timeout: Duration?) async throws(BrokerCallError) -> String {
+        throw .unavailable("this engine has no D-Bus client")
+    }
+}
