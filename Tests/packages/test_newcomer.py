@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 import signal
+import tarfile
 import tempfile
 
 import pytest
@@ -160,3 +161,24 @@ def test_the_readme_alone_reaches_a_token_with_the_deb(dist):
                                    env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}, timeout=300)
     assert removed.returncode == 0, removed.stdout + removed.stderr
     assert not os.path.exists("/usr/bin/auth-sidecar-try")
+
+
+def test_try_sh_in_a_clone_without_swift_uses_the_installed_binary_and_says_so(dist, tmp_path):
+    """A clone without Swift (the toolchain hidden), the tarball installed: scripts/try.sh needs
+    no AUTH_SIDECAR_BIN, and --help prints its whole header, that line included."""
+    with tarfile.open(dist["tarball"]) as tarball:
+        tarball.extractall(tmp_path / "unpacked", filter="tar")
+    (top,) = os.listdir(tmp_path / "unpacked")
+    prefix, try_dir = tmp_path / "prefix", tmp_path / "try"
+    script = ('"$1/install.sh" --prefix "$2" 2>/dev/null && export PATH="$2/bin:$PATH" && "$3" --help && "$3" '
+              '&& source "$TRY_DIR/env" && auth-sidecar login --device-code; status=$?; "$3" stop; exit $status')
+    try_sh = os.path.join(REPO, "scripts", "try.sh")
+    done = no_toolchain.run(["bash", "-c", script, "bash", str(tmp_path / "unpacked" / top), str(prefix), try_sh],
+                            env={"HOME": str(tmp_path), "TRY_DIR": str(try_dir), "LANG": "C.UTF-8"}, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    with open(try_sh, encoding="utf-8") as f:
+        header = [line[2:] for line in f.read().split("\nset ", 1)[0].splitlines()[1:] if line.startswith("# ")]
+    assert header[-1].strip() == "AUTH_SIDECAR_BIN=$(command -v auth-sidecar) scripts/try.sh", header
+    assert all(line in done.stdout for line in header), done.stdout
+    assert f"try: Swift is not installed: using the installed {prefix}/bin/auth-sidecar" in done.stderr, done.stderr
+    assert "Signed in as alice@contoso.com" in done.stdout, done.stdout
