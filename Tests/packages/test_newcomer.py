@@ -26,7 +26,7 @@ def section(heading: str) -> str:
     with open(os.path.join(REPO, "README.md"), encoding="utf-8") as f:
         text = f.read()
     start = text.index(heading + "\n")
-    end = text.find("\n### ", start + len(heading))
+    end = text.find("\n" + heading.split(" ", 1)[0] + " ", start + len(heading))
     return text[start:end]
 
 
@@ -57,7 +57,8 @@ def newcomer_script(kind: str) -> str:
     assert library_version() in install, install
     try_line = blocks("README.md", "## Quick start: pipe JSON through it", "sh")[0].strip()
     if kind == "npm":  # no bin directory on PATH: npx runs the package's
-        try_line = try_line.replace("$(auth-sidecar-try)", "$(npx auth-sidecar-try)")
+        (try_line,) = re.findall(r'from the npm package, in your project: `(eval "\$\(npx auth-sidecar-try\)")`',
+                                 section("## Quick start: pipe JSON through it").replace("\n", " "))
     shell = blocks("README.md", "## From a shell", "sh")[1]
     login = line_starting(shell, "auth-sidecar login --device-code")
     graph = line_starting(shell, "curl ")
@@ -82,7 +83,8 @@ def quick_start(kind: str) -> tuple[str, str]:
         # the client's README installs as the main README does
         assert commands(install) == commands(blocks("README.md", SECTIONS["wheel"], "sh")[0])[:2]
         code, = blocks("clients/python/README.md", "## Quick start", "python")
-        return 'python -c "$1"', code
+        # and `python -m auth_sidecar.mock` is auth-sidecar-try (README's quick start)
+        return 'python -c "$1" && python -m auth_sidecar.mock env | grep -q "^export AUTH_SIDECAR_CONFIG="', code
     if kind == "npm":
         install, = blocks("clients/node/README.md", "## Quick start", "sh")
         assert commands(install) == commands(blocks("README.md", SECTIONS["npm"], "sh")[0])[:1], install
