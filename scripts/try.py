@@ -262,8 +262,7 @@ def main(argv: list[str] | None = None) -> int:
     directory = os.path.abspath(os.environ.get("TRY_DIR") or os.path.expanduser("~/.cache/auth-sidecar-try"))
     command = args[0] if args else "start"
     if command in ("-h", "--help"):
-        print(__doc__.split("\n\n")[1].replace("\n    python3 scripts/try.py DIR BINARY   (what the first one and "
-                                                 "try.sh run: in the foreground)", ""))
+        print("\n\n".join(__doc__.split("\n\n")[:3]))
         return 0
     if command == "env" and running(os.path.join(directory, "try.pid")):
         return print_env(directory)
