@@ -19,7 +19,7 @@ while (($#)); do
     case "$1" in
         --binary) binary="${2:?--binary needs a file}"; shift 2 ;;
         --output) output="${2:?--output needs a directory}"; shift 2 ;;
-        -h|--help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;;   # the whole header
+        -h|--help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p;}' "$0"; exit 0 ;;   # the whole header
         *) echo "package: unknown option '$1' (see --help)" >&2; exit 64 ;;
     esac
 done

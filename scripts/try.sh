@@ -107,6 +107,6 @@ case "${1:-start}" in
     --foreground|-f) start yes ;;
     stop) stop ;;
     env) running && [[ -s "$dir/env" ]] && cat "$dir/env" || { say "not running: scripts/try.sh first"; exit 1; } ;;
-    -h|--help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0" ;;   # the whole header
+    -h|--help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p;}' "$0" ;;   # the whole header
     *) say "unknown command '$1' (start, --foreground, env, stop)"; exit 64 ;;
 esac
