@@ -3,7 +3,8 @@ fresh HOME, no clone. The README's own lines, extracted here so they cannot drif
 written in the directory holding the packages: `sha256sum -c`, the package's "Install" block,
 `eval "$(auth-sidecar-try)"` (the mock every package carries), a first token, the package's
 client quick start (the wheel's Python, the npm package's Node), and `az` from the place the
-README gives for that package's az shim."""
+README gives for that package's az shim. (The `systemctl --user` lines are not run: no user
+systemd here; Tests/e2e_auth/test_systemd_unit.py starts the agent as the unit would.)"""
 from __future__ import annotations
 
 import os
