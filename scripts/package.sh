@@ -148,6 +148,8 @@ import json, sys
 version, source, target = sys.argv[1:]
 package = json.load(open(source))
 package["version"] = version
+package["description"] = ("auth-sidecar and its Node client: MSAL-style sign-in to the Microsoft identity platform "
+                          "over JSON-RPC on stdio (carries the Linux x86-64 binary)")
 package["bin"] = {"auth-sidecar": "bin/auth-sidecar", "auth-sidecar-try": "mock/try.py"}
 package["files"] = sorted(set(package.get("files", [])) | {"bin/", "mock/"})
 package["os"], package["cpu"] = ["linux"], ["x64"]

@@ -7,12 +7,14 @@ README gives for that package's az shim. (The `systemctl --user` lines are not r
 systemd here; Tests/e2e_auth/test_systemd_unit.py starts the agent as the unit would.)"""
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import signal
 import tarfile
 import tempfile
+import zipfile
 
 import pytest
 
@@ -185,3 +187,22 @@ def test_try_sh_in_a_clone_without_swift_uses_the_installed_binary_and_says_so(d
     assert all(line in done.stdout for line in header), done.stdout
     assert f"try: Swift is not installed: using the installed {prefix}/bin/auth-sidecar" in done.stderr, done.stderr
     assert "Signed in as alice@contoso.com" in done.stdout, done.stdout
+
+
+def test_the_package_docs_assume_no_clone(dist):
+    """What the package indexes show (the wheel's METADATA, the npm package's README and
+    package.json): no link relative to a clone, the quick start installing the package itself,
+    the binary it carries said."""
+    with zipfile.ZipFile(dist["wheel"]) as wheel:
+        (name,) = [n for n in wheel.namelist() if n.endswith(".dist-info/METADATA")]
+        metadata = wheel.read(name).decode()
+    with tarfile.open(dist["npm"]) as npm:
+        readme = npm.extractfile("package/README.md").read().decode()
+        manifest = json.load(npm.extractfile("package/package.json"))
+    for text, package in ((metadata, os.path.basename(dist["wheel"])), (readme, os.path.basename(dist["npm"]))):
+        assert not re.findall(r"\]\((?!https://|#)[^)]*\)", text), re.findall(r"\]\((?!https://|#)[^)]*\)", text)
+        quick = text.split("## Quick start\n", 1)[1].split("\n## ", 1)[0]
+        assert package in quick and "clients/" not in quick, quick
+        assert "carries the auth-sidecar binary" in " ".join(text.split())
+    assert "Summary: auth-sidecar and its Python client" in metadata
+    assert "carries the Linux x86-64 binary" in manifest["description"], manifest
