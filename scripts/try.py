@@ -191,10 +191,12 @@ def mock_python() -> str | None:
 
 
 def running(pid_file: str) -> bool:
+    """Whether the pid file names a live `serve` of this file (not a process that took its pid)."""
     try:
         with open(pid_file) as f:
-            os.kill(int(f.read()), 0)
-        return True
+            pid = int(f.read())
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return os.path.realpath(__file__).encode() in f.read().split(b"\0")
     except (OSError, ValueError):
         return False
 
