@@ -8,6 +8,8 @@
 #   SHA256SUMS
 # V is LibraryInfo.version (Sources/AuthCore/LibraryInfo.swift), the one place it is written.
 # The man page and completions come from scripts/install.sh, as for an install from source.
+# Each package also carries the mock identity platform and `auth-sidecar-try` (scripts/try.py),
+# which starts it for trying auth-sidecar without a clone.
 #
 #   scripts/package.sh [--binary PATH] [--output DIR]   # default: build it; dist/
 set -euo pipefail
@@ -17,7 +19,7 @@ while (($#)); do
     case "$1" in
         --binary) binary="${2:?--binary needs a file}"; shift 2 ;;
         --output) output="${2:?--output needs a directory}"; shift 2 ;;
-        -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p;}' "$0"; exit 0 ;;   # the whole header
         *) echo "package: unknown option '$1' (see --help)" >&2; exit 64 ;;
     esac
 done
@@ -43,6 +45,17 @@ trap 'rm -rf "$work"' EXIT
 stage="$work/stage"    # the prefix layout: bin/, share/man, share/*completions, share/doc
 bash scripts/install.sh --prefix "$stage" --binary "$binary" 2>"$work/install.log" ||
     { cat "$work/install.log" >&2; fail "scripts/install.sh failed"; }
+# The mock identity platform for trying it (`auth-sidecar-try`, scripts/try.py): in every
+# package, under share/auth-sidecar/mock (the npm package's mock/, the wheel's auth_sidecar/mock).
+mock="$work/mock"
+mkdir -p "$mock"
+install -m 755 scripts/try.py "$mock/try.py"
+install -m 644 Tests/mock_idp/scripted_browser.py "$mock/"
+cp -R Tests/mock_idp/mock_idp "$mock/mock_idp"
+find "$mock" -name __pycache__ -prune -exec rm -rf {} +
+chmod -R u=rwX,go=rX "$mock"
+cp -R "$mock" "$stage/share/auth-sidecar/mock"
+ln -s ../share/auth-sidecar/mock/try.py "$stage/bin/auth-sidecar-try"
 unit="contrib/systemd/auth-sidecar-agent.service"
 unit_for() { sed "s|^ExecStart=[^ ]*|ExecStart=$1|" "$unit"; }   # the unit with the binary's path
 mkdir -p "$output"
@@ -50,7 +63,7 @@ rm -f "$output"/auth_sidecar-*.whl "$output"/auth-sidecar_*.deb "$output"/auth-s
     "$output"/auth-sidecar-*.tar.gz "$output/SHA256SUMS"
 
 # The wheel.
-python3 scripts/package/wheel.py "$binary" "$version" "$platform" "$output" >/dev/null
+python3 scripts/package/wheel.py "$binary" "$version" "$platform" "$output" "$mock" >/dev/null
 
 # The .deb: Debian's paths, Depends from dpkg-shlibdeps plus libcurl (opened with dlopen, so
 # no tool sees it: libcurl.so.4, else libcurl-gnutls.so.4, as Sources/HTTP/CurlLibrary.swift).
@@ -59,6 +72,7 @@ doc="$deb/usr/share/doc/auth-sidecar"
 install -d "$deb/DEBIAN" "$deb/usr/bin" "$deb/usr/share/man/man1" "$deb/usr/share/bash-completion/completions" \
     "$deb/usr/share/zsh/vendor-completions" "$deb/usr/share/fish/vendor_completions.d" "$deb/usr/lib/systemd/user" "$doc"
 install -m 755 "$stage/bin/auth-sidecar" "$deb/usr/bin/auth-sidecar"
+cp -P "$stage/bin/auth-sidecar-try" "$deb/usr/bin/"
 gzip -9n <"$stage/share/man/man1/auth-sidecar.1" >"$deb/usr/share/man/man1/auth-sidecar.1.gz"
 # bash-completion sources the file: no #! line (lintian's bash-completion-with-hashbang).
 sed '1{/^#!/d}' "$stage/share/bash-completion/completions/auth-sidecar" >"$deb/usr/share/bash-completion/completions/auth-sidecar"
@@ -108,6 +122,7 @@ Architecture: amd64
 Maintainer: auth-sidecar maintainers <auth-sidecar@users.noreply.github.com>
 Installed-Size: $(du -sk "$deb/usr" | cut -f1)
 Depends: $depends, libcurl4 | libcurl3-gnutls
+Recommends: python3, python3-cryptography
 Section: utils
 Priority: optional
 Homepage: https://github.com/auth-sidecar/auth-sidecar
@@ -126,14 +141,17 @@ dpkg-deb --root-owner-group -Zxz --build "$deb" "$output/auth-sidecar_${version}
 npm_root="$work/npm"
 mkdir -p "$npm_root/bin"
 cp clients/node/index.js clients/node/index.d.ts clients/node/README.md "$npm_root/"
+cp -R "$mock" "$npm_root/mock"
 install -m 755 "$binary" "$npm_root/bin/auth-sidecar"
 python3 - "$version" clients/node/package.json "$npm_root/package.json" <<'PY'
 import json, sys
 version, source, target = sys.argv[1:]
 package = json.load(open(source))
 package["version"] = version
-package["bin"] = {"auth-sidecar": "bin/auth-sidecar"}
-package["files"] = sorted(set(package.get("files", [])) | {"bin/"})
+package["description"] = ("auth-sidecar and its Node client: MSAL-style sign-in to the Microsoft identity platform "
+                          "over JSON-RPC on stdio (carries the Linux x86-64 binary)")
+package["bin"] = {"auth-sidecar": "bin/auth-sidecar", "auth-sidecar-try": "mock/try.py"}
+package["files"] = sorted(set(package.get("files", [])) | {"bin/", "mock/"})
 package["os"], package["cpu"] = ["linux"], ["x64"]
 package.pop("scripts", None)  # run-tests is not shipped
 json.dump(package, open(target, "w"), indent=2)

@@ -2,6 +2,8 @@
 # Try auth-sidecar by hand against the bundled mock identity platform (Tests/mock_idp): builds
 # the binary, starts the mock, and writes a ready configuration under .try/ in this
 # repository, so the README's snippets and every client's quick start run as written.
+# Without Swift, an installed auth-sidecar (a package, README "Install") is used instead of
+# building one. From a package, without a clone: `eval "$(auth-sidecar-try)"` does the same.
 #
 #   scripts/try.sh              build, start in the background, print what to `source`
 #   scripts/try.sh --foreground the same, but stay in the foreground until Ctrl-C
@@ -12,7 +14,8 @@
 # ~/.config/auth-sidecar/config.json is left alone), the token cache is .try/cache/, the
 # agent socket .try/agent.sock. What the export lines set, and why: scripts/try.py.
 # TRY_DIR=DIR uses DIR instead of .try/; with AUTH_SIDECAR_BIN set, that binary is used
-# instead of building one (the tests do both).
+# instead of building one (the tests do both), e.g.
+#   AUTH_SIDECAR_BIN=$(command -v auth-sidecar) scripts/try.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -61,11 +64,17 @@ start() {
     mkdir -p "$dir"; chmod 700 "$dir"
     local python binary
     python=$(scripts/mock-python.sh)
-    [[ -n "${AUTH_SIDECAR_BIN:-}" ]] || scripts/setup.sh --build-only
     if [[ -n "${AUTH_SIDECAR_BIN:-}" && -x "${AUTH_SIDECAR_BIN:-}" ]]; then
         binary=$AUTH_SIDECAR_BIN
         say "using AUTH_SIDECAR_BIN=$binary"
+    elif [[ -z "${AUTH_SIDECAR_BIN:-}" ]] && ! PATH="/opt/swift/usr/bin:$PATH" command -v swift >/dev/null; then
+        # No Swift to build with: an installed binary does as well.
+        binary=$(command -v auth-sidecar) || {
+            say "Swift 6 is needed to build auth-sidecar, or an installed one (README \"Install\": each"
+            say "package puts auth-sidecar on PATH; or AUTH_SIDECAR_BIN=/path/to/auth-sidecar scripts/try.sh)"; exit 1; }
+        say "Swift is not installed: using the installed $binary (AUTH_SIDECAR_BIN=... chooses another)"
     else
+        scripts/setup.sh --build-only
         say "building auth-sidecar (the first build takes a few minutes)"
         binary=$(scripts/build.sh 2>"$dir/build.log") || { cat "$dir/build.log" >&2; say "the build failed"; exit 1; }
     fi
@@ -98,6 +107,6 @@ case "${1:-start}" in
     --foreground|-f) start yes ;;
     stop) stop ;;
     env) running && [[ -s "$dir/env" ]] && cat "$dir/env" || { say "not running: scripts/try.sh first"; exit 1; } ;;
-    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//' ;;
+    -h|--help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p;}' "$0" ;;   # the whole header
     *) say "unknown command '$1' (start, --foreground, env, stop)"; exit 64 ;;
 esac

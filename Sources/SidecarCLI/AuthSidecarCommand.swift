@@ -22,15 +22,16 @@ public struct AuthSidecarCommand: ParsableCommand {
             one action for shells (exit status 0 success, 1 failure, 2 sign-in needed, 64 usage \
             error).
 
-            Started as 'az' (a link: scripts/install.sh makes one in share/auth-sidecar/az-shim/bin) or as \
+            Started as 'az' (a link named az: the .deb has /usr/share/auth-sidecar/az-shim/bin/az, the tarball \
+            PREFIX/share/auth-sidecar/az-shim/bin/az; for the wheel or npm package, make one: README "Install") or as \
             'auth-sidecar az ...', it answers 'az account get-access-token' and 'az account show' as Azure CLI \
             prints them, for tools that call az (azure-identity's AzureCliCredential, Terraform); other az \
             commands are refused (exit 2) or, with the azPassthrough key, run by the real az further down PATH.
 
             More: man auth-sidecar. The protocol (every method, its params, results and errors): \
             share/doc/auth-sidecar/protocol/README.md under the installation prefix \
-            (scripts/install.sh; ~/.local/share/doc/auth-sidecar/protocol by default), \
-            protocol/README.md in the source tree.
+            (/usr/share/doc/auth-sidecar/protocol from the .deb, ~/.local/share/doc/auth-sidecar/protocol \
+            from the tarball), protocol/README.md in the source tree.
             """,
         version: VersionText.line,
         // The shell verbs, in the order `--help` lists them, then the agent.

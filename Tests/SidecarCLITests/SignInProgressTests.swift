@@ -35,4 +35,28 @@ import Testing
                 + "auth-sidecar: waiting for the sign-in; the code expires in 15 min (Ctrl-C to cancel)\n")
         #expect(SignInProgress.countdown(secondsLeft: 65, terminal: true).contains("1:05"))
     }
+
+    @Test func withoutATerminalTheLinesAreAMinuteApart() {
+        let written = Mutex<[String]>([])
+        let clock = Mutex<Int64>(1000)
+        let progress = SignInProgress(
+            style: .init(terminal: false, colour: false), now: { clock.withLock { $0 } },
+            write: { text in
+                let at = clock.withLock { $0 }
+                written.withLock { $0.append("\(at):\(text.split(separator: ";").last ?? "")") }
+            })
+        progress.deviceCode(userCode: "ABCD", verificationUri: "https://h/devicelogin", expiresOn: 1000 + 900)
+        for second in [1001, 1030, 1059, 1060, 1061, 1119, 1120] {
+            clock.withLock { $0 = Int64(second) }
+            progress.tick()
+        }
+        progress.finish()
+        // Not "15 min" then "14 min" a second later (900 s left, then 899 s).
+        #expect(
+            written.withLock { $0 }.dropFirst() == [
+                "1000: the code expires in 15 min (Ctrl-C to cancel)\n",
+                "1060: the code expires in 14 min (Ctrl-C to cancel)\n",
+                "1120: the code expires in 13 min (Ctrl-C to cancel)\n",
+            ])
+    }
 }

@@ -1,6 +1,7 @@
 """The README's and the clients' READMEs' code blocks, run as written against the mock that
 scripts/try.sh starts: the Quick start, "From a shell", "Sign in from a shell", and the Python
-and Node quick starts (each client installed the way its README says, offline). Then
+and Node quick starts (each client installed from the clone the way its README's "From a clone"
+says, offline; Tests/packages runs the packages' lines). Then
 try.sh stop. Nothing may be written under the user's own ~/.cache or ~/.config."""
 from __future__ import annotations
 
@@ -65,7 +66,8 @@ def assert_home_untouched(tried):
 
 
 def test_quick_start_starts_with_try(tried):
-    first, pipe = blocks("README.md", "## Quick start: pipe JSON through it", "sh")[:2]
+    packaged, first, pipe = blocks("README.md", "## Quick start: pipe JSON through it", "sh")[:3]
+    assert packaged.startswith('eval "$(auth-sidecar-try)"')  # Tests/packages runs it from each package
     assert "scripts/try.sh" in first and "source .try/env" in first
     done = run_sh(tried, pipe)
     assert done.returncode == 0, done.stderr
@@ -105,7 +107,7 @@ def test_from_a_shell_verbs(tried):
 
 
 def test_python_quick_start_after_pip_install(tried, tmp_path):
-    install, = blocks("clients/python/README.md", "## Quick start", "sh")
+    install, = blocks("clients/python/README.md", "## From a clone", "sh")
     assert install.startswith("pip install ./clients/python") and "--no-build-isolation" in install
     site = tmp_path / "site"
     # As the README's offline line says, without the network; from a copy, as setuptools
@@ -131,7 +133,7 @@ def test_python_quick_start_after_pip_install(tried, tmp_path):
 
 @pytest.mark.skipif(shutil.which("npm") is None and not os.environ.get("CI"), reason="npm is not installed")
 def test_node_quick_start_after_npm_install(tried, tmp_path):
-    install, = blocks("clients/node/README.md", "## Quick start", "sh")
+    install, = blocks("clients/node/README.md", "## From a clone", "sh")
     assert install.startswith("npm install ") and "clients/node" in install
     project = tmp_path / "project"
     project.mkdir()

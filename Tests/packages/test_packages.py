@@ -199,7 +199,7 @@ def test_tarball_unpacked_installs_under_a_prefix_and_runs(dist, tried, tmp_path
     assert os.path.realpath(az) == os.path.realpath(prefix / "bin" / "auth-sidecar")
     assert (prefix / "share" / "doc" / "auth-sidecar" / "protocol" / "openrpc.json").stat().st_size > 0
     # The README's quick start, with the installed binary on PATH.
-    pipe = blocks("README.md", "## Quick start: pipe JSON through it", "sh")[1]
+    pipe, = [b for b in blocks("README.md", "## Quick start: pipe JSON through it", "sh") if b.startswith("printf")]
     done = as_a_user(tried, tmp_path, pipe, f"{prefix}/bin:{no_toolchain.BARE_PATH}")
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[0] == "{}", done.stdout

@@ -339,7 +339,11 @@ export declare class AgentUnavailableError extends SidecarProcessError {}
 export declare class UntrustedSocketError extends SidecarProcessError {}
 
 export declare const ERROR_CLASSES: Readonly<Record<number, typeof SidecarError>>;
-export declare function errorFromObject(error: unknown): SidecarError;
+/** The error for a JSON-RPC error object; a ServerNotInitializedError says what is missing and
+ * the file to write (`env`: the sidecar's environment, default process.env). */
+export declare function errorFromObject(error: unknown, env?: NodeJS.ProcessEnv): SidecarError;
+/** "no client id configured: pass clientId: 'ID', or write {"clientId": "ID"} to <the default file>". */
+export declare function notConfiguredMessage(env?: NodeJS.ProcessEnv): string;
 /** The binary the npm package brings (bin/auth-sidecar in the package); absent in the source tree. */
 export declare const PACKAGED_BINARY: string;
 /** The binary: the argument, else $AUTH_SIDECAR_BIN, else PACKAGED_BINARY, else `auth-sidecar` on PATH. */

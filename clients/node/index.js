@@ -110,12 +110,31 @@ export const ERROR_CLASSES = Object.freeze(Object.fromEntries([
   InvalidConfigurationError, AccountNotFoundError, AmbiguousAccountError, PasswordResetRequiredError,
 ].map((cls) => [cls.code, cls])));
 
-/** The error instance for a JSON-RPC error object `{code, message, data}`. */
-export function errorFromObject(error) {
+/** The configuration file the sidecar reads by default (Sources/Sidecar/UserPaths.swift):
+ * $AUTH_SIDECAR_CONFIG, else $XDG_CONFIG_HOME/auth-sidecar/config.json, else
+ * ~/.config/auth-sidecar/config.json (each only when an absolute path). */
+function defaultConfigFile(env) {
+  if (env.AUTH_SIDECAR_CONFIG?.startsWith('/')) return env.AUTH_SIDECAR_CONFIG;
+  if (env.XDG_CONFIG_HOME?.startsWith('/')) return `${env.XDG_CONFIG_HOME}/auth-sidecar/config.json`;
+  if (env.HOME?.startsWith('/')) return `${env.HOME}/.config/auth-sidecar/config.json`;
+  return '$XDG_CONFIG_HOME/auth-sidecar/config.json';
+}
+
+/** What a ServerNotInitializedError says (the command line's sentence): what is missing and
+ * the file to write. `env`: the sidecar's environment (default: this process's). */
+export function notConfiguredMessage(env = process.env) {
+  return `no client id configured: pass clientId: 'ID', or write {"clientId": "ID"} to ${defaultConfigFile(env)}`;
+}
+
+/** The error instance for a JSON-RPC error object `{code, message, data}`. A
+ * ServerNotInitializedError says what is missing and the file to write (notConfiguredMessage;
+ * `env` is the sidecar's environment); `raw` keeps the server's words. */
+export function errorFromObject(error, env = process.env) {
   if (!error || typeof error !== 'object') {
     return new InternalRpcError(`malformed error object: ${JSON.stringify(error)}`, { raw: { error } });
   }
-  const { code, message = '', data } = error;
+  const { code, data } = error;
+  const message = code === ServerNotInitializedError.code ? notConfiguredMessage(env) : error.message ?? '';
   let cls = Number.isInteger(code) ? ERROR_CLASSES[code] : undefined;
   if (!cls) {
     if (code <= -50000 && code >= -50999) cls = MsalError;
@@ -563,7 +582,7 @@ export class SidecarClient extends EventEmitter {
         if (processError) { cleanup(); reject(processError); return; }
         if (cancelled) { finishCancelled(reply); return; }
         cleanup();
-        if ('error' in reply) reject(errorFromObject(reply.error));
+        if ('error' in reply) reject(errorFromObject(reply.error, this.env ?? process.env));
         else resolve(reply.result);
       };
       this._pending.set(id, entry);

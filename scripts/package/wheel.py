@@ -5,7 +5,11 @@ PATH (<venv>/bin) and the client finds it there (auth_sidecar._common.packaged_b
 binary is linked statically except for glibc, so no launcher or vendored library is needed
 (auditwheel's launcher would cost ~9 ms a spawn).
 
-Usage: wheel.py BINARY VERSION PLATFORM_TAG OUTPUT_DIR   (prints the wheel's path)
+The mock identity platform (MOCK_DIR: scripts/try.py, scripted_browser.py, mock_idp/, as
+scripts/package.sh stages it) goes in auth_sidecar/mock, try.py as its __main__: `python -m
+auth_sidecar.mock`, or the `auth-sidecar-try` entry point, starts it.
+
+Usage: wheel.py BINARY VERSION PLATFORM_TAG OUTPUT_DIR MOCK_DIR   (prints the wheel's path)
 Standard library only; the file list and RECORD are in a fixed order, dates fixed.
 """
 from __future__ import annotations
@@ -34,7 +38,21 @@ def metadata(version: str) -> str:
             "Description-Content-Type: text/markdown\n\n" + readme)
 
 
-def main(binary: str, version: str, platform: str, output: str) -> str:
+def mock_entries(mock: str) -> list[tuple[str, bytes, int]]:
+    """auth_sidecar/mock/: __init__.py, __main__.py (try.py), scripted_browser.py, mock_idp/."""
+    found = [(f"{NAME}/mock/__init__.py", b'"""The mock identity platform for trying auth-sidecar: '
+              b'python -m auth_sidecar.mock."""\n', 0o644)]
+    for root, dirs, files in os.walk(mock):
+        dirs.sort()
+        for name in sorted(files):
+            relative = os.path.relpath(os.path.join(root, name), mock)
+            with open(os.path.join(root, name), "rb") as f:
+                body = f.read()
+            found.append((f"{NAME}/mock/" + ("__main__.py" if relative == "try.py" else relative), body, 0o644))
+    return found
+
+
+def main(binary: str, version: str, platform: str, output: str, mock: str) -> str:
     tag = f"py3-none-{platform}"
     dist_info, data = f"{NAME}-{version}.dist-info", f"{NAME}-{version}.data"
     entries: list[tuple[str, bytes, int]] = []
@@ -43,11 +61,14 @@ def main(binary: str, version: str, platform: str, output: str) -> str:
         if name.endswith(".py") or name == "py.typed":
             with open(os.path.join(package, name), "rb") as f:
                 entries.append((f"{NAME}/{name}", f.read(), 0o644))
+    entries += mock_entries(mock)
     with open(binary, "rb") as f:
         entries.append((f"{data}/scripts/auth-sidecar", f.read(), 0o755))
     entries.append((f"{dist_info}/METADATA", metadata(version).encode(), 0o644))
     wheel = f"Wheel-Version: 1.0\nGenerator: auth-sidecar scripts/package/wheel.py\nRoot-Is-Purelib: true\nTag: {tag}\n"
     entries.append((f"{dist_info}/WHEEL", wheel.encode(), 0o644))
+    entry_points = "[console_scripts]\nauth-sidecar-try = auth_sidecar.mock.__main__:main\n"
+    entries.append((f"{dist_info}/entry_points.txt", entry_points.encode(), 0o644))
     record = "".join(f"{path},sha256={base64.urlsafe_b64encode(hashlib.sha256(body).digest()).rstrip(b'=').decode()},"
                      f"{len(body)}\n" for path, body, _ in entries) + f"{dist_info}/RECORD,,\n"
     entries.append((f"{dist_info}/RECORD", record.encode(), 0o644))
@@ -62,6 +83,6 @@ def main(binary: str, version: str, platform: str, output: str) -> str:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 5:
+    if len(sys.argv) != 6:
         sys.exit(__doc__.split("\n\n")[1])
     print(main(*sys.argv[1:]))

@@ -7,7 +7,8 @@ import POSIXSupport
 #endif
 
 /// What a sign-in shows on stderr while it waits: the device code, its URL and a countdown
-/// (one line rewritten in place on a terminal; a plain line a minute otherwise). Colours only
+/// (one line rewritten in place on a terminal; otherwise a plain line at once, then one each
+/// minute). Colours only
 /// on a terminal, and never with `NO_COLOR`. (A browser sign-in's line is ``URLOpener``'s.)
 final class SignInProgress: Sendable {
     /// How stderr is written to.
@@ -28,8 +29,8 @@ final class SignInProgress: Sendable {
         var expiresOn: Int64?
         /// Length of the line the countdown last wrote (a terminal), 0 when none is open.
         var openLine = 0
-        /// The minutes left last reported (not a terminal).
-        var reportedMinutes: Int64?
+        /// The seconds left when a line was last written (not a terminal).
+        var reportedSecondsLeft: Int64?
         /// The seconds left last shown (a terminal).
         var shownSeconds: Int64?
         var ticking = false
@@ -57,7 +58,7 @@ final class SignInProgress: Sendable {
         write("auth-sidecar: to sign in, open \(url) and enter the code \(code)\n")
         let start = state.withLock { state -> Int? in
             state.expiresOn = expiresOn
-            state.reportedMinutes = nil
+            state.reportedSecondsLeft = nil
             state.shownSeconds = nil
             guard expiresOn != nil, !state.ticking else { return nil }
             state.ticking = true
@@ -89,9 +90,10 @@ final class SignInProgress: Sendable {
         return "auth-sidecar: waiting for the sign-in; the code expires in \(minutes) min (Ctrl-C to cancel)"
     }
 
-    /// Writes the countdown: each second on a terminal, else when the minutes left change
-    /// (under the lock, so ``finish()`` never races a line being written).
-    private func tick() {
+    /// Writes the countdown: each second on a terminal, else a line a minute after the last one
+    /// (not when the minutes left change: 900 s left then 899 s would write "15 min" and
+    /// "14 min" a second apart). Under the lock, so ``finish()`` never races a line being written.
+    func tick() {
         state.withLock { state in
             guard let expiresOn = state.expiresOn else { return }
             let left = max(0, expiresOn - now())
@@ -104,9 +106,8 @@ final class SignInProgress: Sendable {
                 write("\r" + line + padding)
                 return
             }
-            let minutes = left / 60
-            guard minutes != state.reportedMinutes else { return }
-            state.reportedMinutes = minutes
+            if let reported = state.reportedSecondsLeft, left > reported - 60 { return }
+            state.reportedSecondsLeft = left
             write(Self.countdown(secondsLeft: left, terminal: false) + "\n")
         }
     }

@@ -58,11 +58,28 @@ describe('client without the identity service', { ...needsBinary, timeout: 60000
     await client.close();
   }));
 
+  test('not configured: the default file as the sidecar reads it', () => {
+    const error = { code: -32002, message: 'Server not initialized', data: { name: 'serverNotInitialized' } };
+    for (const [env, file] of [[{ HOME: '/h' }, '/h/.config/auth-sidecar/config.json'],
+      [{ HOME: '/h', XDG_CONFIG_HOME: '/x' }, '/x/auth-sidecar/config.json'],
+      [{ HOME: '/h', XDG_CONFIG_HOME: 'rel', AUTH_SIDECAR_CONFIG: '/c.json' }, '/c.json'],
+      [{ XDG_CONFIG_HOME: 'rel' }, '$XDG_CONFIG_HOME/auth-sidecar/config.json']]) {
+      const err = sidecar.errorFromObject(error, env);
+      assert.ok(err instanceof sidecar.ServerNotInitializedError && err.code === -32002);
+      assert.ok(err.message.startsWith('no client id configured: ') && err.message.endsWith(` to ${file}`), err.message);
+    }
+  });
+
   test('error classes', guarded(async () => {
-    const client = await SidecarClient.start({ binary: BINARY, env: baseEnv(), initialize: false, timeout: QUICK });
+    const env = baseEnv();
+    const client = await SidecarClient.start({ binary: BINARY, env, initialize: false, timeout: QUICK });
     try {
+      // The command line's sentence: what is missing and the file to write (the sidecar's
+      // $AUTH_SIDECAR_CONFIG here); the server's own words stay in raw.
       await assert.rejects(client.getAccounts(), (err) => err instanceof sidecar.ServerNotInitializedError
-        && err.code === -32002 && err.errorName === 'serverNotInitialized' && err instanceof sidecar.JsonRpcError);
+        && err.code === -32002 && err.errorName === 'serverNotInitialized' && err instanceof sidecar.JsonRpcError
+        && err.message === `no client id configured: pass clientId: 'ID', or write {"clientId": "ID"} to ${env.AUTH_SIDECAR_CONFIG}`
+        && err.raw.message.includes('initialize'));
       await assert.rejects(client.initialize({ clientId: CLIENT_ID, clientSecret: 'nope' }),
         (err) => err instanceof sidecar.InvalidParamsError && err.member === 'clientSecret');
       await client.initialize({ clientId: CLIENT_ID, cache: 'memory' });

@@ -128,11 +128,27 @@ def test_process_exits_between_calls(sidecar_bin, base_env):
             sidecar.ping()
 
 
+def test_not_configured_names_the_default_file_as_the_sidecar_reads_it():
+    error = {"code": -32002, "message": "Server not initialized", "data": {"name": "serverNotInitialized"}}
+    for environ, path in [({"HOME": "/h"}, "/h/.config/auth-sidecar/config.json"),
+                          ({"HOME": "/h", "XDG_CONFIG_HOME": "/x"}, "/x/auth-sidecar/config.json"),
+                          ({"HOME": "/h", "XDG_CONFIG_HOME": "rel", "AUTH_SIDECAR_CONFIG": "/c.json"}, "/c.json"),
+                          ({"XDG_CONFIG_HOME": "rel"}, "$XDG_CONFIG_HOME/auth-sidecar/config.json")]:
+        err = a.error_from_object(error, environ)
+        assert isinstance(err, a.ServerNotInitializedError) and err.code == -32002
+        assert err.message.endswith(" to " + path) and err.message.startswith("no client id configured: "), err.message
+
+
 def test_error_classes(sidecar_bin, base_env):
     with a.SidecarClient(sidecar_bin, env=base_env, initialize=False, timeout=QUICK) as sidecar:
         with pytest.raises(a.ServerNotInitializedError) as info:
             sidecar.get_accounts()
         assert info.value.code == -32002 and info.value.name == "serverNotInitialized"
+        # The command line's sentence: what is missing and the file to write (the sidecar's
+        # $AUTH_SIDECAR_CONFIG here); the server's own words stay in raw.
+        assert info.value.message == ('no client id configured: pass client_id="ID", or write '
+                                      '{"clientId": "ID"} to ' + base_env["AUTH_SIDECAR_CONFIG"])
+        assert "initialize" in info.value.raw["message"]
         with pytest.raises(a.InvalidParamsError) as info:
             sidecar.initialize(client_id=CLIENT_ID, client_secret="nope")
         assert info.value.member == "clientSecret" and isinstance(info.value, a.JsonRpcError)

@@ -244,10 +244,10 @@ def classify(msg: Any) -> str:
         return "response"
     return "invalid"
 
-def outcome(reply: Dict[str, Any]) -> Tuple[bool, Any]:
-    """(True, result) or (False, exception)."""
+def outcome(reply: Dict[str, Any], environ: Optional[Dict[str, str]] = None) -> Tuple[bool, Any]:
+    """(True, result) or (False, exception); ``environ``: the process's environment, if not ours."""
     if "error" in reply:
-        return False, error_from_object(reply["error"])
+        return False, error_from_object(reply["error"], environ)
     return True, reply.get("result")
 
 class StderrTail:

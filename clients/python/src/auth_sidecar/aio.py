@@ -236,7 +236,7 @@ class AsyncSidecarClient:
         finally:
             self._pending.pop(rid, None)
             self._device_code_handlers.pop(rid, None)
-        ok, value = c.outcome(fut.result())  # raises SidecarExitedError set by the reader
+        ok, value = c.outcome(fut.result(), self.env)  # raises SidecarExitedError set by the reader
         if not ok:
             raise value
         return decode(value) if decode is not None else value

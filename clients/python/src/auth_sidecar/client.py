@@ -120,6 +120,7 @@ class SidecarClient:
         self._closed = False
         if on_open_url is not None and "browser" not in config:
             config["browser"] = "client"
+        self._env = env
         self._transport = open_transport(binary, socket, args, env, cwd, stderr)
         #: the binary of the process, or the agent's socket (the other is None)
         self.binary, self.socket = self._transport.binary, self._transport.socket
@@ -321,7 +322,7 @@ class SidecarClient:
                 self._pending.pop(rid, None)
         if cancelled_why is not None:
             return self._raise_cancelled(method, cancelled_why, timeout, pending.reply)
-        ok, value = c.outcome(pending.reply)
+        ok, value = c.outcome(pending.reply, self._env)
         if not ok:
             raise value
         return decode(value) if decode is not None else value

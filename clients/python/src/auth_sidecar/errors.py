@@ -9,7 +9,8 @@ died, an agent's socket refused or gone) are :class:`SidecarProcessError` subcla
 from __future__ import annotations
 
 import builtins
-from typing import Any, Dict, Optional, Type
+import os
+from typing import Any, Dict, Mapping, Optional, Type
 
 __all__ = [
     "SidecarError", "JsonRpcError", "MsalError", "PlatformError",
@@ -24,7 +25,7 @@ __all__ = [
     "AccountNotFoundError", "AmbiguousAccountError", "PasswordResetRequiredError",
     "SidecarProcessError", "SidecarNotFoundError", "SidecarExitedError", "AgentUnavailableError",
     "UntrustedSocketError",
-    "ERROR_CLASSES", "error_from_object",
+    "ERROR_CLASSES", "error_from_object", "not_configured_message",
 ]
 
 
@@ -210,12 +211,36 @@ ERROR_CLASSES: Dict[int, Type[SidecarError]] = {
 }
 
 
-def error_from_object(error: Any) -> SidecarError:
-    """Build the exception for a JSON-RPC error object ``{"code", "message", "data"}``."""
+def default_config_file(environ: Mapping[str, str]) -> str:
+    """The configuration file the sidecar reads by default (Sources/Sidecar/UserPaths.swift):
+    $AUTH_SIDECAR_CONFIG, else $XDG_CONFIG_HOME/auth-sidecar/config.json, else
+    ~/.config/auth-sidecar/config.json (each only when an absolute path)."""
+    if environ.get("AUTH_SIDECAR_CONFIG", "").startswith("/"):
+        return environ["AUTH_SIDECAR_CONFIG"]
+    if environ.get("XDG_CONFIG_HOME", "").startswith("/"):
+        return environ["XDG_CONFIG_HOME"] + "/auth-sidecar/config.json"
+    if environ.get("HOME", "").startswith("/"):
+        return environ["HOME"] + "/.config/auth-sidecar/config.json"
+    return "$XDG_CONFIG_HOME/auth-sidecar/config.json"
+
+
+def not_configured_message(environ: Optional[Mapping[str, str]] = None) -> str:
+    """What a ServerNotInitializedError says (the command line's sentence): what is missing
+    and the file to write. ``environ``: the sidecar's environment (default: this process's)."""
+    return ('no client id configured: pass client_id="ID", or write {"clientId": "ID"} to '
+            + default_config_file(os.environ if environ is None else environ))
+
+
+def error_from_object(error: Any, environ: Optional[Mapping[str, str]] = None) -> SidecarError:
+    """Build the exception for a JSON-RPC error object ``{"code", "message", "data"}``.
+    A ServerNotInitializedError says what is missing and the file to write
+    (:func:`not_configured_message`; ``environ`` is the sidecar's); ``raw`` keeps the server's."""
     if not isinstance(error, dict):
         return InternalRpcError("malformed error object: %r" % (error,), raw={"error": error})
     code = error.get("code")
     message = str(error.get("message", ""))
+    if code == ServerNotInitializedError.code:
+        message = not_configured_message(environ)
     data = error.get("data") if isinstance(error.get("data"), dict) else None
     cls = ERROR_CLASSES.get(code) if isinstance(code, int) else None
     if cls is None:
