@@ -91,6 +91,7 @@ class State:
             self.authorize_outcomes = []   # queued outcomes for the next /authorize calls
             self.issuers = {name: {"name": name} for name in DEFAULT_ISSUERS}
             self.id_token_tamper = None    # {"tamper": mode, "times": n}, see tamper.py
+            self.federations = []          # federated identity credentials, see federation.py
 
     def now(self):
         """The mock's clock (wall clock plus the admin-controlled offset)."""
