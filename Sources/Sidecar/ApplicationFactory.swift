@@ -30,6 +30,7 @@ enum ApplicationFactory {
         client.instanceDiscovery = configuration.instanceDiscovery
         client.interactiveTimeout = .seconds(configuration.interactiveTimeoutSeconds)
         client.postLogoutRedirectURI = configuration.postLogoutRedirectUri
+        client.clientAssertion = configuration.clientAssertion?.source()
         let app = PublicClientApplication(configuration: client, dependencies: dependencies)
         var graph = GraphClient(app: app, transport: dependencies.transport, endpoint: configuration.graphEndpoint, logger: logger)
         graph.clock = dependencies.clock

@@ -34,6 +34,8 @@ public struct ConfigurationOverrides: Sendable, Equatable {
     public var forwardScopes: [String]?
     /// Who approves a sign-in a forwarded session asks for (read by the agent only).
     public var forwardApproval: ForwardApproval?
+    /// Where an app's client assertion comes from (``ClientAssertionSetting``).
+    public var clientAssertion: ClientAssertionSetting?
 
     public init() {}
 
@@ -43,6 +45,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         "cache", "sharedDeviceMode", "clientCapabilities", "browser", "authorityType", "instanceDiscovery",
         "httpTimeoutSeconds", "interactiveTimeoutSeconds", "postLogoutRedirectUri", "azPassthrough", "cacheProtection",
         "secretServiceKeyCacheSeconds", "redirectPort", "forwardScopes", "forwardApproval",
+        ClientAssertionSetting.key,
     ]
 
     /// Reads the configuration keys from `params` (other members must be in `alsoAllowed`).
@@ -66,6 +69,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         azPassthrough = try p.optional("azPassthrough")
         forwardScopes = try p.optional("forwardScopes")
         forwardApproval = try ForwardApproval(p.members["forwardApproval"])
+        clientAssertion = try ClientAssertionSetting(p)
         cacheProtection = try p.optional("cacheProtection", oneOf: CacheProtection.names).flatMap(CacheProtection.init(name:))
         secretServiceKeyCacheSeconds = try p.optional("secretServiceKeyCacheSeconds")
         if let cacheParams = try p.nested("cache", allowed: ["path", "persistence", "encryption"]) {
@@ -111,6 +115,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         result.azPassthrough = azPassthrough ?? base.azPassthrough
         result.forwardScopes = forwardScopes ?? base.forwardScopes
         result.forwardApproval = forwardApproval ?? base.forwardApproval
+        result.clientAssertion = clientAssertion ?? base.clientAssertion
         return result
     }
 
@@ -137,6 +142,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         if let httpTimeoutSeconds { config.httpTimeoutSeconds = httpTimeoutSeconds }
         if let interactiveTimeoutSeconds { config.interactiveTimeoutSeconds = interactiveTimeoutSeconds }
         config.postLogoutRedirectUri = postLogoutRedirectUri
+        config.clientAssertion = clientAssertion
         try ConfigurationValidator.validate(config)
         return config
     }

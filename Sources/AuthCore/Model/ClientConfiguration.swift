@@ -19,6 +19,9 @@ public struct ClientConfiguration: Sendable {
     /// Where the authority sends the browser after a sign-out (`post_logout_redirect_uri`,
     /// registered with the application); `nil`: not sent.
     public var postLogoutRedirectURI: String?
+    /// Set: a confidential client signing in as itself with this client assertion (workload
+    /// identity federation); silent requests answer app tokens, interactive ones refuse.
+    public var clientAssertion: (any ClientAssertionSource)?
 
     public init(
         clientId: String, authority: Authority, redirectURI: String = "http://localhost",

@@ -116,6 +116,7 @@ enum AzShim {
     }
 
     private static func accountShow(_ subscription: String?, _ output: AzOutputOptions, _ session: VerbSession) throws(Failure) -> String {
+        if let app = try servicePrincipalShow(subscription, output, session) { return app }
         let result = try call(session, "getCurrentAccount", [:])
         guard let account = result["account"], let tenantId = account["tenantId"]?.stringValue else {
             throw notLoggedIn
