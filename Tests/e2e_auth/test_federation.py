@@ -19,7 +19,7 @@ from auth_e2e import CONTOSO_TID, read_cache
 from mock_idp.jwtsign import unverified_claims
 from mock_idp.workload_issuer import WorkloadIssuer
 from test_adapters import Endpoint  # noqa: F401
-from test_verbs import Verbs, verbs  # noqa: F401 (fixture)
+from test_verbs import RunningAgent, Verbs, verbs  # noqa: F401 (fixture)
 
 APP = "5e1f0000-0000-4000-8000-00000000ab01"
 ARM = "https://management.azure.com/.default"
@@ -93,6 +93,33 @@ def test_github_actions_variables_alone_give_an_app_token_once(ci):
 
 
 @pytest.mark.time_limit(60)
+def test_processes_at_once_share_one_exchange(ci):
+    """Eight steps of a job ask at the same moment, no agent, the first start (no cache
+    directory yet): the refresh lock lets one exchange."""
+    procs = [subprocess.Popen([ci.verbs.binary, "token", "--scope", ARM], env={**ci.verbs.env, **ci.env},
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+             for _ in range(8)]
+    outputs = [p.communicate(timeout=30) for p in procs]
+    assert all(p.returncode == 0 for p in procs), outputs
+    assert len({out.strip() for out, _ in outputs}) == 1
+    assert len(ci.exchanges()) == 1 and len(ci.issuer.minted) == 1
+
+
+def test_the_agent_serves_the_app_token(ci):
+    path = os.path.join(ci.verbs.env["XDG_RUNTIME_DIR"], "auth-sidecar", "agent.sock")
+    agent = RunningAgent(ci.verbs.binary, path, {**ci.verbs.env, **ci.env}, ci.verbs.tmp / "agent.log")
+    try:
+        token = ci.token()
+        app_claims(token)
+        assert ci.token() == token and agent.connections == 2
+        report = json.loads(ci.run("status", "--output", "json").stdout)
+        assert report["engine"] == "agent" and report["clientAssertion"]["source"] == "GitHub Actions"
+    finally:
+        agent.close()
+    assert len(ci.exchanges()) == 1
+    assert "eyJ" not in (ci.verbs.tmp / "agent.log").read_text()
+
+
 def test_a_job_longer_than_the_assertion_gets_fresh_assertions(ci):
     ci.issuer.lifetime = 3          # each assertion lives 3 s
     ci.mock.admin.config(access_token_lifetime=302)   # an app token is due for renewal after 2 s
