@@ -15,19 +15,14 @@ public struct AzurePipelinesAssertionSource: ClientAssertionSource {
     public var name: String { "Azure Pipelines (service connection \(serviceConnectionId))" }
 
     public func assertion(transport: any HTTPTransport) async throws -> ClientAssertion {
-        guard let uri = variable("SYSTEM_OIDCREQUESTURI"), !uri.isEmpty,
-            let token = variable("SYSTEM_ACCESSTOKEN"), !token.isEmpty
-        else {
-            throw failure("SYSTEM_OIDCREQUESTURI and SYSTEM_ACCESSTOKEN are not set (map System.AccessToken into the step's env)")
-        }
-        let separator = uri.contains("?") ? "&" : "?"
-        let query = FormEncoding.query([("api-version", "7.1"), ("serviceConnectionId", serviceConnectionId)])
+        let (uri, token) = try AssertionEndpoint.variables(
+            "SYSTEM_OIDCREQUESTURI", "SYSTEM_ACCESSTOKEN", of: self, variable: variable,
+            hint: "map System.AccessToken into the step's env")
         let request = HTTPRequest(
-            method: "POST", url: uri + separator + query,
+            method: "POST",
+            url: AssertionEndpoint.url(uri, adding: [("api-version", "7.1"), ("serviceConnectionId", serviceConnectionId)]),
             headers: [("Authorization", "Bearer \(token)"), ("Content-Type", "application/json"), ("Accept", "application/json")],
             body: Array("{}".utf8))
-        let json = try await AssertionEndpoint.json(request, from: self, transport: transport)
-        guard let value = json["oidcToken"]?.stringValue else { throw failure(.malformedResponse, "the answer has no \"oidcToken\"") }
-        return try assertion(fromText: value)
+        return try await AssertionEndpoint.assertion(request, member: "oidcToken", from: self, transport: transport)
     }
 }

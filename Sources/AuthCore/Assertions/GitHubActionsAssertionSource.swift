@@ -18,30 +18,44 @@ public struct GitHubActionsAssertionSource: ClientAssertionSource {
     public var name: String { "GitHub Actions" }
 
     public func assertion(transport: any HTTPTransport) async throws -> ClientAssertion {
-        guard let url = variable("ACTIONS_ID_TOKEN_REQUEST_URL"), !url.isEmpty,
-            let token = variable("ACTIONS_ID_TOKEN_REQUEST_TOKEN"), !token.isEmpty
-        else {
-            throw failure(
-                "ACTIONS_ID_TOKEN_REQUEST_URL and ACTIONS_ID_TOKEN_REQUEST_TOKEN are not set (does the job have `permissions: id-token: write`?)")
-        }
-        let separator = url.contains("?") ? "&" : "?"
+        let (url, token) = try AssertionEndpoint.variables(
+            "ACTIONS_ID_TOKEN_REQUEST_URL", "ACTIONS_ID_TOKEN_REQUEST_TOKEN", of: self, variable: variable,
+            hint: "does the job have `permissions: id-token: write`?")
         let request = HTTPRequest(
-            method: "GET", url: url + separator + FormEncoding.query([("audience", audience)]),
+            method: "GET", url: AssertionEndpoint.url(url, adding: [("audience", audience)]),
             headers: [("Authorization", "bearer \(token)"), ("Accept", "application/json")])
-        let json = try await AssertionEndpoint.json(request, from: self, transport: transport)
-        guard let value = json["value"]?.stringValue else { throw failure(.malformedResponse, "the answer has no \"value\"") }
-        return try assertion(fromText: value)
+        return try await AssertionEndpoint.assertion(request, member: "value", from: self, transport: transport)
     }
 }
 
-/// Asks a CI system's token endpoint (GitHub Actions, Azure Pipelines) for JSON.
+/// A CI system's token endpoint (GitHub Actions, Azure Pipelines): its URL and bearer token
+/// from two environment variables, and the assertion in one member of its JSON answer.
 enum AssertionEndpoint {
-    static func json(_ request: HTTPRequest, from source: some ClientAssertionSource, transport: any HTTPTransport) async throws -> JSONValue {
+    /// The values of the variables `url` and `token`, or the source's error naming them.
+    static func variables(
+        _ url: String, _ token: String, of source: some ClientAssertionSource, variable: (String) -> String?, hint: String
+    ) throws -> (url: String, token: String) {
+        guard let urlValue = variable(url), !urlValue.isEmpty, let tokenValue = variable(token), !tokenValue.isEmpty else {
+            throw source.failure("\(url) and \(token) are not set (\(hint))")
+        }
+        return (urlValue, tokenValue)
+    }
+
+    /// `url` with `fields` added to its query.
+    static func url(_ url: String, adding fields: [(String, String)]) -> String {
+        url + (url.contains("?") ? "&" : "?") + FormEncoding.query(fields)
+    }
+
+    /// The assertion in the string member `member` of the endpoint's JSON answer.
+    static func assertion(
+        _ request: HTTPRequest, member: String, from source: some ClientAssertionSource, transport: any HTTPTransport
+    ) async throws -> ClientAssertion {
         let response = try await ServiceCall.send(request, over: transport, service: source.name)
         guard response.status == 200 else { throw source.failure(.serverError, "its endpoint answered HTTP \(response.status)") }
         guard let json = try? JSONValue.parse(response.body), json.objectValue != nil else {
             throw source.failure(.malformedResponse, "its endpoint's answer is not a JSON object")
         }
-        return json
+        guard let value = json[member]?.stringValue else { throw source.failure(.malformedResponse, "the answer has no \"\(member)\"") }
+        return try source.assertion(fromText: value)
     }
 }
