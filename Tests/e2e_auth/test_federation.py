@@ -121,10 +121,10 @@ def test_the_agent_serves_the_app_token(ci):
 
 
 def test_a_job_longer_than_the_assertion_gets_fresh_assertions(ci):
-    ci.issuer.lifetime = 3          # each assertion lives 3 s
+    ci.issuer.lifetime = 4          # each assertion lives 4 s
     ci.mock.admin.config(access_token_lifetime=302)   # an app token is due for renewal after 2 s
     started, tokens = time.time(), []
-    while time.time() - started < 8:
+    while time.time() - started < 10:
         tokens.append(ci.token())
         time.sleep(1.2)
     exchanges = ci.exchanges()
