@@ -160,6 +160,11 @@ def test_an_expired_assertion_with_no_fresh_source_fails_once_and_clearly(ci):
     assert len(ci.exchanges()) == 1       # no retry loop
     with open(ci.token_file) as f:
         assert f.read().strip() not in p.stderr
+    # `status` shows the failure (its own try fails the same way) and the assertion's expiry
+    report = json.loads(ci.run("status", "--output", "json").stdout)
+    assert report["signedIn"] is False and "AADSTS700024" in report["lastRefreshError"]["message"]
+    assert report["clientAssertion"]["source"] == f"file {ci.token_file}"
+    assert report["clientAssertion"]["expiresOn"] < time.time()
 
 
 def test_status_names_the_source_and_the_assertions_expiry(ci):

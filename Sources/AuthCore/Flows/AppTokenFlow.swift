@@ -62,26 +62,22 @@ struct AppTokenFlow: Sendable {
         }
     }
 
-    /// Reads a fresh assertion and redeems it; the app token is saved with no account.
+    /// Reads a fresh assertion and redeems it; the app token is saved with no account. The
+    /// outcome is noted beside the cache as a refresh's is (`status`'s last failure).
     private func exchange(_ authority: Authority, _ scopes: [String], _ correlationId: String) async throws -> TokenResult {
-        let resolved = try await resolver.resolve(authority)
-        let assertion = try await source.assertion(transport: dependencies.transport)
-        let client = TokenEndpointClient(
-            transport: dependencies.transport, clientId: configuration.clientId,
-            clock: dependencies.clock, logger: dependencies.logger)
-        dependencies.logger.debug("exchanging a client assertion for an app token", metadata: ["source": "\(source.name)"])
+        let app = appAccount(authority, tenant: authority.tenant)
         let tokens: TokenResponse
+        let realm: String
         do {
-            tokens = try await client.redeem(
-                ClientCredentialsGrant(scopes: scopes, assertion: assertion.jwt).fields,
-                at: resolved.metadata.tokenEndpoint, correlationId: correlationId)
-        } catch var error as AuthError where error.oauthError != nil {
-            error.message =
-                "the token endpoint refused the client assertion from \(source.name)\(Self.age(of: assertion, now: dependencies.clock.now())): \(error.message)"
+            let resolved = try await resolver.resolve(authority)
+            realm = resolved.metadata.realm ?? authority.tenant
+            tokens = try await redeem(scopes, at: resolved.metadata.tokenEndpoint, correlationId)
+            SilentFlow.noteRefresh(failure: nil, account: app, clientId: configuration.clientId, dependencies: dependencies)
+        } catch let error as AuthError {
+            SilentFlow.noteRefresh(failure: error, account: app, clientId: configuration.clientId, dependencies: dependencies)
             throw error
         }
         let now = dependencies.clock.now()
-        let realm = resolved.metadata.realm ?? authority.tenant
         let granted = tokens.scope ?? scopes
         try CacheAccess.run {
             try dependencies.cache.save(
@@ -97,6 +93,23 @@ struct AppTokenFlow: Sendable {
             authority: authority, tenant: realm, correlationId: correlationId, fromCache: false)
     }
 
+    /// The client credentials grant with an assertion read now; a refusal names the source.
+    private func redeem(_ scopes: [String], at endpoint: String, _ correlationId: String) async throws -> TokenResponse {
+        let assertion = try await source.assertion(transport: dependencies.transport)
+        let client = TokenEndpointClient(
+            transport: dependencies.transport, clientId: configuration.clientId,
+            clock: dependencies.clock, logger: dependencies.logger)
+        dependencies.logger.debug("exchanging a client assertion for an app token", metadata: ["source": "\(source.name)"])
+        do {
+            return try await client.redeem(
+                ClientCredentialsGrant(scopes: scopes, assertion: assertion.jwt).fields, at: endpoint, correlationId: correlationId)
+        } catch var error as AuthError where error.oauthError != nil {
+            let age = Self.age(of: assertion, now: dependencies.clock.now())
+            error.message = "the token endpoint refused the client assertion from \(source.name)\(age): \(error.message)"
+            throw error
+        }
+    }
+
     /// How the assertion's life reads in an error: expired (the source gave no fresh one), or when it expires.
     static func age(of assertion: ClientAssertion, now: Int64) -> String {
         guard let expiresOn = assertion.expiresOn else { return "" }
@@ -104,17 +117,22 @@ struct AppTokenFlow: Sendable {
         return " (it expires in \(expiresOn - now) s)"
     }
 
-    /// An app token as the doors report one: the account is the app itself (no home account,
-    /// its client id as the user name).
+    /// The app as the doors report its tokens' account: no home account, its client id as the
+    /// user name.
+    private func appAccount(_ authority: Authority, tenant: String) -> Account {
+        Account(
+            homeAccountId: "", localAccountId: configuration.clientId, environment: authority.cacheEnvironment,
+            tenantId: tenant, username: configuration.clientId)
+    }
+
+    /// An app token as the doors report one.
     private func result(
         secret: String, expiresOn: Int64, scopes: [String], authority: Authority, tenant: String, correlationId: String,
         fromCache: Bool
     ) -> TokenResult {
-        let app = Account(
-            homeAccountId: "", localAccountId: configuration.clientId, environment: authority.cacheEnvironment,
-            tenantId: tenant, username: configuration.clientId)
-        return TokenResult(
-            accessToken: secret, tokenType: "Bearer", expiresOn: expiresOn, scopes: scopes, account: app, idToken: nil,
+        TokenResult(
+            accessToken: secret, tokenType: "Bearer", expiresOn: expiresOn, scopes: scopes,
+            account: appAccount(authority, tenant: tenant), idToken: nil,
             tenantId: tenant, authority: authority.url, correlationId: correlationId, fromCache: fromCache)
     }
 }
