@@ -161,7 +161,9 @@ def test_an_expired_assertion_with_no_fresh_source_fails_once_and_clearly(ci):
     with open(ci.token_file) as f:
         assert f.read().strip() not in p.stderr
     # `status` shows the failure (its own try fails the same way) and the assertion's expiry
-    report = json.loads(ci.run("status", "--output", "json").stdout)
+    status = ci.run("status", "--output", "json")
+    assert status.returncode != 0 and "a sign-in cannot help" in status.stderr and "login" not in status.stderr
+    report = json.loads(status.stdout)
     assert report["signedIn"] is False and "AADSTS700024" in report["lastRefreshError"]["message"]
     assert report["clientAssertion"]["source"] == f"file {ci.token_file}"
     assert report["clientAssertion"]["expiresOn"] < time.time()

@@ -51,6 +51,9 @@ struct StatusReport {
 
     /// The stderr line when ``signedIn`` is false.
     var signInAdvice: String {
+        if configuration["clientAssertion"] != nil {
+            return "the app gets no token now (a sign-in cannot help): see the assertion and last refresh lines"
+        }
         if accounts.isEmpty { return "no account is signed in; \(nextStep)" }
         return "a sign-in is needed; run 'auth-sidecar login'"
     }
