@@ -76,6 +76,7 @@ public final class PublicClientApplication: Sendable {
         _ request: InteractiveRequest, browser: (any BrowserLauncher)? = nil,
         correlationId: String
     ) async throws -> TokenResult {
+        try refuseUserSignIn("acquireToken")
         let started = interactiveRunning.withLock { running in
             defer { running = true }
             return !running
@@ -101,6 +102,7 @@ public final class PublicClientApplication: Sendable {
 
     /// Signs in with a device code shown to the user (headless machines).
     public func acquireTokenByDeviceCode(_ request: DeviceCodeRequest, correlationId: String) async throws -> TokenResult {
+        try refuseUserSignIn("acquireTokenByDeviceCode")
         // The broker has its own way of asking the user: no device code of ours.
         var interactive = InteractiveRequest()
         interactive.scopes = request.scopes
@@ -125,8 +127,22 @@ public final class PublicClientApplication: Sendable {
     /// A token without UI; `interactionRequired` when only the user can help. A valid
     /// cached token costs no network request.
     public func acquireTokenSilently(_ request: SilentRequest, correlationId: String) async throws -> TokenResult {
+        if let source = configuration.clientAssertion {
+            let flow = AppTokenFlow(
+                configuration: configuration, dependencies: dependencies, resolver: resolver, coordinator: refreshes, source: source)
+            return try await flow.run(request, correlationId: correlationId)
+        }
         if let result = try await throughBroker({ try await $0.silent(request, correlationId: correlationId) }) { return result }
         return try await silentFlow.run(request, correlationId: correlationId)
+    }
+
+    /// The error of a user sign-in asked of an app (a client assertion is configured).
+    private func refuseUserSignIn(_ what: String) throws {
+        guard let source = configuration.clientAssertion else { return }
+        throw AuthError(
+            .invalidConfiguration,
+            "\(what) signs in a user, but this configuration signs in as the app \(configuration.clientId) "
+                + "with a client assertion from \(source.name); ask for a token silently (acquireTokenSilent, `auth-sidecar token`)")
     }
 
     /// What ``acquireTokenSilently(_:correlationId:)`` would answer from the cache, when an
@@ -145,6 +161,7 @@ public final class PublicClientApplication: Sendable {
     ///     the cache is encrypted), the
     ///     token is looked up now, as the full call would look it up: no task, no thread.
     public func cachedSilentAnswer(_ request: SilentRequest, checkedAfter: UInt64? = nil, mayRead: Bool = false) -> CachedSilentAnswer? {
+        guard configuration.clientAssertion == nil else { return nil }
         if let broker {
             // A kept token, or (the reader idle) the broker's answer to blocking calls.
             guard let (result, stamp) = broker.silentNow(request, mayCall: mayRead) else { return nil }
@@ -180,6 +197,20 @@ public final class PublicClientApplication: Sendable {
         let record = dependencies.cache.refreshErrors.read()
         let ours = record?["clientId"]?.stringValue.map { $0.lowercased() == clientId.lowercased() } ?? true
         return (inventory, ours ? record : nil)
+    }
+
+    /// The client assertion's source and the expiry of the assertion it gives now (`status`;
+    /// never the assertion); `nil` for a public client. `reason`: why it gave none.
+    public func clientAssertionStatus() async -> (source: String, expiresOn: Int64?, reason: String?)? {
+        guard let source = configuration.clientAssertion else { return nil }
+        do {
+            let assertion = try await source.assertion(transport: dependencies.transport)
+            return (source.name, assertion.expiresOn, nil)
+        } catch let error as AuthError {
+            return (source.name, nil, error.message)
+        } catch {
+            return (source.name, nil, "\(error)")
+        }
     }
 
     /// The accounts in the cache (optionally those with `username`).

@@ -33,6 +33,7 @@ enum ApplicationFactory {
         client.postLogoutRedirectURI = configuration.postLogoutRedirectUri
         client.brokerMode = configuration.broker
         client.brokerTimeout = .seconds(configuration.httpTimeoutSeconds)
+        client.clientAssertion = configuration.clientAssertion?.source()
         let app = PublicClientApplication(configuration: client, dependencies: dependencies)
         var graph = GraphClient(app: app, transport: dependencies.transport, endpoint: configuration.graphEndpoint, logger: logger)
         graph.clock = dependencies.clock

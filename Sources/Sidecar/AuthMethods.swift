@@ -141,9 +141,10 @@ struct AuthMethods: Sendable {
     /// the engine that holds the key (a verb never opens the cache file itself).
     func getCacheSummary(_ params: JSONValue?, _ context: RequestContext) async throws -> JSONValue {
         _ = try Params(params, allowed: [])
+        let assertion = await app.clientAssertionStatus()
         return try await AuthErrorMapping.translating {
             let (inventory, lastError) = try app.cacheInventory()
-            return [
+            var summary: JSONObject = [
                 "accessTokens": .array(
                     inventory.accessTokens.map {
                         [
@@ -154,6 +155,13 @@ struct AuthMethods: Sendable {
                 "refreshTokenAccounts": JSONValue(inventory.refreshTokenAccounts.sorted()),
                 "lastRefreshError": lastError.map(JSONValue.object) ?? .null,
             ]
+            if let assertion {
+                summary["clientAssertion"] = [
+                    "source": .string(assertion.source), "expiresOn": assertion.expiresOn.map(JSONValue.int) ?? .null,
+                    "error": JSONValue(assertion.reason),
+                ]
+            }
+            return .object(summary)
         }
     }
 

@@ -14,6 +14,8 @@ public struct CacheSummary: Sendable, Equatable {
     public var refreshTokenAccounts: Set<String> = []
     /// The last failed refresh of this client (`FileRefreshErrorLog`), if any.
     public var lastRefreshError: JSONObject?
+    /// An app's client assertion: `source`, `expiresOn` of the one it gives now, `error` (never the assertion).
+    public var clientAssertion: JSONObject?
 
     /// The summary `getCacheSummary` answered (the engine read its own cache with the key it
     /// holds: the verb never opens the file).
@@ -25,5 +27,6 @@ public struct CacheSummary: Sendable, Equatable {
         }
         refreshTokenAccounts = Set(result["refreshTokenAccounts"]?.arrayValue?.compactMap(\.stringValue) ?? [])
         lastRefreshError = result["lastRefreshError"]?.objectValue
+        clientAssertion = result["clientAssertion"]?.objectValue
     }
 }

@@ -63,6 +63,8 @@ public struct Configuration: Sendable, Equatable {
     public var postLogoutRedirectUri: String?
     /// Whether sign-in goes through the Linux identity broker (`off`, `auto`, `required`).
     public var broker = BrokerMode.off
+    /// Set: the engine signs in as the app with this client assertion (app tokens only).
+    public var clientAssertion: ClientAssertionSetting?
 
     /// The accepted range of ``httpTimeoutSeconds``.
     public static let httpTimeoutRange = 1...300
@@ -105,6 +107,7 @@ public struct Configuration: Sendable, Equatable {
         // Echoed only when set: the shape clients already compare stays as it was.
         if let postLogoutRedirectUri { object["postLogoutRedirectUri"] = .string(postLogoutRedirectUri) }
         if broker != .off { object["broker"] = .string(broker.rawValue) }
+        if let clientAssertion { object[ClientAssertionSetting.key] = clientAssertion.json }
         // Echoed for a file cache only (a memory cache has nothing to protect), when not the default.
         if cacheProtection != .auto, case .file = cache { object["cacheProtection"] = .string(cacheProtection.name) }
         if secretServiceKeyCacheSeconds != SecretServiceKeySource.defaultKeyCopySeconds, case .file = cache {

@@ -24,6 +24,7 @@ extension ConfigurationOverrides {
         members["httpTimeoutSeconds"] = httpTimeoutSeconds.map { .int(Int64($0)) }
         members["interactiveTimeoutSeconds"] = interactiveTimeoutSeconds.map { .int(Int64($0)) }
         members["broker"] = broker.map { .string($0.rawValue) }
+        members[ClientAssertionSetting.key] = clientAssertion?.json
         return .object(members)
     }
 }

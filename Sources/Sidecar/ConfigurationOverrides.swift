@@ -40,6 +40,8 @@ public struct ConfigurationOverrides: Sendable, Equatable {
     public var forwardScopes: [String]?
     /// Who approves a sign-in a forwarded session asks for (read by the agent only).
     public var forwardApproval: ForwardApproval?
+    /// Where an app's client assertion comes from (``ClientAssertionSetting``).
+    public var clientAssertion: ClientAssertionSetting?
 
     public init() {}
 
@@ -49,6 +51,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         "cache", "sharedDeviceMode", "clientCapabilities", "browser", "authorityType", "instanceDiscovery",
         "httpTimeoutSeconds", "interactiveTimeoutSeconds", "postLogoutRedirectUri", "azPassthrough", "armEndpoint", "cacheProtection",
         "secretServiceKeyCacheSeconds", "redirectPort", "forwardScopes", "forwardApproval", "broker",
+        ClientAssertionSetting.key,
     ]
 
     /// Reads the configuration keys from `params` (other members must be in `alsoAllowed`).
@@ -74,6 +77,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         armEndpoint = try p.optional("armEndpoint")
         forwardScopes = try p.optional("forwardScopes")
         forwardApproval = try ForwardApproval(p.members["forwardApproval"])
+        clientAssertion = try ClientAssertionSetting(p)
         cacheProtection = try p.optional("cacheProtection", oneOf: CacheProtection.names).flatMap(CacheProtection.init(name:))
         secretServiceKeyCacheSeconds = try p.optional("secretServiceKeyCacheSeconds")
         if let cacheParams = try p.nested("cache", allowed: ["path", "persistence", "encryption"]) {
@@ -121,6 +125,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         result.armEndpoint = armEndpoint ?? base.armEndpoint
         result.forwardScopes = forwardScopes ?? base.forwardScopes
         result.forwardApproval = forwardApproval ?? base.forwardApproval
+        result.clientAssertion = clientAssertion ?? base.clientAssertion
         return result
     }
 
@@ -148,6 +153,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         if let interactiveTimeoutSeconds { config.interactiveTimeoutSeconds = interactiveTimeoutSeconds }
         config.postLogoutRedirectUri = postLogoutRedirectUri
         if let broker { config.broker = broker }
+        config.clientAssertion = clientAssertion
         try ConfigurationValidator.validate(config)
         return config
     }

@@ -12,6 +12,7 @@ import Sidecar
 /// The configuration the command line chooses, and where it came from: the `--config`
 /// file, else the default file (`UserPaths.defaultConfigFile()`) when it exists, its profile
 /// (`--profile`, else `$AUTH_SIDECAR_PROFILE`, else the file's default; ``ConfigurationFile``),
+/// or, with no file, the CI variables of ``FederationEnvironment``,
 /// overlaid with `--client-id`, `--authority`, `--cache` and the time limits. The stdio mode
 /// and the verbs both read it here.
 struct ConfigurationSources: Equatable {
@@ -53,6 +54,9 @@ struct ConfigurationSources: Equatable {
         } else if let named {
             let path = options.config ?? UserPaths.defaultConfigFileForMessages(environment)
             throw .invalidParams("profile '\(named)': there is no configuration file \(path) to read it from", member: "profile")
+        } else if let federated = FederationEnvironment.overrides(environment) {
+            base = federated
+            sources.origins.append("environment (AZURE_CLIENT_ID, AZURE_TENANT_ID, a client assertion source)")
         }
         let fromFlags = try flagOverrides(options)
         sources.overrides = fromFlags.merged(over: base)

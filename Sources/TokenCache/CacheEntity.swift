@@ -13,10 +13,14 @@ protocol CacheEntity: Sendable, Hashable {
     var cacheKey: String { get }
     /// A member besides `home_account_id` that the section indexes (accounts: `username`).
     static var lookupField: String? { get }
+    /// Whether an entry without a home account ID (`null`, as MSAL for Python writes an app
+    /// token's) is indexed under the empty one: an app's entries, found with `""`.
+    static var appEntriesHaveNoHome: Bool { get }
 }
 
 extension CacheEntity {
     static var lookupField: String? { nil }
+    static var appEntriesHaveNoHome: Bool { false }
 }
 
 extension String {

@@ -30,6 +30,11 @@ struct CacheFields {
         if let value { object[key] = .string(value) }
     }
 
+    /// `value`, or JSON `null` when it is empty (MSAL for Python's `home_account_id` of an app token).
+    mutating func set(_ key: String, nullIfEmpty value: String) {
+        object[key] = value.isEmpty ? .null : .string(value)
+    }
+
     mutating func setTime(_ key: String, _ value: Int64?) {
         if let value { object[key] = .string(String(value)) }
     }

@@ -85,7 +85,7 @@ struct CacheSection<Entity: CacheEntity>: Sendable {
     mutating func remove(key: String, in tree: JSONTree) {
         guard let old = tree.member(key, of: Entity.section) else { return }
         tree.setMember(key, of: Entity.section, to: nil)
-        if let home = old["home_account_id"]?.stringValue { Self.unindex(key, home, from: &byAccount) }
+        if let home = old["home_account_id"]?.stringValue ?? Self.appHome { Self.unindex(key, home, from: &byAccount) }
         if let field = Entity.lookupField, let value = old[field]?.stringValue { Self.unindex(key, value, from: &byLookupField) }
     }
 
@@ -93,8 +93,11 @@ struct CacheSection<Entity: CacheEntity>: Sendable {
         keys.compactMap { key in entity(forKey: key, in: tree).map { (key, $0) } }
     }
 
+    /// The home account ID an entry without one is indexed under (``CacheEntity/appEntriesHaveNoHome``).
+    private static var appHome: String? { Entity.appEntriesHaveNoHome ? "" : nil }
+
     private mutating func add(_ key: String, home: String?, lookup: String?) {
-        if let home { byAccount[Self.folded(home), default: []].append(key) }
+        if let home = home ?? Self.appHome { byAccount[Self.folded(home), default: []].append(key) }
         if let lookup { byLookupField[Self.folded(lookup), default: []].append(key) }
     }
 

@@ -65,6 +65,7 @@ public struct CachedAccessToken: Sendable, Hashable {
 
 extension CachedAccessToken: CacheEntity {
     static let section = CacheKeys.Section.accessToken
+    static let appEntriesHaveNoHome = true
     private static let known: Set<String> = [
         "credential_type", "secret", "home_account_id", "environment", "client_id", "target",
         "realm", "token_type", "cached_at", "expires_on", "extended_expires_on", "refresh_on",
@@ -90,7 +91,7 @@ extension CachedAccessToken: CacheEntity {
         var fields = CacheFields()
         fields.set("credential_type", "AccessToken")
         fields.set("secret", secret)
-        fields.set("home_account_id", homeAccountId)
+        fields.set("home_account_id", nullIfEmpty: homeAccountId)  // an app token's: null, as MSAL for Python
         fields.set("environment", environment)
         fields.set("client_id", clientId)
         fields.set("target", target)

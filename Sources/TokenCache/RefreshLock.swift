@@ -38,7 +38,12 @@ public final class FileRefreshLock: RefreshLock {
     }
 
     public func withLock<T: Sendable>(key: String, timeout: Duration, _ body: () async throws -> T) async throws -> T {
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        var fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        // A first start: the cache's directory is not there yet (processes starting at once
+        // would otherwise each refresh alone).
+        if fd < 0, errno == ENOENT, (try? POSIXFile.makeDirectory(forFile: path)) != nil {
+            fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        }
         guard fd >= 0 else { return try await body() }  // no lock to be had: refresh alone
         defer { close(fd) }  // closing the description releases its lock
         var region = Self.region(for: key)

@@ -124,3 +124,35 @@ extension JSONValue {
         return .object(object)
     }
 }
+
+/// App tokens (client credentials, no account) as MSAL for Python writes them.
+@Suite struct AppTokenFormatTests {
+    static func appRecord(_ secret: String) -> TokenResponseRecord {
+        TokenResponseRecord(
+            clientId: "app-1", environment: "login.microsoftonline.com", realm: "tid-1", homeAccountId: "", localAccountId: "",
+            username: "", createsAccount: false, scopes: ["https://management.azure.com/.default"], accessToken: secret,
+            cachedAt: 1_700_000_000, expiresOn: 1_700_003_600)
+    }
+
+    /// `home_account_id` null under MSAL's key with an empty home; found with `""` after a
+    /// reload, whether the document is scanned or parsed whole; replaced by the next one.
+    @Test(arguments: [false, true])
+    func anAppTokenHasANullHomeAndIsFoundWithNone(scanning: Bool) throws {
+        var document = CacheDocument()
+        document.save(Self.appRecord("at-1"))
+        document.save(Self.appRecord("at-2"))
+        let bytes = document.serialized()
+        let json = try #require(try JSONValue.parse(bytes)["AccessToken"]?.objectValue)
+        let key = "-login.microsoftonline.com-accesstoken-app-1-tid-1-https://management.azure.com/.default"
+        #expect(Array(json.keys) == [key] && json[key]?["home_account_id"] == .null && json[key]?["secret"] == "at-2")
+        #expect(try JSONValue.parse(bytes)["Account"]?.objectValue?.isEmpty == true)
+        let reloaded = try CacheDocument(parsing: bytes, scanning: scanning)
+        let token = reloaded.accessToken(
+            homeAccountId: "", environments: ["login.microsoftonline.com"], realm: "tid-1", clientId: "app-1",
+            scopes: ScopeSet(["https://management.azure.com/.default"]), keyId: nil)
+        #expect(token?.secret == "at-2" && token?.homeAccountId == "")
+        var changed = reloaded
+        changed.save(Self.appRecord("at-3"))
+        #expect(changed.all(changed.accessTokens).map(\.entity.secret) == ["at-3"])
+    }
+}

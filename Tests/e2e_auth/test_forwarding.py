@@ -346,7 +346,8 @@ def test_the_laptop_sees_forwarded_sessions_and_other_users_stay_out(forwarding,
     # command, a key file or another cache path is refused, in initialize and in the relay's preamble.
     ran = os.path.join(f.shared, "ran-by-the-agent")
     for settings in ({"cache": {"path": f.cache, "encryption": {"keyCommand": ["/bin/touch", ran]}}, "cacheProtection": "keyCommand"},
-                     {"cache": {"path": "/tmp/elsewhere.json"}}, {"forwardApproval": ["/bin/true"]}):
+                     {"cache": {"path": "/tmp/elsewhere.json"}}, {"forwardApproval": ["/bin/true"]},
+                     {"clientAssertion": {"command": ["/bin/touch", ran]}}, {"clientAssertion": {"file": f.cache}}):
         hello = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"clientId": CLIENT_ID, **settings}})
         out = f.remote(REMOTE_PYTHON, "-c", "import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); "
                        "s.sendall(sys.argv[2].encode() + b'\\n'); print(s.recv(4000).decode())", main, hello)

@@ -96,6 +96,7 @@ CONTRACT_CONFIG_DEFAULTS = {
     "forwardScopes": [],  # read by the agent only (its forward socket)
     "forwardApproval": "deny",
     "broker": "off",  # the Linux identity broker: off, auto, required
+    "clientAssertion": None,  # absent/null: a public client (workload identity federation when set)
 }
 CONTRACT_CODES = {-32700, -32600, -32601, -32602, -32603, -32002, -32800,
                   -50000, -50001, -50002, -50003, -50004, -50005, -50006}

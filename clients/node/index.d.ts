@@ -15,6 +15,8 @@ export interface CacheSummary {
   accessTokens: Array<{ homeAccountId: string; tenantId: string; scopes: string[]; expiresOn: number }>;
   refreshTokenAccounts: string[];
   lastRefreshError: Record<string, unknown> | null;
+  /** only for an app signing in with a client assertion: its source and the current assertion's expiry */
+  clientAssertion?: { source: string; expiresOn: number | null; error: string | null };
 }
 
 export interface CacheConfiguration { path?: string; persistence?: 'memory' | 'file'; encryption?: { keyFile: string } }
@@ -41,6 +43,12 @@ export interface Configuration {
   httpTimeoutSeconds?: number;
   /** how long a browser sign-in waits for the redirect, 1-3600 s (default 600) */
   interactiveTimeoutSeconds?: number;
+  /** an app's client assertion source (workload identity federation): acquireTokenSilent answers app tokens */
+  clientAssertion?:
+    | { file: string }
+    | { githubActions: { audience?: string } }
+    | { azurePipelines: { serviceConnectionId: string } }
+    | { command: string[] };
   /** a profile of the configuration file (its "profiles"), the other keys layered over it */
   profile?: string;
   [key: string]: unknown;

@@ -67,10 +67,10 @@ struct SilentFlow: Sendable {
                 environments: resolved.environments, scopes: scopes, account: account)
             if let fresh = try cached(), !fresh.token.needsRefresh(at: dependencies.clock.now()) { return fresh.result(correlationId) }
             let result = try await refresh(lookup, metadata: resolved.metadata, claims: request.claims, correlationId: correlationId)
-            noteRefresh(failure: nil, account: account)
+            Self.noteRefresh(failure: nil, account: account, clientId: configuration.clientId, dependencies: dependencies)
             return result
         } catch let error as AuthError {
-            noteRefresh(failure: error, account: account)
+            Self.noteRefresh(failure: error, account: account, clientId: configuration.clientId, dependencies: dependencies)
             // Proactive refresh failed (network down, service error): a still-valid token is
             // better than an error.
             if error.kind != .interactionRequired, let valid = try cached() { return valid.result(correlationId) }
@@ -80,10 +80,11 @@ struct SilentFlow: Sendable {
 
     /// Keeps the last failed refresh beside the cache (`status` shows it), or forgets it after
     /// a refresh that worked. Best effort: a record that cannot be written changes no answer.
-    private func noteRefresh(failure: AuthError?, account: Account) {
+    /// (An app's exchange is noted the same way, `account` the app itself.)
+    static func noteRefresh(failure: AuthError?, account: Account, clientId: String, dependencies: AuthDependencies) {
         let record: JSONObject? = failure.map { error in
             var record: JSONObject = [
-                "clientId": .string(configuration.clientId), "at": .int(dependencies.clock.now()), "username": .string(account.username),
+                "clientId": .string(clientId), "at": .int(dependencies.clock.now()), "username": .string(account.username),
                 "homeAccountId": .string(account.homeAccountId), "error": .string(error.kind.rawValue),
                 "message": .string(String(error.message.prefix(500))),
             ]

@@ -38,3 +38,18 @@ struct DeviceCodeGrant {
         [("grant_type", Self.grantType), ("device_code", deviceCode)]
     }
 }
+
+/// `client_credentials` with a client assertion (RFC 6749 4.4, RFC 7523 2.2): an app's own
+/// token, authenticated by a JWT another issuer signed (workload identity federation).
+struct ClientCredentialsGrant {
+    static let assertionType = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+    let scopes: [String]
+    let assertion: String
+
+    var fields: [(String, String)] {
+        [
+            ("grant_type", "client_credentials"), ("scope", scopes.joined(separator: " ")),
+            ("client_assertion_type", Self.assertionType), ("client_assertion", assertion),
+        ]
+    }
+}

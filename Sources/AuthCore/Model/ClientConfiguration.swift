@@ -23,6 +23,9 @@ public struct ClientConfiguration: Sendable {
     public var brokerMode = BrokerMode.off
     /// The time limit of a broker call other than an interactive sign-in.
     public var brokerTimeout: Duration = .seconds(30)
+    /// Set: a confidential client signing in as itself with this client assertion (workload
+    /// identity federation); silent requests answer app tokens, interactive ones refuse.
+    public var clientAssertion: (any ClientAssertionSource)?
 
     public init(
         clientId: String, authority: Authority, redirectURI: String = "http://localhost",

@@ -5,7 +5,7 @@ import JSONRPC
 /// process: someone forwarded the agent socket itself): everything the engine offers, except
 /// settings that run a program or read or write a file of the client's choosing as the agent
 /// (`cache`: its path, `keyFile`, `keyCommand`; `cacheProtection`; `forwardApproval`;
-/// `forwardScopes`), which it may only repeat as the agent has them. A local process of the
+/// `forwardScopes`; `clientAssertion`: a command, a file, the agent's CI variables), which it may only repeat as the agent has them. A local process of the
 /// user could run those programs itself; a remote end of a forwarded socket could not.
 public struct LocalSettingsPolicy: SessionPolicy {
     /// The agent's own configuration.
@@ -21,6 +21,7 @@ public struct LocalSettingsPolicy: SessionPolicy {
             ("cacheProtection", given.cacheProtection != nil && given.cacheProtection != agent.cacheProtection),
             ("forwardApproval", given.forwardApproval != nil && given.forwardApproval != agent.forwardApproval),
             ("forwardScopes", given.forwardScopes != nil && given.forwardScopes != agent.forwardScopes),
+            ("clientAssertion", given.clientAssertion != nil && given.clientAssertion != agent.clientAssertion),
         ]
         if let (member, _) = differs.first(where: \.1) {
             throw ForwardPolicy.configurationRefused(

@@ -140,6 +140,7 @@ enum AzShim {
     }
 
     private static func accountShow(_ subscription: String?, _ output: AzOutputOptions, _ session: VerbSession) throws(Failure) -> String {
+        if let app = try servicePrincipalShow(subscription, output, session) { return app }
         if let shown = try subscriptionShown(subscription, output, session) { return shown }
         let result = try call(session, "getCurrentAccount", [:])
         guard let account = result["account"], let tenantId = account["tenantId"]?.stringValue else {

@@ -45,6 +45,10 @@ struct StatusCommand: ParsableCommand {
         let current = try session.outcome("acquireTokenSilent")
         let currentID = (try? current.get())?["account"]?["homeAccountId"]
         var statuses: [StatusReport.AccountStatus] = []
+        if try session.configuration["clientAssertion"] != nil {  // an app signs in as itself: it is the account
+            let named: JSONValue = ["username": try session.configuration["clientId"] ?? .null, "homeAccountId": ""]
+            statuses.append(.init(account: (try? current.get())?["account"] ?? named, current: true, token: tokenState(current)))
+        }
         for account in accounts {
             let isCurrent = (currentID != nil && account["homeAccountId"] == currentID) || account["isCurrent"] == true
             let outcome =

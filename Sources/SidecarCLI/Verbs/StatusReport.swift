@@ -51,6 +51,9 @@ struct StatusReport {
 
     /// The stderr line when ``signedIn`` is false.
     var signInAdvice: String {
+        if configuration["clientAssertion"] != nil {
+            return "the app gets no token now (a sign-in cannot help): see the assertion and last refresh lines"
+        }
         if accounts.isEmpty { return "no account is signed in; \(nextStep)" }
         return "a sign-in is needed; run 'auth-sidecar login'"
     }
@@ -75,6 +78,7 @@ struct StatusReport {
             "agent": agentJSON,
             "accounts": .array(accounts.map(accountJSON)),
             "lastRefreshError": summary?.lastRefreshError.map(JSONValue.object) ?? .null,
+            "clientAssertion": summary?.clientAssertion.map(JSONValue.object) ?? .null,
             "importableAccounts": .int(Int64(importable)),
             "importProblems": JSONValue(importProblems),
         ]
@@ -135,6 +139,7 @@ struct StatusReport {
             let who = VerbOutput.username(status.account) + (status.current ? " (current)" : "")
             lines.append(Self.line(index == 0 ? "account" : "", "\(who), \(state)"))
         }
+        if let assertion = summary?.clientAssertion { lines.append(Self.line("assertion", Self.assertionText(assertion, now: now))) }
         return lines
     }
 
@@ -158,6 +163,7 @@ struct StatusReport {
                 lines.append(
                     Self.line(lines.isEmpty ? "tokens" : "", "\(name): \(token.scopes.joined(separator: " ")) (tenant \(token.tenant)), \(minutes)"))
             }
+            guard !home.isEmpty else { continue }  // an app: no refresh token, none needed
             let refresh = summary.refreshTokenAccounts.contains(home) ? "present" : "none (a sign-in will be needed)"
             lines.append(Self.line(lines.isEmpty ? "tokens" : "", "\(name): refresh token \(refresh)"))
         }
@@ -170,6 +176,15 @@ struct StatusReport {
             lines.append(Self.line("last refresh", "no failure recorded"))
         }
         return lines
+    }
+
+    /// An app's assertion source and when the assertion it gives now expires (never its value).
+    static func assertionText(_ assertion: JSONObject, now: Int64) -> String {
+        let source = assertion["source"]?.stringValue ?? "-"
+        if let reason = assertion["error"]?.stringValue { return "\(source), gives none now: \(VerbFailure.oneLine(reason))" }
+        guard let expiresOn = assertion["expiresOn"]?.intValue else { return "\(source), expiry unknown" }
+        let left = expiresOn - now
+        return "\(source), current one " + (left > 0 ? "expires in \(left) s" : "expired \(-left) s ago") + " (read again at each exchange)"
     }
 
     private var configurationLines: [String] {

@@ -2,7 +2,7 @@
 
 import uuid
 
-from . import arm, devicecode, faults, issuers as generic_issuers, tamper
+from . import arm, devicecode, faults, federation, issuers as generic_issuers, tamper
 from .http_util import json_response
 from .state import DEFAULT_CONFIG, new_user
 
@@ -217,7 +217,7 @@ ROUTES = {
     "counts/reset": reset_counts, "log": log, "log/clear": clear_log,
     "graph/challenge": graph_challenge, "authorize/next": authorize_next,
     "sessions/clear": clear_sessions, "issuers": issuers,
-    "id_token": id_token, "subscriptions": arm.set_subscriptions,
+    "id_token": id_token, "subscriptions": arm.set_subscriptions, "federation": federation.admin,
 }
 
 

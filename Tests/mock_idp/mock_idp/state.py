@@ -92,6 +92,7 @@ class State:
             self.issuers = {name: {"name": name} for name in DEFAULT_ISSUERS}
             self.id_token_tamper = None    # {"tamper": mode, "times": n}, see tamper.py
             self.arm_subscriptions = {}    # oid -> [subscription], see arm.py
+            self.federations = []          # federated identity credentials, see federation.py
 
     def now(self):
         """The mock's clock (wall clock plus the admin-controlled offset)."""

@@ -1,11 +1,12 @@
-"""/{tenant}/oauth2/v2.0/token: authorization_code, refresh_token and device_code grants."""
+"""/{tenant}/oauth2/v2.0/token: authorization_code, refresh_token and device_code grants
+(client_credentials with a client assertion: federation.py)."""
 
 import base64
 import hashlib
 import hmac
 import time
 
-from . import devicecode, sessions
+from . import devicecode, federation, sessions
 from .errors import OAuthError
 from .http_util import json_response
 from .issue import issue, parse_scopes
@@ -24,6 +25,8 @@ def handle(app, req, ctx):
         raise OAuthError("missing_parameter", param="client_id")
     if client_id not in state.clients:
         raise OAuthError("unknown_client", client_id=client_id, tenant=ctx.tenant_id())
+    if grant_type == "client_credentials" and not ctx.issuer_name:
+        return federation.client_credentials(app, req, ctx)
     handlers = {"authorization_code": _authorization_code, "refresh_token": _refresh_token,
                 "urn:ietf:params:oauth:grant-type:device_code": devicecode.redeem,
                 "device_code": devicecode.redeem}
