@@ -60,6 +60,8 @@ public struct Configuration: Sendable, Equatable {
     /// Where the authority sends the browser after `signout` with `signoutFromBrowser`
     /// (`post_logout_redirect_uri`, registered with the application); `nil`: not sent.
     public var postLogoutRedirectUri: String?
+    /// The scope of `ssh-cert` requests; `nil`: the PAS scope of the authority's cloud (``SSHCertScope``).
+    public var sshCertScope: String?
 
     /// The accepted range of ``httpTimeoutSeconds``.
     public static let httpTimeoutRange = 1...300
@@ -100,6 +102,7 @@ public struct Configuration: Sendable, Equatable {
         guard case .object(var object) = baseJSON else { return baseJSON }
         // Echoed only when set: the shape clients already compare stays as it was.
         if let postLogoutRedirectUri { object["postLogoutRedirectUri"] = .string(postLogoutRedirectUri) }
+        if let sshCertScope { object["sshCertScope"] = .string(sshCertScope) }
         // Echoed for a file cache only (a memory cache has nothing to protect), when not the default.
         if cacheProtection != .auto, case .file = cache { object["cacheProtection"] = .string(cacheProtection.name) }
         if secretServiceKeyCacheSeconds != SecretServiceKeySource.defaultKeyCopySeconds, case .file = cache {

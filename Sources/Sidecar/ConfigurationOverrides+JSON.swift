@@ -23,6 +23,7 @@ extension ConfigurationOverrides {
         members["instanceDiscovery"] = instanceDiscovery.map(JSONValue.bool)
         members["httpTimeoutSeconds"] = httpTimeoutSeconds.map { .int(Int64($0)) }
         members["interactiveTimeoutSeconds"] = interactiveTimeoutSeconds.map { .int(Int64($0)) }
+        members["sshCertScope"] = sshCertScope.map(JSONValue.string)
         return .object(members)
     }
 }

@@ -26,6 +26,8 @@ public struct ConfigurationOverrides: Sendable, Equatable {
     public var httpTimeoutSeconds: Int?
     public var interactiveTimeoutSeconds: Int?
     public var postLogoutRedirectUri: String?
+    /// The scope of `ssh-cert` requests (``SSHCertScope``).
+    public var sshCertScope: String?
     /// Whether the `az` shim hands a command it does not answer to a real Azure CLI further
     /// down `PATH` (read by the shim only; the engine ignores it).
     public var azPassthrough: Bool?
@@ -34,6 +36,10 @@ public struct ConfigurationOverrides: Sendable, Equatable {
     public var forwardScopes: [String]?
     /// Who approves a sign-in a forwarded session asks for (read by the agent only).
     public var forwardApproval: ForwardApproval?
+    /// The private keys whose SSH certificates the agent keeps fresh (read by the agent only).
+    public var sshCertificates: [String]?
+    /// Whether the agent also adds each key and certificate to `$SSH_AUTH_SOCK` (read by the agent only).
+    public var sshAgent: Bool?
 
     public init() {}
 
@@ -43,6 +49,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         "cache", "sharedDeviceMode", "clientCapabilities", "browser", "authorityType", "instanceDiscovery",
         "httpTimeoutSeconds", "interactiveTimeoutSeconds", "postLogoutRedirectUri", "azPassthrough", "cacheProtection",
         "secretServiceKeyCacheSeconds", "redirectPort", "forwardScopes", "forwardApproval",
+        "sshCertScope", "sshCertificates", "sshAgent",
     ]
 
     /// Reads the configuration keys from `params` (other members must be in `alsoAllowed`).
@@ -63,6 +70,9 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         httpTimeoutSeconds = try p.optional("httpTimeoutSeconds")
         interactiveTimeoutSeconds = try p.optional("interactiveTimeoutSeconds")
         postLogoutRedirectUri = try p.optional("postLogoutRedirectUri")
+        sshCertScope = try p.optional("sshCertScope")
+        sshCertificates = try SSHCertScope.keptKeys(p)
+        sshAgent = try p.optional("sshAgent")
         azPassthrough = try p.optional("azPassthrough")
         forwardScopes = try p.optional("forwardScopes")
         forwardApproval = try ForwardApproval(p.members["forwardApproval"])
@@ -108,6 +118,9 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         result.httpTimeoutSeconds = httpTimeoutSeconds ?? base.httpTimeoutSeconds
         result.interactiveTimeoutSeconds = interactiveTimeoutSeconds ?? base.interactiveTimeoutSeconds
         result.postLogoutRedirectUri = postLogoutRedirectUri ?? base.postLogoutRedirectUri
+        result.sshCertScope = sshCertScope ?? base.sshCertScope
+        result.sshCertificates = sshCertificates ?? base.sshCertificates
+        result.sshAgent = sshAgent ?? base.sshAgent
         result.azPassthrough = azPassthrough ?? base.azPassthrough
         result.forwardScopes = forwardScopes ?? base.forwardScopes
         result.forwardApproval = forwardApproval ?? base.forwardApproval
@@ -137,6 +150,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         if let httpTimeoutSeconds { config.httpTimeoutSeconds = httpTimeoutSeconds }
         if let interactiveTimeoutSeconds { config.interactiveTimeoutSeconds = interactiveTimeoutSeconds }
         config.postLogoutRedirectUri = postLogoutRedirectUri
+        config.sshCertScope = sshCertScope
         try ConfigurationValidator.validate(config)
         return config
     }
