@@ -143,6 +143,12 @@ public enum Launcher {
             logger.notice("signal received; finishing requests in flight")
             server.stop()
         }
+        if agentOptions.startup.clientId != nil {  // after the signals are blocked: its thread inherits the mask
+            try SSHCertificateKeeper(
+                socketPath: agentOptions.socketPath, keys: agentOptions.startup.sshCertificates ?? [],
+                sshAgent: agentOptions.startup.sshAgent ?? false, logger: logger
+            ).start()
+        }
         try server.run()
         Glibc.exit(0)
     }

@@ -232,3 +232,74 @@ def test_msal_python_reads_our_ssh_certificate_by_key_id(launch, mock, tmp_path,
     finally:
         default_port.stop()
 
+
+def _certificate(path: str):
+    from cryptography.hazmat.primitives import serialization
+    with open(path, "rb") as f:
+        return serialization.load_ssh_public_identity(f.read())
+
+
+@needs_openssh
+@pytest.mark.time_limit(150)
+def test_the_agent_renews_the_certificate_and_ssh_gets_in_after_the_first_ones_end(verbs, mock, sshd, tmp_path):
+    """ssh_cert_lifetime 60: the agent renews at 40 s (a third of the life left); ssh still gets in
+    after the first certificate's end, by the file and through a real ssh-agent (sshAgent)."""
+    from test_verbs import RunningAgent
+
+    mock.admin.config(ssh_cert_lifetime=60)
+    verbs.ok("login")
+    key = rsa_key(tmp_path)
+    cert = key + "-cert.pub"
+    verbs.write_config(sshCertScope=PAS, sshCertificates=[{"key": key}], sshAgent=True)
+    agent_sock = str(tmp_path / "ssh-agent.sock")
+    ssh_agent = subprocess.Popen(["ssh-agent", "-D", "-a", agent_sock], stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    env = {**verbs.env, "SSH_AUTH_SOCK": agent_sock}
+    agent = None
+    try:
+        deadline = time.monotonic() + 10
+        while not os.path.exists(agent_sock):
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        agent = RunningAgent(verbs.binary, str(tmp_path / "run" / "auth-sidecar" / "agent.sock"), env,
+                             tmp_path / "agent.log")
+        deadline = time.monotonic() + 15
+        while not os.path.exists(cert):
+            assert time.monotonic() < deadline, (tmp_path / "agent.log").read_text()
+            time.sleep(0.1)
+        first = _certificate(cert)
+        assert first.valid_principals == [ALICE.encode()]
+        assert first.valid_before - first.valid_after == 60
+        assert sshd.ssh(key).returncode == 0
+
+        def agent_identities():
+            listed = subprocess.run(["ssh-add", "-L"], env=env, capture_output=True, text=True).stdout
+            return [line for line in listed.splitlines() if line.startswith("ssh-rsa-cert-v01@openssh.com ")]
+
+        deadline = time.monotonic() + 5
+        while not agent_identities():
+            assert time.monotonic() < deadline, "the certificate never reached ssh-agent"
+            time.sleep(0.1)
+        by_agent = sshd.ssh(None, "-o", f"IdentityAgent={agent_sock}", "-o", "IdentityFile=/nonexistent")
+        assert by_agent.returncode == 0, by_agent.stderr
+
+        status = json.loads(verbs.ok("status", "--output", "json")).get("sshCertificates")
+        assert status == [{"key": key, "certificate": cert, "principals": [ALICE], "validBefore": first.valid_before}]
+
+        # Past the first certificate's end: the agent has renewed it (the file and ssh-agent).
+        while time.time() < first.valid_before + 2:
+            time.sleep(0.5)
+        renewed = _certificate(cert)
+        assert renewed.valid_before > first.valid_before and renewed.valid_after < first.valid_before
+        ok = sshd.ssh(key)
+        assert ok.returncode == 0, (ok.stderr, (tmp_path / "agent.log").read_text()[-2000:])
+        assert sshd.ssh(None, "-o", f"IdentityAgent={agent_sock}", "-o", "IdentityFile=/nonexistent").returncode == 0
+        identities = agent_identities()
+        assert len(identities) == 1 and identities[0].split()[1] == open(cert).read().split()[1]
+        assert mock.admin.count("token:authorization_code") == 1   # no sign-in: the refresh token
+        assert "cannot renew" not in (tmp_path / "agent.log").read_text()
+    finally:
+        if agent:
+            agent.close()
+        ssh_agent.terminate()
+        ssh_agent.wait(5)
