@@ -32,6 +32,8 @@ public enum Launcher {
         switch PlainCommandLine.parse(arguments) {
         case .token(let request, let options)?:
             Glibc.exit(VerbSession.exitStatus(options) { session throws(VerbFailure) in try request.run(session) })
+        case .sshCert(let request, let options)?:
+            Glibc.exit(VerbSession.exitStatus(options) { session throws(VerbFailure) in try request.runAndPrint(session) })
         case .stdio(let options)?:
             do {
                 try run(options)

@@ -1,6 +1,4 @@
-import Adapters
 import ArgumentParser
-import JSON
 
 /// `auth-sidecar ssh-cert`: an OpenSSH user certificate from the identity service for an RSA
 /// key, written beside it (`KEY-cert.pub`), as `az ssh cert` writes one.
@@ -16,11 +14,6 @@ struct SSHCertCommand: ParsableCommand {
             request. Prints the certificate's path (--output-format json: path, key, principals, validity).
             """)
 
-    /// What `ssh-cert` prints.
-    enum Format: String, CaseIterable, ExpressibleByArgument {
-        case path, json
-    }
-
     @Option(help: ArgumentHelp("The private key (RSA; its public half is KEY.pub).", valueName: "key"))
     var key: String?
 
@@ -28,27 +21,18 @@ struct SSHCertCommand: ParsableCommand {
     var output: String?
 
     @Option(name: .customLong("output-format"), help: "path (the certificate's path) or json (path, key, principals, validity).")
-    var format: Format = .path
+    var format: SSHCertRequest.Format = .path
 
     @OptionGroup var common: VerbOptions
 
     func run() throws {
         try VerbSession.run(common) { session throws(VerbFailure) in
-            let outcome = try SSHCertRequest(key: key, output: output).run(session)
-            switch format {
-            case .path:
-                session.print(outcome.path)
-                let until = outcome.certificate["validBefore"]?.intValue.map(TimeText.rfc3339) ?? "?"
-                Console.say("auth-sidecar: \(outcome.path): principal \(outcome.principal), valid until \(until)")
-            case .json:
-                var object: JSONObject = ["path": .string(outcome.path), "key": .string(outcome.key)]
-                for name in ["keyId", "principals", "validAfter", "validBefore"] { object[name] = outcome.certificate[name] ?? .null }
-                object["fromCache"] = outcome.result["fromCache"] ?? .null
-                session.print(JSONValue.object(object).jsonText)
-            }
+            try SSHCertRequest(key: key, output: output, format: format).runAndPrint(session)
         }
     }
 }
+
+extension SSHCertRequest.Format: ExpressibleByArgument {}
 
 /// `auth-sidecar ssh-config HOST`: the `Host` block `az ssh config` would write for the
 /// certificate `ssh-cert` keeps.

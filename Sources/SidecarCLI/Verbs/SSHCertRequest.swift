@@ -1,12 +1,21 @@
+import Adapters
 import JSON
 import Sidecar
 
-/// What `ssh-cert` and `ssh-config` share: the key (given, else the runtime key, made once),
-/// a certificate for it from the engine (the cached one while it has more than a third of its
-/// life, at most 5 minutes, left: no request), and its file, rewritten only when it changed.
-struct SSHCertRequest {
+/// What `ssh-cert` asks for and prints, as a plain value (``SSHCertCommand`` and the fast path,
+/// ``PlainCommandLine``, both make one), and what `ssh-config` shares with it: the key (given,
+/// else the runtime key, made once), a certificate for it from the engine (the cached one while
+/// it has more than a third of its life, at most 5 minutes, left: no request), and its file,
+/// rewritten only when it changed.
+struct SSHCertRequest: Equatable {
+    /// What `ssh-cert` prints.
+    enum Format: String, CaseIterable {
+        case path, json
+    }
+
     var key: String?
     var output: String?
+    var format = Format.path
 
     /// What was written (or found current) and what it says.
     struct Outcome {
@@ -38,5 +47,21 @@ struct SSHCertRequest {
             throw VerbFailure(message: error.description)
         }
         return Outcome(key: keyPath, path: path, result: result)
+    }
+
+    /// `ssh-cert`: the certificate for the key, and what it says, printed.
+    func runAndPrint(_ session: VerbSession) throws(VerbFailure) {
+        let outcome = try run(session)
+        switch format {
+        case .path:
+            session.print(outcome.path)
+            let until = outcome.certificate["validBefore"]?.intValue.map(TimeText.rfc3339) ?? "?"
+            Console.say("auth-sidecar: \(outcome.path): principal \(outcome.principal), valid until \(until)")
+        case .json:
+            var object: JSONObject = ["path": .string(outcome.path), "key": .string(outcome.key)]
+            for name in ["keyId", "principals", "validAfter", "validBefore"] { object[name] = outcome.certificate[name] ?? .null }
+            object["fromCache"] = outcome.result["fromCache"] ?? .null
+            session.print(JSONValue.object(object).jsonText)
+        }
     }
 }
