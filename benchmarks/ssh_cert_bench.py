@@ -22,7 +22,7 @@ import time
 
 from benchlib.harness import DEFAULT_BINARY, log, machine, missing_binary, pct
 from benchlib.mock import MockSession
-from benchlib.report import add_counts, counts_delta, markdown_table, ms, net, ratio
+from benchlib.report import markdown_table, ms, net, ratio
 
 PAS = "https://pas.windows.net/CheckMyAccess/Linux/.default"
 TARGET = 1.5
@@ -74,15 +74,11 @@ def main() -> int:
         tokens, certs, failures = [], [], []
         token_requests, cert_requests = {}, {}
         for _ in range(a.runs):
-            before = bench.counts()
-            t, p = timed(token, env)
-            add_counts(token_requests, counts_delta(before, bench.counts()))
+            t, p = bench.counted(token_requests, lambda: timed(token, env))
             tokens.append(t)
             if p.returncode != 0 or not p.stdout.strip():
                 failures.append(p.stderr.strip())
-            before = bench.counts()
-            t, p = timed(ssh_cert, env)
-            add_counts(cert_requests, counts_delta(before, bench.counts()))
+            t, p = bench.counted(cert_requests, lambda: timed(ssh_cert, env))
             certs.append(t)
             if p.returncode != 0 or p.stdout.strip() != key + "-cert.pub":
                 failures.append(p.stderr.strip())

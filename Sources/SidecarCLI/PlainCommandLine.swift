@@ -90,12 +90,20 @@ enum PlainCommandLine: Equatable {
         _ name: String, _ value: String?, _ request: inout SSHCertRequest, _ verb: inout VerbLaunchOptions
     ) -> Outcome {
         switch (name, value) {
-        case ("--no-agent", nil): verb.noAgent = true
         case ("--key", let value?): request.key = value
         case ("--output", let value?): request.output = value
         case ("--output-format", let value?):
             guard let format = SSHCertRequest.Format(rawValue: value) else { return .decline }
             request.format = format
+        default: return setVerb(name, value, &verb)
+        }
+        return .set
+    }
+
+    /// What every verb line takes: `--no-agent` and the configuration options.
+    private static func setVerb(_ name: String, _ value: String?, _ verb: inout VerbLaunchOptions) -> Outcome {
+        switch (name, value) {
+        case ("--no-agent", nil): verb.noAgent = true
         case (_, let value?): return verb.launch.setConfigurationOption(name, value) == true ? .set : .decline
         default: return .decline
         }
@@ -105,7 +113,6 @@ enum PlainCommandLine: Equatable {
     private static func setToken(_ name: String, _ value: String?, _ request: inout TokenRequest, _ verb: inout VerbLaunchOptions) -> Outcome {
         switch (name, value) {
         case ("--force-refresh", nil): request.forceRefresh = true
-        case ("--no-agent", nil): verb.noAgent = true
         case ("--scope", let value?): request.scopes.append(value)
         case ("--resource", let value?): request.resource = value
         case ("--account", let value?): request.account = value
@@ -113,8 +120,7 @@ enum PlainCommandLine: Equatable {
         case ("--output", let value?):
             guard let output = TokenRequest.Output(rawValue: value) else { return .decline }
             request.output = output
-        case (_, let value?): return verb.launch.setConfigurationOption(name, value) == true ? .set : .decline
-        default: return .decline
+        default: return setVerb(name, value, &verb)
         }
         return .set
     }
