@@ -134,6 +134,8 @@ def test_ssh_cert_lets_ssh_in_and_a_second_call_makes_no_request(verbs, mock, ss
     block = verbs.ok("ssh-config", "vm.example", "--key", key)
     assert block.splitlines() == ["Host vm.example", f"    User {ALICE}", f'    CertificateFile "{cert}"',
                                   f'    IdentityFile "{key}"']
+    assert "    User azureuser" in verbs.ok("ssh-config", "vm.example", "--key", key, "--user", "azureuser").splitlines()
+    assert refreshes(mock) == before + 1   # ssh-config too used the cached certificate
 
 
 @needs_openssh
