@@ -23,14 +23,24 @@ public enum SSHKeyFiles {
     /// The certificate file beside `key`: `KEY-cert.pub`.
     public static func certificatePath(forKey key: String) -> String { key + "-cert.pub" }
 
-    /// The runtime key, made (RSA 3072, private 0600, directories 0700) when missing.
+    /// The runtime key, made (RSA 3072, private 0600, directories 0700) when neither of its
+    /// files exists. Fails closed: a directory that is not this user's own and private, or a
+    /// key pair with one half missing, is refused, never replaced.
     public static func runtimeKey() throws(Failure) -> String {
         guard let path = runtimeKeyPath() else { throw Failure(description: "XDG_RUNTIME_DIR is not set: give --key KEY") }
         let directory = String(path.dropLast("/id_rsa".count))
-        for dir in [String(directory.dropLast("/ssh".count)), directory] where mkdir(dir, 0o700) != 0 && errno != EEXIST {
-            throw Failure(description: "cannot make \(dir): \(POSIX.lastErrorString)")
+        for dir in [String(directory.dropLast("/ssh".count)), directory] {
+            if mkdir(dir, 0o700) != 0, errno != EEXIST { throw Failure(description: "cannot make \(dir): \(POSIX.lastErrorString)") }
+            var info = stat()
+            guard lstat(dir, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_uid == getuid(), info.st_mode & 0o077 == 0 else {
+                throw Failure(description: "\(dir) is not a private directory of this user's (chmod 700 it, or give --key KEY)")
+            }
         }
-        if (try? POSIX.readOwnFile(path + ".pub", limit: 1 << 16)) ?? nil != nil, access(path, R_OK) == 0 { return path }
+        switch (access(path, F_OK) == 0, access(path + ".pub", F_OK) == 0) {
+        case (true, true): return path  // read, with the own-file rule, by its users
+        case (false, false): break
+        default: throw Failure(description: "\(path) or \(path).pub is missing: remove the other to have a new key pair made")
+        }
         let pair: (privateKeyPEM: String, publicKey: OpenSSHPublicKey)
         do {
             pair = try SSHKeyGenerator.rsa()

@@ -158,6 +158,16 @@ def test_the_runtime_key_is_made_once_and_other_key_types_are_refused(verbs, moc
     verbs.ok("ssh-cert")
     assert open(key_dir / "id_rsa.pub").read() == public   # made once
 
+    # Fail closed: a directory others can read, or a pair with a half missing, is refused, not replaced.
+    os.chmod(key_dir, 0o750)
+    p = verbs.run("ssh-cert")
+    assert p.returncode == 1 and "not a private directory" in p.stderr, p.stderr
+    os.chmod(key_dir, 0o700)
+    os.rename(key_dir / "id_rsa.pub", tmp_path / "kept.pub")
+    p = verbs.run("ssh-cert")
+    assert p.returncode == 1 and "is missing" in p.stderr, p.stderr
+    assert not os.path.exists(key_dir / "id_rsa.pub") and os.path.exists(key_dir / "id_rsa")
+
     ed = rsa_key(tmp_path, "id_ed25519", kind="ed25519")
     p = verbs.run("ssh-cert", "--key", ed)
     assert p.returncode == 1 and "ssh-ed25519, not ssh-rsa" in p.stderr, p.stderr
