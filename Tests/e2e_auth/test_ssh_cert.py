@@ -315,3 +315,16 @@ def test_the_agent_renews_the_certificate_and_ssh_gets_in_after_the_first_ones_e
             agent.close()
         ssh_agent.terminate()
         ssh_agent.wait(5)
+
+
+def test_a_browser_sign_in_can_ask_for_the_certificate_at_once(launch, mock, tmp_path):
+    p = launch(sshCertScope=PAS)
+    public = open(rsa_key(tmp_path) + ".pub").read()
+    signed_in = p.sign_in(scopes=[PAS], sshCertificate={"publicKey": public})
+    assert signed_in["tokenType"] == "ssh-cert" and signed_in["account"]["username"] == ALICE
+    assert signed_in["sshCertificate"]["principals"] == [ALICE]
+    form = mock.admin.log(endpoint="token:authorization_code")[-1]["form"]
+    assert form["token_type"] == "ssh-cert" and form["key_id"] == signed_in["sshCertificate"]["keyId"]
+    again = p.ok("acquireTokenSilent", {"sshCertificate": {"publicKey": public}})
+    assert again["fromCache"] is True and again["accessToken"] == signed_in["accessToken"]
+    p.error("acquireToken", {"flow": "deviceCode", "sshCertificate": {"publicKey": public}}, -32602)
