@@ -19,7 +19,7 @@ import time
 
 from benchlib.harness import DEFAULT_BINARY, machine, pct
 from benchlib.mock import SILENT, MockSession, describe_reply
-from benchlib.report import add_counts, counts_delta, markdown_table, ms, net, ratio
+from benchlib.report import markdown_table, ms, net, ratio
 
 
 def verb_token(bench: MockSession, env: dict) -> tuple[float, subprocess.CompletedProcess]:
@@ -53,9 +53,7 @@ def main() -> int:
         verb, stdio, stdio_exit, msal, failures = [], [], [], [], []
         verb_requests, msal_requests = {}, {}
         for _ in range(a.runs):
-            before = bench.counts()
-            t, p = verb_token(bench, env)
-            add_counts(verb_requests, counts_delta(before, bench.counts()))
+            t, p = bench.counted(verb_requests, lambda: verb_token(bench, env))
             verb.append(t)
             if p.returncode != 0 or not p.stdout.strip():
                 failures.append(p.stderr.strip())
@@ -67,9 +65,7 @@ def main() -> int:
             stdio.append(t)
             if not r.get("result", {}).get("fromCache"):
                 failures.append(describe_reply(r))
-            before = bench.counts()
-            t, res, _ = bench.msal_fresh(bench.cache)
-            add_counts(msal_requests, counts_delta(before, bench.counts()))
+            t, res, _ = bench.counted(msal_requests, lambda: bench.msal_fresh(bench.cache))
             msal.append(t)
             if not res.get("ok"):
                 failures.append(res.get("error"))

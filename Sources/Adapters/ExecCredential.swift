@@ -53,8 +53,8 @@ public enum ExecCredential {
 }
 
 /// Unix seconds formatted by `strftime`, in UTC or local time.
-enum TimeText {
-    static func format(_ seconds: Int64, _ pattern: String, local: Bool) -> String {
+public enum TimeText {
+    public static func format(_ seconds: Int64, _ pattern: String, local: Bool) -> String {
         var time = time_t(seconds)
         var parts = tm()
         if local { localtime_r(&time, &parts) } else { gmtime_r(&time, &parts) }
@@ -64,5 +64,5 @@ enum TimeText {
     }
 
     /// RFC 3339 in UTC: `YYYY-MM-DDTHH:MM:SSZ`.
-    static func rfc3339(_ seconds: Int64) -> String { format(seconds, "%Y-%m-%dT%H:%M:%SZ", local: false) }
+    public static func rfc3339(_ seconds: Int64) -> String { format(seconds, "%Y-%m-%dT%H:%M:%SZ", local: false) }
 }

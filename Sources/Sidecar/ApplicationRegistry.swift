@@ -43,15 +43,17 @@ public final class ApplicationRegistry: Sendable {
         }
         methods.browserMode = configuration.browser
         methods.defaultScopes = configuration.scopes
+        methods.sshCertScope = configuration.sshCertScope
         return methods
     }
 
     /// `configuration` without the options that are the session's own (the browser mode, the
-    /// default scopes): what identifies an engine.
+    /// default scopes, the SSH certificate scope): what identifies an engine.
     static func engineIdentity(_ configuration: Configuration) -> Configuration {
         var identity = configuration
         identity.browser = .system
         identity.scopes = Configuration(clientId: configuration.clientId).scopes
+        identity.sshCertScope = nil
         return identity
     }
 

@@ -43,6 +43,13 @@ enum AuthJSON {
         object["authority"] = .string(result.authority)
         object["correlationId"] = .string(result.correlationId)
         object["fromCache"] = .bool(result.fromCache)
+        if result.tokenType == SSHKeyBinding.tokenType, let certificate = OpenSSHCertificate(base64: result.accessToken) {
+            object["sshCertificate"] = [
+                "line": .string(SSHKeyBinding.certificateLine(result.accessToken)), "keyId": .string(certificate.keyId),
+                "principals": JSONValue(certificate.principals), "validAfter": .int(certificate.validAfter),
+                "validBefore": .int(certificate.validBefore),
+            ]
+        }
         return .object(object)
     }
 

@@ -13,6 +13,8 @@ struct AuthMethods: Sendable {
     /// The session's default scopes, what a request naming no resource scope is for; its own,
     /// like ``browserMode``: each request reaches the shared engine with its scopes explicit.
     var defaultScopes: [String]
+    /// The session's `sshCertScope` (`nil`: the PAS scope of the authority's cloud).
+    var sshCertScope: String? = nil
     /// What protects the file cache (`nil`: a memory cache, or test dependencies).
     var cacheProtection: CacheProtectionReport? = nil
     /// Silent results from memory, kept serialized.
@@ -20,7 +22,7 @@ struct AuthMethods: Sendable {
 
     static let acquireTokenKeys: Set<String> = [
         "scopes", "promptType", "loginHint", "domainHint", "account", "authority", "claims",
-        "extraScopesToConsent", "extraQueryParameters", "flow", "correlationId",
+        "extraScopesToConsent", "extraQueryParameters", "flow", "correlationId", "sshCertificate",
     ]
 
     func acquireToken(_ params: JSONValue?, _ context: RequestContext) async throws -> JSONValue {
@@ -28,7 +30,7 @@ struct AuthMethods: Sendable {
         let flow = try p.optional("flow", oneOf: ["browser", "deviceCode"]) ?? "browser"
         let correlationId = try AuthJSON.correlationId(p)
         if flow == "deviceCode" {
-            for key in ["promptType", "loginHint", "domainHint", "account", "extraScopesToConsent", "extraQueryParameters"]
+            for key in ["promptType", "loginHint", "domainHint", "account", "extraScopesToConsent", "extraQueryParameters", "sshCertificate"]
             where p.members[key] != nil {
                 throw RPCError.invalidParams("'\(key)' does not apply to the device code flow", member: key)
             }
@@ -49,7 +51,8 @@ struct AuthMethods: Sendable {
             }
         }
         var request = InteractiveRequest()
-        request.scopes = try scopes(p)
+        request.sshKey = try SSHCertScope.key(p)
+        request.scopes = try scopes(p, sshKey: request.sshKey)
         request.prompt = try p.optional("promptType", oneOf: PromptType.allCases.map(\.rawValue)).flatMap(PromptType.init) ?? .promptIfNecessary
         request.loginHint = try p.optional("loginHint")
         request.domainHint = try p.optional("domainHint")
@@ -85,12 +88,13 @@ struct AuthMethods: Sendable {
             value: { AuthJSON.tokenResult(answer.result(correlationId)) })
     }
 
-    static let silentKeys: Set<String> = ["scopes", "account", "authority", "forceRefresh", "claims", "correlationId"]
+    static let silentKeys: Set<String> = ["scopes", "account", "authority", "forceRefresh", "claims", "correlationId", "sshCertificate"]
 
     private func silentRequest(_ params: JSONValue?) throws(RPCError) -> (SilentRequest, correlationId: String) {
         let p = try Params(params, allowed: Self.silentKeys)
         var request = SilentRequest()
-        request.scopes = try scopes(p)
+        request.sshKey = try SSHCertScope.key(p)
+        request.scopes = try scopes(p, sshKey: request.sshKey)
         request.account = try AuthJSON.accountReference(p)
         request.authority = try AuthJSON.authority(p, of: app.configuration)
         request.forceRefresh = try p.optional("forceRefresh") ?? false
@@ -206,9 +210,12 @@ struct AuthMethods: Sendable {
         }
     }
 
-    /// The request's `scopes`, else (naming no resource scope) the session's default ones.
-    private func scopes(_ p: Params) throws(RPCError) -> [String] {
-        Scopes.requested(try p.optional("scopes"), defaults: defaultScopes)
+    /// The request's `scopes`, else (naming no resource scope) the session's default ones, or
+    /// for an `ssh-cert` request its ``SSHCertScope``.
+    private func scopes(_ p: Params, sshKey: SSHKeyBinding? = nil) throws(RPCError) -> [String] {
+        guard sshKey != nil else { return Scopes.requested(try p.optional("scopes"), defaults: defaultScopes) }
+        return Scopes.requested(
+            try p.optional("scopes"), defaults: [try SSHCertScope.scope(configured: sshCertScope, authority: app.configuration.authority)])
     }
 
     /// CR, LF, NUL and the other C0 controls (and DEL): never part of a URL path or a header.

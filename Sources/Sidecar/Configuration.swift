@@ -65,6 +65,8 @@ public struct Configuration: Sendable, Equatable {
     public var broker = BrokerMode.off
     /// Set: the engine signs in as the app with this client assertion (app tokens only).
     public var clientAssertion: ClientAssertionSetting?
+    /// The scope of `ssh-cert` requests; `nil`: the PAS scope of the authority's cloud (``SSHCertScope``).
+    public var sshCertScope: String?
 
     /// The accepted range of ``httpTimeoutSeconds``.
     public static let httpTimeoutRange = 1...300
@@ -108,6 +110,7 @@ public struct Configuration: Sendable, Equatable {
         if let postLogoutRedirectUri { object["postLogoutRedirectUri"] = .string(postLogoutRedirectUri) }
         if broker != .off { object["broker"] = .string(broker.rawValue) }
         if let clientAssertion { object[ClientAssertionSetting.key] = clientAssertion.json }
+        if let sshCertScope { object["sshCertScope"] = .string(sshCertScope) }
         // Echoed for a file cache only (a memory cache has nothing to protect), when not the default.
         if cacheProtection != .auto, case .file = cache { object["cacheProtection"] = .string(cacheProtection.name) }
         if secretServiceKeyCacheSeconds != SecretServiceKeySource.defaultKeyCopySeconds, case .file = cache {

@@ -25,6 +25,7 @@ extension ConfigurationOverrides {
         members["interactiveTimeoutSeconds"] = interactiveTimeoutSeconds.map { .int(Int64($0)) }
         members["broker"] = broker.map { .string($0.rawValue) }
         members[ClientAssertionSetting.key] = clientAssertion?.json
+        members["sshCertScope"] = sshCertScope.map(JSONValue.string)
         return .object(members)
     }
 }

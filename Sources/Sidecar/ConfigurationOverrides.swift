@@ -29,6 +29,8 @@ public struct ConfigurationOverrides: Sendable, Equatable {
     public var postLogoutRedirectUri: String?
     /// Whether sign-in goes through the Linux identity broker.
     public var broker: BrokerMode?
+    /// The scope of `ssh-cert` requests (``SSHCertScope``).
+    public var sshCertScope: String?
     /// Whether the `az` shim hands a command it does not answer to a real Azure CLI further
     /// down `PATH` (read by the shim only; the engine ignores it).
     public var azPassthrough: Bool?
@@ -42,6 +44,10 @@ public struct ConfigurationOverrides: Sendable, Equatable {
     public var forwardApproval: ForwardApproval?
     /// Where an app's client assertion comes from (``ClientAssertionSetting``).
     public var clientAssertion: ClientAssertionSetting?
+    /// The private keys whose SSH certificates the agent keeps fresh (read by the agent only).
+    public var sshCertificates: [String]?
+    /// Whether the agent also adds each key and certificate to `$SSH_AUTH_SOCK` (read by the agent only).
+    public var sshAgent: Bool?
 
     public init() {}
 
@@ -51,7 +57,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         "cache", "sharedDeviceMode", "clientCapabilities", "browser", "authorityType", "instanceDiscovery",
         "httpTimeoutSeconds", "interactiveTimeoutSeconds", "postLogoutRedirectUri", "azPassthrough", "armEndpoint", "cacheProtection",
         "secretServiceKeyCacheSeconds", "redirectPort", "forwardScopes", "forwardApproval", "broker",
-        ClientAssertionSetting.key,
+        ClientAssertionSetting.key, "sshCertScope", "sshCertificates", "sshAgent",
     ]
 
     /// Reads the configuration keys from `params` (other members must be in `alsoAllowed`).
@@ -73,6 +79,9 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         interactiveTimeoutSeconds = try p.optional("interactiveTimeoutSeconds")
         postLogoutRedirectUri = try p.optional("postLogoutRedirectUri")
         broker = try p.optional("broker", oneOf: BrokerMode.allCases.map(\.rawValue)).flatMap(BrokerMode.init)
+        sshCertScope = try p.optional("sshCertScope")
+        sshCertificates = try SSHCertScope.keptKeys(p)
+        sshAgent = try p.optional("sshAgent")
         azPassthrough = try p.optional("azPassthrough")
         armEndpoint = try p.optional("armEndpoint")
         forwardScopes = try p.optional("forwardScopes")
@@ -121,6 +130,9 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         result.interactiveTimeoutSeconds = interactiveTimeoutSeconds ?? base.interactiveTimeoutSeconds
         result.postLogoutRedirectUri = postLogoutRedirectUri ?? base.postLogoutRedirectUri
         result.broker = broker ?? base.broker
+        result.sshCertScope = sshCertScope ?? base.sshCertScope
+        result.sshCertificates = sshCertificates ?? base.sshCertificates
+        result.sshAgent = sshAgent ?? base.sshAgent
         result.azPassthrough = azPassthrough ?? base.azPassthrough
         result.armEndpoint = armEndpoint ?? base.armEndpoint
         result.forwardScopes = forwardScopes ?? base.forwardScopes
@@ -154,6 +166,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         config.postLogoutRedirectUri = postLogoutRedirectUri
         if let broker { config.broker = broker }
         config.clientAssertion = clientAssertion
+        config.sshCertScope = sshCertScope
         try ConfigurationValidator.validate(config)
         return config
     }

@@ -65,7 +65,8 @@ final class SilentReplyCache: Sendable {
     private func makeTemplate(_ answer: CachedSilentAnswer) -> Template? {
         var result = answer.result(Self.marker)
         var stands = [StandIn(text: Self.quotedMarker, value: nil)]
-        if Self.isVerbatim(result.accessToken) {
+        // An SSH certificate's result quotes the certificate elsewhere too (`sshCertificate`): kept whole.
+        if result.tokenType != SSHKeyBinding.tokenType, Self.isVerbatim(result.accessToken) {
             stands.append(StandIn(text: Self.quotedAccessTokenMarker, value: Self.quotedVerbatim(result.accessToken)))
             result.accessToken = Self.accessTokenMarker
         }

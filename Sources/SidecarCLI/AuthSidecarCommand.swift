@@ -36,9 +36,11 @@ public struct AuthSidecarCommand: ParsableCommand {
         version: VersionText.line,
         // The shell verbs, in the order `--help` lists them, then the agent.
         subcommands: [
-            TokenCommand.self, LoginCommand.self, LogoutCommand.self, AccountsCommand.self, ProfilesCommand.self, StatusCommand.self,
+            TokenCommand.self, LoginCommand.self, LogoutCommand.self, AccountsCommand.self,
+            ProfilesCommand.self, StatusCommand.self,
             CacheCommand.self,
             GitCredentialCommand.self, KubectlCredentialCommand.self, ManagedIdentityCommand.self, AzdAuthServerCommand.self,
+            SSHCertCommand.self, SSHConfigCommand.self,
             AgentCommand.self,
         ])
 

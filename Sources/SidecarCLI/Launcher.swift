@@ -32,6 +32,8 @@ public enum Launcher {
         switch PlainCommandLine.parse(arguments) {
         case .token(let request, let options)?:
             Glibc.exit(VerbSession.exitStatus(options) { session throws(VerbFailure) in try request.run(session) })
+        case .sshCert(let request, let options)?:
+            Glibc.exit(VerbSession.exitStatus(options) { session throws(VerbFailure) in try request.runAndPrint(session) })
         case .stdio(let options)?:
             do {
                 try run(options)
@@ -142,6 +144,12 @@ public enum Launcher {
         TerminationSignals.onTerminate {
             logger.notice("signal received; finishing requests in flight")
             server.stop()
+        }
+        if agentOptions.startup.clientId != nil {  // after the signals are blocked: its thread inherits the mask
+            try SSHCertificateKeeper(
+                socketPath: agentOptions.socketPath, keys: agentOptions.startup.sshCertificates ?? [],
+                sshAgent: agentOptions.startup.sshAgent ?? false, logger: logger
+            ).start()
         }
         try server.run()
         Glibc.exit(0)

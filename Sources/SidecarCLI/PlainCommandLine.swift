@@ -1,8 +1,8 @@
 import Logging
 
 /// The one special path beside swift-argument-parser: plain `--option value` lines of the
-/// stdio mode (what editors start) and of `token` (what shells call most), read without
-/// reflection.
+/// stdio mode (what editors start), of `token` (what shells call most) and of `ssh-cert` (what
+/// `ssh`'s `Match exec` or a `ProxyCommand` runs per connection), read without reflection.
 ///
 /// Why it exists (measured, ARCHITECTURE.md "Start-up cost"): swift-argument-parser finds a
 /// command's options with `Mirror`, and each property's type is checked against its
@@ -20,6 +20,8 @@ enum PlainCommandLine: Equatable {
     case stdio(LaunchOptions)
     /// `token ...`: the request and the verb's options.
     case token(TokenRequest, VerbLaunchOptions)
+    /// `ssh-cert ...`: the request and the verb's options.
+    case sshCert(SSHCertRequest, VerbLaunchOptions)
 
     /// The line `arguments` (without the program name), or nil for swift-argument-parser.
     static func parse(_ arguments: [String]) -> PlainCommandLine? {
@@ -29,6 +31,12 @@ enum PlainCommandLine: Equatable {
             let understood = readOptions(arguments.dropFirst(), repeatable: ["--scope"]) { setToken($0, $1, &request, &verb) }
             guard understood else { return nil }
             return request.invalidity == nil ? .token(request, verb) : nil
+        }
+        if arguments.first == SSHCertCommand.configuration.commandName {
+            var request = SSHCertRequest()
+            var verb = VerbLaunchOptions()
+            let understood = readOptions(arguments.dropFirst(), repeatable: []) { setSSHCert($0, $1, &request, &verb) }
+            return understood ? .sshCert(request, verb) : nil
         }
         var options = LaunchOptions()
         let understood = readOptions(arguments[...], repeatable: []) { setStdio($0, $1, &options) }
@@ -78,10 +86,33 @@ enum PlainCommandLine: Equatable {
         return .set
     }
 
+    private static func setSSHCert(
+        _ name: String, _ value: String?, _ request: inout SSHCertRequest, _ verb: inout VerbLaunchOptions
+    ) -> Outcome {
+        switch (name, value) {
+        case ("--key", let value?): request.key = value
+        case ("--output", let value?): request.output = value
+        case ("--output-format", let value?):
+            guard let format = SSHCertRequest.Format(rawValue: value) else { return .decline }
+            request.format = format
+        default: return setVerb(name, value, &verb)
+        }
+        return .set
+    }
+
+    /// What every verb line takes: `--no-agent` and the configuration options.
+    private static func setVerb(_ name: String, _ value: String?, _ verb: inout VerbLaunchOptions) -> Outcome {
+        switch (name, value) {
+        case ("--no-agent", nil): verb.noAgent = true
+        case (_, let value?): return verb.launch.setConfigurationOption(name, value) == true ? .set : .decline
+        default: return .decline
+        }
+        return .set
+    }
+
     private static func setToken(_ name: String, _ value: String?, _ request: inout TokenRequest, _ verb: inout VerbLaunchOptions) -> Outcome {
         switch (name, value) {
         case ("--force-refresh", nil): request.forceRefresh = true
-        case ("--no-agent", nil): verb.noAgent = true
         case ("--scope", let value?): request.scopes.append(value)
         case ("--resource", let value?): request.resource = value
         case ("--account", let value?): request.account = value
@@ -89,8 +120,7 @@ enum PlainCommandLine: Equatable {
         case ("--output", let value?):
             guard let output = TokenRequest.Output(rawValue: value) else { return .decline }
             request.output = output
-        case (_, let value?): return verb.launch.setConfigurationOption(name, value) == true ? .set : .decline
-        default: return .decline
+        default: return setVerb(name, value, &verb)
         }
         return .set
     }

@@ -91,7 +91,7 @@ import Testing
         let everyParameter = ConfigurationOverrides.keys.union([
             "scopes", "promptType", "loginHint", "domainHint", "account", "authority", "claims", "extraScopesToConsent",
             "extraQueryParameters", "flow", "correlationId", "forceRefresh", "username", "signoutFromBrowser", "path", "method",
-            "apiVersion", "query", "headers", "body", "allPages", "maxPages", "timeoutSeconds", "profile", "ms", "noSuchParameter",
+            "apiVersion", "query", "headers", "body", "allPages", "maxPages", "timeoutSeconds", "profile", "ms", "sshCertificate", "noSuchParameter",
         ])
         var allowedMethods: [String] = []
         for method in SidecarMethod.allCases {

@@ -41,6 +41,18 @@ import Testing
         #expect(quick == .token(command.request, command.common.plain))
     }
 
+    static let plainSSHCertLines: [[String]] = [
+        [], ["--key", "/home/a/.ssh/id_rsa"], ["--key=/k", "--output", "/tmp/c.pub", "--output-format", "json", "--no-agent"],
+        ["--output-format=path", "--profile", "work", "--config", "/c.json"],
+    ]
+
+    @Test(arguments: plainSSHCertLines)
+    func sshCertLinesAgreeWithTheFullParser(arguments: [String]) throws {
+        let quick = try #require(PlainCommandLine.parse(["ssh-cert"] + arguments))
+        let command = try #require(try AuthSidecarCommand.parseAsRoot(["ssh-cert"] + arguments) as? SSHCertCommand)
+        #expect(quick == .sshCert(SSHCertRequest(key: command.key, output: command.output, format: command.format), command.common.plain))
+    }
+
     static let unusualStdioLines: [[String]] = [
         ["--help"], ["-h"], ["--version"], ["--client-id"], ["--client-id", "--authority", "x"],
         ["--log-level", "loud"], ["--max-message-size", "12"], ["--max-message-size", "big"],
@@ -55,7 +67,13 @@ import Testing
         ["--no-agent", "--no-agent"], ["--force-refresh", "--force-refresh"],
     ]
 
-    static let unusualLines: [[String]] = unusualStdioLines + unusualTokenLines.map { ["token"] + $0 }
+    static let unusualSSHCertLines: [[String]] = [
+        ["--help"], ["--output-format", "yaml"], ["--key"], ["--key", "-k"], ["--key", "a", "--key", "b"], ["--force-refresh"],
+        ["--scope", "s"], ["positional"],
+    ]
+
+    static let unusualLines: [[String]] =
+        unusualStdioLines + unusualTokenLines.map { ["token"] + $0 } + unusualSSHCertLines.map { ["ssh-cert"] + $0 }
 
     @Test(arguments: unusualLines)
     func leavesEverythingElseToTheFullParser(arguments: [String]) {

@@ -12,7 +12,7 @@ import Testing
         #expect(
             Self.verbNames == [
                 "token", "login", "logout", "accounts", "profiles", "status", "cache", "git-credential", "kubectl-credential",
-                "managed-identity", "azd-auth-server", "agent",
+                "managed-identity", "azd-auth-server", "ssh-cert", "ssh-config", "agent",
             ])
     }
 
@@ -36,13 +36,13 @@ import Testing
     }
 
     static let verbLines: [[String]] =
-        verbNames.filter { $0 != "token" }.map { [$0] } + [
+        verbNames.filter { $0 != "token" && $0 != "ssh-cert" }.map { [$0] } + [
             ["--client-id", "x", "token"], ["status", "--output", "json"], ["login", "--device-code"],
             ["--client-id=x", "accounts"], ["--enable-diagnostics", "status"], ["git-credential", "get"],
         ]
 
     @Test(arguments: verbLines)
-    func theFastPathDeclinesEveryVerbButAPlainToken(arguments: [String]) {
+    func theFastPathDeclinesEveryVerbButAPlainTokenOrSSHCert(arguments: [String]) {
         #expect(PlainCommandLine.parse(arguments) == nil)
     }
 

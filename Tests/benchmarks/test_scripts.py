@@ -6,7 +6,7 @@ import sys
 import pytest
 
 BENCHMARKS = pathlib.Path(__file__).resolve().parents[2] / "benchmarks"
-SCRIPTS = ["bench.py", "token_bench.py", "verbs_bench.py", "agent_bench.py", "az_bench.py"]
+SCRIPTS = ["bench.py", "token_bench.py", "verbs_bench.py", "agent_bench.py", "az_bench.py", "ssh_cert_bench.py"]
 
 
 def run(*argv):

@@ -14,6 +14,7 @@ import tempfile
 import time
 
 from .harness import REPO, LineReader, log, reap
+from .report import add_counts, counts_delta
 
 MOCK_DIR = os.path.join(REPO, "Tests", "mock_idp")
 BROWSER = os.path.join(MOCK_DIR, "scripted_browser.py")
@@ -276,6 +277,13 @@ class MockSession:
     def counts(self) -> dict:
         """The mock's request counts per endpoint (`GET /_admin/counts`)."""
         return self.admin.counts()
+
+    def counted(self, requests: dict, run):
+        """`run()`, the mock's requests it made added to `requests` (per endpoint)."""
+        before = self.counts()
+        result = run()
+        add_counts(requests, counts_delta(before, self.counts()))
+        return result
 
     def sidecar_fresh(self, cache: str) -> tuple[float, dict]:
         """A fresh sidecar: seconds from spawn (the silent request written right after) to

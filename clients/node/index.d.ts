@@ -70,7 +70,8 @@ export type AccountLike = Account | AccountRef | string;
 
 export interface TokenResult {
   accessToken: string;
-  tokenType: 'Bearer' | string;
+  /** 'ssh-cert' for an sshCertificate request: accessToken is then the OpenSSH certificate, base64 */
+  tokenType: 'Bearer' | 'ssh-cert' | string;
   /** Unix seconds */
   expiresOn: number;
   extExpiresOn?: number;
@@ -138,6 +139,8 @@ export interface AcquireTokenParams {
   extraQueryParameters?: Record<string, string>;
   flow?: 'browser' | 'deviceCode';
   correlationId?: string;
+  /** an SSH certificate for this OpenSSH RSA public key instead of a bearer token (tokenType 'ssh-cert') */
+  sshCertificate?: { publicKey: string };
 }
 
 export interface AcquireTokenSilentParams {
@@ -147,6 +150,8 @@ export interface AcquireTokenSilentParams {
   forceRefresh?: boolean;
   claims?: string;
   correlationId?: string;
+  /** an SSH certificate for this OpenSSH RSA public key instead of a bearer token (tokenType 'ssh-cert') */
+  sshCertificate?: { publicKey: string };
 }
 
 export interface SignoutParams { account?: AccountLike; signoutFromBrowser?: boolean }

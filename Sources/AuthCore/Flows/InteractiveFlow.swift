@@ -57,12 +57,13 @@ struct InteractiveFlow: Sendable {
         let client = TokenEndpointClient(
             transport: dependencies.transport, clientId: configuration.clientId,
             clock: dependencies.clock, logger: dependencies.logger)
-        let tokens = try await client.redeem(grant.fields, at: metadata.tokenEndpoint, correlationId: correlationId)
+        let tokens = try await client.redeem(
+            grant.fields, at: metadata.tokenEndpoint, correlationId: correlationId, sshKey: request.sshKey)
         return try await TokenResponseHandler(configuration: configuration, dependencies: dependencies, resolver: resolver).handle(
             tokens,
             .init(
                 authority: authority, metadata: metadata, requestedScopes: scopes,
-                correlationId: correlationId, nonce: nonce, grant: "authorization_code"))
+                correlationId: correlationId, nonce: nonce, grant: "authorization_code", sshKey: request.sshKey))
     }
 
     func authorizeURL(

@@ -26,15 +26,15 @@ final class SilentMemo: Sendable {
     /// former's lock (``PthreadMutex``).
     private let state = PthreadMutex(State())
 
-    /// The key of a request's shape: account reference, authority and scopes.
-    static func key(_ reference: AccountReference?, authority: Authority, scopes: [String]) -> String {
+    /// The key of a request's shape: account reference, authority, scopes and the SSH key bound.
+    static func key(_ reference: AccountReference?, authority: Authority, scopes: [String], sshKey: SSHKeyBinding? = nil) -> String {
         let account: String
         switch reference {
         case .homeAccountId(let id)?: account = "home:" + id.lowercased()
         case .username(let name)?: account = "user:" + name.lowercased()
         case nil: account = "current"
         }
-        var key = account + "|" + authority.url.lowercased() + "|"
+        var key = account + "|" + (sshKey.map { "ssh:" + $0.keyId + "|" } ?? "") + authority.url.lowercased() + "|"
         if scopes.count == 1, let scope = scopes.first {
             key += scope.lowercased()
         } else {
@@ -52,7 +52,7 @@ final class SilentMemo: Sendable {
     /// ``SilentFlow`` would return from the cache.
     func answer(_ key: String, stamp: UInt64, now: Int64) -> CachedSilentAnswer? {
         guard let entry = lookup(key, stamp: stamp), entry.found.account != nil, let cached = entry.found.cached,
-            !cached.token.isExpired(at: now), !cached.token.needsRefresh(at: now)
+            !SSHKeyBinding.isDue(cached.token, at: now), !cached.token.needsRefresh(at: now)
         else { return nil }
         return CachedSilentAnswer(identity: .init(stamp: stamp, key: key), result: cached.result)
     }

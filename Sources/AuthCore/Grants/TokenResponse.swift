@@ -9,8 +9,10 @@ import JSON
 /// - `token_type`, `scope`, `client_info`, `foci`: strings when present; `scope` at most
 ///   ``maxTokenBytes``. `token_type` absent means `Bearer`; any spelling of `bearer` is
 ///   normalised to `Bearer` (as MSAL caches it); any other type (`pop`, `mac`...) is refused:
-///   every request here asks for a bearer token, and a token of another type used as one
-///   would fail at the resource or, worse, be accepted without its proof.
+///   a request asks for a bearer token, and a token of another type used as one would fail at
+///   the resource or, worse, be accepted without its proof. An `ssh-cert` request
+///   (``SSHKeyBinding``) takes `ssh-cert` and nothing else, and its token must read as an
+///   OpenSSH RSA user certificate (``OpenSSHCertificate``).
 /// - `expires_in`: seconds as a number or a numeric string (both occur). Absent: 3600 (the
 ///   spec lets the server omit it; MSAL assumes an hour too). Not a number, or negative: refused.
 ///   More than ``maxLifetime``: clamped to it.
@@ -36,14 +38,22 @@ public struct TokenResponse: Sendable {
     public static let defaultLifetime: Int64 = 3600
 
     /// Parses and validates the body (see the type's rules).
-    public init(json: JSONValue) throws(AuthError) {
+    /// `sshKey`: the key of an `ssh-cert` request (that type expected, certifying that key).
+    public init(json: JSONValue, sshKey: SSHKeyBinding? = nil) throws(AuthError) {
+        let expected = sshKey == nil ? "Bearer" : SSHKeyBinding.tokenType
         guard let accessToken = try Self.token(json, "access_token") else {
             throw .malformed("no access_token in the token response")
         }
         self.accessToken = accessToken
         tokenType = Self.normalized(tokenType: try Self.string(json, "token_type"))
-        guard Self.isBearer(tokenType) else {
-            throw .malformed("the token response's token_type is \"\(tokenType.prefix(32))\", not Bearer")
+        guard tokenType == expected else {
+            throw .malformed("the token response's token_type is \"\(tokenType.prefix(32))\", not \(expected)")
+        }
+        if let sshKey {
+            guard let certificate = OpenSSHCertificate(base64: accessToken) else {
+                throw .malformed("the ssh-cert token is not an OpenSSH RSA user certificate")
+            }
+            guard certificate.publicKey == sshKey.publicKey else { throw .malformed("the SSH certificate is for another key") }
         }
         expiresIn = try Self.lifetime(json["expires_in"])
         extExpiresIn = Self.hint(json["ext_expires_in"])

@@ -28,6 +28,8 @@ public struct InteractiveRequest: Sendable {
     public var claims: String?
     public var extraScopesToConsent: [String] = []
     public var extraQueryParameters: [(String, String)] = []
+    /// An SSH certificate for this key instead of a bearer token (`token_type=ssh-cert`).
+    public var sshKey: SSHKeyBinding?
     public init() {}
 }
 
@@ -48,5 +50,8 @@ public struct SilentRequest: Sendable {
     public var authority: String?
     public var forceRefresh = false
     public var claims: String?
+    /// An SSH certificate for this key instead of a bearer token (`token_type=ssh-cert`),
+    /// cached under the key's id.
+    public var sshKey: SSHKeyBinding?
     public init() {}
 }

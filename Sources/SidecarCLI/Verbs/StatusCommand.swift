@@ -66,7 +66,8 @@ struct StatusCommand: ParsableCommand {
             accounts: statuses,  // A forwarded agent's cache is on its own machine: the path means nothing here.
             cache: try session.agentInfo?["forwarded"]?.boolValue == true ? nil : cacheSummary(configuration, session),
             profile: session.sources.profile,
-            importable: importable.count, importProblems: importable.problems)
+            importable: importable.count, importProblems: importable.problems,
+            sshCertificates: SSHKeyFiles.kept(configured: session.sources.overrides.sshCertificates ?? []))
     }
 
     /// The file cache's tokens and last refresh error, as the engine answers them (the engine

@@ -43,6 +43,8 @@ struct StatusReport {
     /// The import sources that exist but were refused or could not be read (a FIFO, a link,
     /// another user's file), one line each.
     var importProblems: [String] = []
+    /// The SSH certificates the agent keeps (``SSHCertificateStatus``).
+    var sshCertificates: [SSHKeyFiles.Kept] = []
 
     /// The current account has a token (or can get one silently).
     var signedIn: Bool {
@@ -83,6 +85,7 @@ struct StatusReport {
             "importProblems": JSONValue(importProblems),
         ]
         if case .failure(let error)? = cache { object["cacheError"] = .string(VerbFailure.oneLine(error.message)) }
+        object["sshCertificates"] = SSHCertificateStatus.json(sshCertificates)
         return .object(object)
     }
 
@@ -111,7 +114,10 @@ struct StatusReport {
     }
 
     func text(now: Int64) -> String {
-        let sections = [identityLines(now: now), tokenLines(now: now), configurationLines, cacheLines, agentLines(now: now)]
+        let sections = [
+            identityLines(now: now), tokenLines(now: now), configurationLines, cacheLines, agentLines(now: now),
+            SSHCertificateStatus.lines(sshCertificates, now: now).map { Self.line($0.label, $0.value) },
+        ]
         return sections.flatMap { $0 }.joined(separator: "\n")
     }
 

@@ -13,7 +13,7 @@ import sys
 import tempfile
 import threading
 
-from . import certs, jwtsign, server
+from . import certs, jwtsign, server, sshca
 from .state import DEFAULT_CLIENT_ID, State
 
 
@@ -46,6 +46,7 @@ def main(argv=None):
     state_dir = os.path.abspath(args.state_dir or tempfile.mkdtemp(prefix="mock-idp-"))
     paths = certs.generate(state_dir)
     app = App(verbose=args.verbose)
+    app.ssh_ca = sshca.UserCA(state_dir)
     if args.config:
         with open(args.config) as f:
             app.state.config.update(json.load(f))

@@ -2,7 +2,7 @@
 
 import uuid
 
-from . import arm, devicecode, faults, federation, issuers as generic_issuers, tamper
+from . import arm, devicecode, faults, federation, issuers as generic_issuers, sshca, tamper
 from .http_util import json_response
 from .state import DEFAULT_CONFIG, new_user
 
@@ -223,6 +223,8 @@ ROUTES = {
 
 def handle(app, req):
     name = "/".join(req.segments[1:])
+    if name == "ssh-user-ca.pub":
+        return sshca.public_key_response(app)
     fn = ROUTES.get(name)
     if fn is None:
         return json_response({"error": "unknown admin endpoint", "endpoints": sorted(ROUTES)}, 404)

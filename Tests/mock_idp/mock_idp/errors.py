@@ -105,6 +105,8 @@ CATALOG = {
     "b2c_forgot_password": ("access_denied", "AADB2C90118", "The user has forgotten their password.", 400),
     "b2c_cancelled": ("access_denied", "AADB2C90091",
                       "The user has cancelled entering self-asserted information.", 400),
+    "bad_req_cnf": ("invalid_request", 5002710,
+                    "The request confirmation ('req_cnf') is not a valid JSON Web Key: {reason}.", 400),
     "b2c_unknown_policy": ("invalid_request", "AADB2C90008",
                            "The request does not contain a valid policy '{policy}'.", 400),
 }

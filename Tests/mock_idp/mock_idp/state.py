@@ -34,6 +34,8 @@ DEFAULT_CONFIG = {
     "b2c_preferred_username": False,        # B2C id tokens carry `emails`, not preferred_username
     "graph_page_size": 10,
     "graph_collection_size": 25,
+    "ssh_cert_lifetime": 3600,              # seconds an ssh-cert token's certificate is valid
+    "ssh_cert_unconsented_clients": [],     # client ids whose ssh-cert requests need consent
 }
 
 

@@ -6,7 +6,7 @@ import hashlib
 import hmac
 import time
 
-from . import devicecode, federation, sessions
+from . import devicecode, federation, sessions, sshca
 from .errors import OAuthError
 from .http_util import json_response
 from .issue import issue, parse_scopes
@@ -32,9 +32,15 @@ def handle(app, req, ctx):
                 "device_code": devicecode.redeem}
     if grant_type not in handlers:
         raise OAuthError("unsupported_grant_type", grant_type=grant_type)
+    ssh_key = sshca.request_key(req) if sshca.requested(req) and not ctx.issuer_name else None
     with state.lock:
         grant = handlers[grant_type](app, req, ctx)
-        return json_response((issue_tokens if ctx.issuer_name else issue)(app, req, ctx, grant))
+        if ssh_key:
+            sshca.check_consent(state, grant["client_id"])
+        response = (issue_tokens if ctx.issuer_name else issue)(app, req, ctx, grant)
+        if ssh_key:
+            sshca.certify(app, response, grant["user"], *ssh_key, scope=grant["scope"])
+        return json_response(response)
 
 
 def _pkce_ok(verifier, challenge):

@@ -173,16 +173,23 @@ Decoder = Callable[[Any], Any]
 
 def acquire_token_params(scopes=None, prompt_type=None, login_hint=None, domain_hint=None, account=None,
                          authority=None, claims=None, extra_scopes_to_consent=None,
-                         extra_query_parameters=None, flow=None, correlation_id=None) -> Dict[str, Any]:
+                         extra_query_parameters=None, flow=None, correlation_id=None,
+                         ssh_public_key=None) -> Dict[str, Any]:
     return drop_unset(scopes=scope_list(scopes), prompt_type=prompt_type, login_hint=login_hint,
                       domain_hint=domain_hint, account=account_ref(account), authority=authority, claims=claims,
                       extra_scopes_to_consent=scope_list(extra_scopes_to_consent),
-                      extra_query_parameters=extra_query_parameters, flow=flow, correlation_id=correlation_id)
+                      extra_query_parameters=extra_query_parameters, flow=flow, correlation_id=correlation_id,
+                      ssh_certificate=ssh_certificate(ssh_public_key))
 
 def acquire_token_silent_params(scopes=None, account=None, authority=None, force_refresh=None,
-                                claims=None, correlation_id=None) -> Dict[str, Any]:
+                                claims=None, correlation_id=None, ssh_public_key=None) -> Dict[str, Any]:
     return drop_unset(scopes=scope_list(scopes), account=account_ref(account), authority=authority,
-                      force_refresh=force_refresh, claims=claims, correlation_id=correlation_id)
+                      force_refresh=force_refresh, claims=claims, correlation_id=correlation_id,
+                      ssh_certificate=ssh_certificate(ssh_public_key))
+
+def ssh_certificate(public_key) -> Optional[Dict[str, str]]:
+    """``sshCertificate`` for an OpenSSH RSA public key line (``ssh-rsa AAAA...``), or None."""
+    return None if public_key is None else {"publicKey": public_key}
 
 def set_current_account_params(account) -> Dict[str, Any]:
     if account is None:

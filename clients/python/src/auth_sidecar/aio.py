@@ -173,16 +173,20 @@ class AsyncSidecarClient:
                             claims: Optional[str] = None, extra_scopes_to_consent=None,
                             extra_query_parameters: Optional[Dict[str, str]] = None, flow: Optional[str] = None,
                             correlation_id: Optional[str] = None, on_device_code: Optional[Callback] = None,
+                            ssh_public_key: Optional[str] = None,
                             timeout: Optional[float] = None) -> TokenResult:
         params = c.acquire_token_params(scopes, prompt_type, login_hint, domain_hint, account, authority, claims,
-                                        extra_scopes_to_consent, extra_query_parameters, flow, correlation_id)
+                                        extra_scopes_to_consent, extra_query_parameters, flow, correlation_id,
+                                        ssh_public_key)
         return await self._call("acquireToken", params, timeout, c.DECODERS["acquireToken"], on_device_code)
 
     async def acquire_token_silent(self, scopes=None, *, account: Optional[AccountLike] = None,
                                    authority: Optional[str] = None, force_refresh: Optional[bool] = None,
                                    claims: Optional[str] = None, correlation_id: Optional[str] = None,
+                                   ssh_public_key: Optional[str] = None,
                                    timeout: Optional[float] = None) -> TokenResult:
-        params = c.acquire_token_silent_params(scopes, account, authority, force_refresh, claims, correlation_id)
+        params = c.acquire_token_silent_params(scopes, account, authority, force_refresh, claims, correlation_id,
+                                               ssh_public_key)
         return await self._call("acquireTokenSilent", params, timeout, c.DECODERS["acquireTokenSilent"])
 
     async def signout(self, account: Optional[AccountLike] = None, *, signout_from_browser: Optional[bool] = None,

@@ -232,21 +232,26 @@ class SidecarClient:
                       authority: Optional[str] = None, claims: Optional[str] = None,
                       extra_scopes_to_consent=None, extra_query_parameters: Optional[Dict[str, str]] = None,
                       flow: Optional[str] = None, correlation_id: Optional[str] = None,
+                      ssh_public_key: Optional[str] = None,
                       on_device_code: Optional[DeviceCodeCallback] = None,
                       timeout: Optional[float] = None, cancel: Optional[CancelToken] = None) -> TokenResult:
         """Interactive sign-in: ``flow="browser"`` (default) or ``"deviceCode"`` (then
         ``on_device_code``, or the client's, gets the code to show)."""
         params = c.acquire_token_params(scopes, prompt_type, login_hint, domain_hint, account, authority, claims,
-                                        extra_scopes_to_consent, extra_query_parameters, flow, correlation_id)
+                                        extra_scopes_to_consent, extra_query_parameters, flow, correlation_id,
+                                        ssh_public_key)
         return self._call("acquireToken", params, timeout, cancel, c.DECODERS["acquireToken"], on_device_code)
 
     def acquire_token_silent(self, scopes=None, *, account: Optional[AccountLike] = None,
                              authority: Optional[str] = None, force_refresh: Optional[bool] = None,
                              claims: Optional[str] = None, correlation_id: Optional[str] = None,
-                             timeout: Optional[float] = None,
+                             ssh_public_key: Optional[str] = None, timeout: Optional[float] = None,
                              cancel: Optional[CancelToken] = None) -> TokenResult:
-        """A token from the cache or by refresh; raises InteractionRequiredError when the user is needed."""
-        params = c.acquire_token_silent_params(scopes, account, authority, force_refresh, claims, correlation_id)
+        """A token from the cache or by refresh; raises InteractionRequiredError when the user is needed.
+        ``ssh_public_key`` (an OpenSSH RSA public key line): an SSH certificate for it instead
+        (``token_type`` ``"ssh-cert"``, see ``TokenResult.ssh_certificate_line``)."""
+        params = c.acquire_token_silent_params(scopes, account, authority, force_refresh, claims, correlation_id,
+                                               ssh_public_key)
         return self._call("acquireTokenSilent", params, timeout, cancel, c.DECODERS["acquireTokenSilent"])
 
     def signout(self, account: Optional[AccountLike] = None, *, signout_from_browser: Optional[bool] = None,

@@ -90,8 +90,17 @@ class TokenResult:
 
     @property
     def authorization_header(self) -> str:
-        """``"Bearer <token>"``"""
+        """``"Bearer <token>"``; an SSH certificate is never one (ValueError)."""
+        if self.token_type == "ssh-cert":
+            raise ValueError("an ssh-cert token is an SSH certificate, not an Authorization header")
         return "%s %s" % (self.token_type, self.access_token)
+
+    @property
+    def ssh_certificate_line(self) -> str:
+        """The certificate file's line (``ssh-rsa-cert-v01@openssh.com <base64>``) of an ssh-cert token."""
+        if self.token_type != "ssh-cert":
+            raise ValueError("not an ssh-cert token")
+        return "ssh-rsa-cert-v01@openssh.com " + self.access_token
 
 
 @dataclass(frozen=True)
