@@ -37,9 +37,27 @@ public struct ReaderMoment: Sendable {
 /// (so a kept text and a per-request part are not copied together first).
 public struct SerializedResult: Sendable {
     public let pieces: [[UInt8]]
+    /// Set when the text is a kept head and tail around one string of the request's own (its
+    /// correlation id, JSON string content that needs no escaping): two results with the same
+    /// head and tail differ in that string only.
+    public let template: Template?
+
+    /// A kept text's parts.
+    public struct Template: Sendable {
+        public let head: [UInt8]
+        public let part: String
+        public let tail: [UInt8]
+    }
 
     public init(pieces: [[UInt8]]) {
         self.pieces = pieces
+        template = nil
+    }
+
+    /// `head`, `part`, `tail`, one after the other.
+    public init(head: [UInt8], part: String, tail: [UInt8]) {
+        pieces = [head, Array(part.utf8), tail]
+        template = Template(head: head, part: part, tail: tail)
     }
 }
 

@@ -42,6 +42,8 @@ public final class SidecarService: RPCService, Sendable {
     private let options: Options
     private let logger: Logger
     private let session: SessionState
+    /// The reply stage's last fast-path answer (``RequestPipeline``), this session's.
+    private let releasedReplies = ReleasedReplyMemo()
 
     /// - Throws: -32602 (as ``RPCError``) when the start-up configuration names a client
     ///   but is invalid.
@@ -58,7 +60,7 @@ public final class SidecarService: RPCService, Sendable {
         guard let method = SidecarMethod(rawValue: name), !method.isDiagnostic || options.diagnostics else {
             return .failure(.methodNotFound(name))
         }
-        return RequestPipeline(policy: options.policy).route(method, engine: engineRoute(method))
+        return RequestPipeline(policy: options.policy, memo: releasedReplies).route(method, engine: engineRoute(method))
     }
 
     /// The engine's own route for `method`, before any policy.

@@ -37,7 +37,7 @@ final class SilentReplyCache: Sendable {
         guard let template = template ?? makeTemplate(answer) else {
             return SerializedResult(pieces: [AuthJSON.tokenResult(answer.result(correlationId)).serialized()])
         }
-        return SerializedResult(pieces: [template.head, Array(correlationId.utf8), template.tail])
+        return SerializedResult(head: template.head, part: correlationId, tail: template.tail)
     }
 
     /// The stand-ins the template is made with: control characters, so their escaped text

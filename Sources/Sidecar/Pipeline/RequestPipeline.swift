@@ -18,6 +18,8 @@ import JSONRPC
 /// carries nothing the engine holds.
 struct RequestPipeline: Sendable {
     let policy: any SessionPolicy
+    /// The session's last released fast-path reply (for a policy that sees replies).
+    let memo: ReleasedReplyMemo
 
     /// `engine`, the engine's route for `method`, with the policy's stages around it.
     func route(_ method: SidecarMethod, engine: RPCRoute) -> RPCRoute {
@@ -38,17 +40,28 @@ struct RequestPipeline: Sendable {
         case .quickOrConcurrent(let quick, let run):
             guard !policy.asksConsent(method) else { return .concurrent(staged(method, run)) }
             return .quickOrConcurrent(
-                quick: { [policy] params, moment in
+                quick: { [self] params, moment in
                     guard let admitted = try? policy.admit(method, params: params), let found = quick(admitted, moment) else { return nil }
-                    guard policy.seesReplies else { return found }
-                    // The reply and audit stages, on the value; anything but "this leaves" (a
-                    // refusal, a fresh token to ask for) is decided again by the task.
-                    guard case .send(let released)? = try? policy.release(method, params: admitted, result: found.value) else { return nil }
-                    policy.audit(method, params: admitted, result: released)
-                    return QuickResult(released)
+                    return policy.seesReplies ? released(method, admitted, found) : found
                 },
                 concurrent: staged(method, run))
         }
+    }
+
+    /// The reply and audit stages for a fast-path answer, on the value; anything but "this
+    /// leaves" (a refusal, a fresh token to ask for) is decided again by the task. The stage's
+    /// answer for the same params and the same engine text is reused (``ReleasedReplyMemo``).
+    private func released(_ method: SidecarMethod, _ admitted: JSONValue?, _ found: QuickResult) -> QuickResult? {
+        let engineText = found.serialized
+        if let template = engineText.template, let (text, value) = memo.reuse(template, params: admitted) {
+            policy.audit(method, params: admitted, result: value)
+            return QuickResult(serialized: { text }, value: { value })
+        }
+        guard case .send(let released)? = try? policy.release(method, params: admitted, result: found.value) else { return nil }
+        policy.audit(method, params: admitted, result: released)
+        let text = released.serialized()
+        if let template = engineText.template { memo.keep(template, params: admitted, released: released, text: text) }
+        return QuickResult(serialized: { SerializedResult(pieces: [text]) }, value: { released })
     }
 
     private func staged(
