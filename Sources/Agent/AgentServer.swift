@@ -257,7 +257,7 @@ public final class AgentServer: Sendable {
                 if let remote = own?.overrides { startup = try ForwardPolicy.configuration(remote: remote, base: options.startup) }
                 serviceOptions.startup = startup
                 serviceOptions.policy = ForwardSessionPolicy(
-                    base: options.startup, startup: startup, peer: forwarded, audit: logger.summarized(by: summary), approvals: approvals)
+                    base: options.startup, startup: startup, peer: forwarded, log: logger, summary: summary, approvals: approvals)
                 service = try SidecarService(options: serviceOptions, logger: connectionLogger)
             } else {
                 let given = own?.overrides ?? ConfigurationOverrides()

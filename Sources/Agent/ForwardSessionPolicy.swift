@@ -1,6 +1,7 @@
 import JSON
 import JSONRPC
 import Logging
+import Loopback
 import POSIXSupport
 import Sidecar
 
@@ -23,8 +24,14 @@ final class ForwardSessionPolicy: SessionPolicy {
     private let scopes: ForwardScopes
     private let approver: ForwardApprover
     private let peer: ForwardPeer
-    /// The agent's own log (its stderr): sign-in requests and every token handed out.
+    /// The agent's own log (its stderr), its lines summed up per peer (``SummarizedLogHandler``):
+    /// sign-in requests, refusals.
     private let logger: Logger
+    /// The agent's log as it is, and its summary: the line per token handed out is counted there
+    /// directly (a line per reply, its detail made once, not through the summarizing handler).
+    private let log: Logger
+    private let summary: LogSummary
+    private let peerName: String
     /// The scopes a request naming no resource scope is for (the session's default), set by
     /// `initialize`; under a lock: requests of one session run on several tasks.
     private let defaultScopes: PthreadMutex<[String]>
@@ -40,14 +47,21 @@ final class ForwardSessionPolicy: SessionPolicy {
 
     /// - Parameters:
     ///   - startup: the configuration the session starts with (the agent's, ``ForwardPolicy/configuration(remote:base:)``).
-    ///   - audit: the agent's log, for the lines about forwarded tokens and sign-ins.
+    ///   - log: the agent's log, for the lines about forwarded tokens and sign-ins.
+    ///   - summary: where those lines are summed up per peer and minute.
     ///   - approvals: the agent's one-question-at-a-time gate for `forwardApproval`.
-    init(base: ConfigurationOverrides, startup: ConfigurationOverrides, peer: ForwardPeer, audit: Logger, approvals: ApprovalGate) {
+    init(
+        base: ConfigurationOverrides, startup: ConfigurationOverrides, peer: ForwardPeer, log: Logger, summary: LogSummary,
+        approvals: ApprovalGate
+    ) {
         self.base = base
         scopes = ForwardScopes(base.forwardScopes)
         approver = ForwardApprover(setting: base.forwardApproval ?? .deny, gate: approvals)
         self.peer = peer
-        logger = audit
+        self.log = log
+        self.summary = summary
+        peerName = peer.description
+        logger = log.summarized(by: summary)
         defaultScopes = PthreadMutex(Self.scopes(of: startup))
     }
 
@@ -161,13 +175,17 @@ final class ForwardSessionPolicy: SessionPolicy {
     }
 
     private func logHandedOut(_ method: String, _ scopes: [String]) {
-        logger.notice(
-            "token handed out through the forward socket",
+        let scopes = scopes.joined(separator: " ")
+        // The summary's detail as SummarizedLogHandler makes it: the metadata but peer and time, by key.
+        guard summary.count(Self.handedOut, peer: peerName, detail: "method=\(method) scopes=\(scopes)") else { return }
+        log.notice(
+            "\(Self.handedOut)",
             metadata: [
-                "method": "\(method)", "scopes": "\(scopes.joined(separator: " "))", "time": "\(utcTimestamp(Int64(time(nil))))",
-                "peer": "\(peer.description)",
+                "method": "\(method)", "scopes": "\(scopes)", "time": "\(utcTimestamp(Int64(time(nil))))", "peer": "\(peerName)",
             ])
     }
+
+    private static let handedOut = "token handed out through the forward socket"
 
     private static func scopes(of configuration: ConfigurationOverrides) -> [String] {
         configuration.scopes ?? Configuration(clientId: "").scopes
