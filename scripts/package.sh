@@ -122,7 +122,7 @@ Architecture: amd64
 Maintainer: auth-sidecar maintainers <auth-sidecar@users.noreply.github.com>
 Installed-Size: $(du -sk "$deb/usr" | cut -f1)
 Depends: $depends, libcurl4 | libcurl3-gnutls
-Recommends: python3, python3-cryptography
+Recommends: python3, python3-cryptography, libdbus-1-3
 Section: utils
 Priority: optional
 Homepage: https://github.com/auth-sidecar/auth-sidecar

@@ -337,6 +337,10 @@ export declare class InvalidConfigurationError extends PlatformError {}
 export declare class AccountNotFoundError extends PlatformError {}
 export declare class AmbiguousAccountError extends PlatformError {}
 export declare class PasswordResetRequiredError extends PlatformError {}
+/** -51014: the agent's forward socket refused the request under its policy (`data.name` says which rule). */
+export declare class ForwardRefusedError extends PlatformError {}
+/** -51015: `broker` is "required" and the Linux identity broker cannot be called. */
+export declare class BrokerUnavailableError extends PlatformError {}
 
 export declare class SidecarProcessError extends SidecarError {
   constructor(message: string, options?: { stderrTail?: string; exitCode?: number | null; signal?: NodeJS.Signals | null; cause?: unknown });

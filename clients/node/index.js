@@ -80,6 +80,8 @@ export const InvalidConfigurationError = named(define(PlatformError, -51010, 'in
 export const AccountNotFoundError = named(define(PlatformError, -51011, 'accountNotFound'), 'AccountNotFoundError');
 export const AmbiguousAccountError = named(define(PlatformError, -51012, 'ambiguousAccount'), 'AmbiguousAccountError');
 export const PasswordResetRequiredError = named(define(PlatformError, -51013, 'passwordResetRequired'), 'PasswordResetRequiredError');
+export const ForwardRefusedError = named(define(PlatformError, -51014, 'forwardRefused'), 'ForwardRefusedError');
+export const BrokerUnavailableError = named(define(PlatformError, -51015, 'brokerUnavailable'), 'BrokerUnavailableError');
 
 /** The process could not be started or is gone: `code` null, `stderrTail`, `exitCode`, `signal`. */
 export class SidecarProcessError extends SidecarError {
@@ -108,6 +110,7 @@ export const ERROR_CLASSES = Object.freeze(Object.fromEntries([
   ServerError, NetworkError, ServiceTimeoutError, TlsError, MalformedResponseError, CacheUnavailableError,
   BrowserUnavailableError, InteractiveInProgressError, AuthorityNotTrustedError, InsecureAuthorityError,
   InvalidConfigurationError, AccountNotFoundError, AmbiguousAccountError, PasswordResetRequiredError,
+  ForwardRefusedError, BrokerUnavailableError,
 ].map((cls) => [cls.code, cls])));
 
 /** The configuration file the sidecar reads by default (Sources/Sidecar/UserPaths.swift):

@@ -187,7 +187,8 @@ def test_error_mapping_table():
         -51004: a.MalformedResponseError, -51005: a.CacheUnavailableError, -51006: a.BrowserUnavailableError,
         -51007: a.InteractiveInProgressError, -51008: a.AuthorityNotTrustedError,
         -51009: a.InsecureAuthorityError, -51010: a.InvalidConfigurationError, -51011: a.AccountNotFoundError,
-        -51012: a.AmbiguousAccountError, -51013: a.PasswordResetRequiredError,
+        -51012: a.AmbiguousAccountError, -51013: a.PasswordResetRequiredError, -51014: a.ForwardRefusedError,
+        -51015: a.BrokerUnavailableError,
     }
     for code, cls in expected.items():
         err = a.error_from_object({"code": code, "message": "m", "data": {"name": "n", "claims": "{}"}})

@@ -23,6 +23,7 @@ __all__ = [
     "CacheUnavailableError", "BrowserUnavailableError", "InteractiveInProgressError",
     "AuthorityNotTrustedError", "InsecureAuthorityError", "InvalidConfigurationError",
     "AccountNotFoundError", "AmbiguousAccountError", "PasswordResetRequiredError",
+    "ForwardRefusedError", "BrokerUnavailableError",
     "SidecarProcessError", "SidecarNotFoundError", "SidecarExitedError", "AgentUnavailableError",
     "UntrustedSocketError",
     "ERROR_CLASSES", "error_from_object", "not_configured_message",
@@ -156,6 +157,11 @@ AmbiguousAccountError = _cls("AmbiguousAccountError", PlatformError, -51012, "am
 PasswordResetRequiredError = _cls("PasswordResetRequiredError", PlatformError, -51013, "passwordResetRequired",
                                   "-51013: B2C: the user chose 'Forgot your password?'; run the password-reset "
                                   "policy (acquire_token with its authority).")
+ForwardRefusedError = _cls("ForwardRefusedError", PlatformError, -51014, "forwardRefused",
+                           "-51014: the agent's forward socket refused the request under its policy "
+                           "(``data['name']`` says which rule: forwardScopeRefused, forwardTokenRefused, ...).")
+BrokerUnavailableError = _cls("BrokerUnavailableError", PlatformError, -51015, "brokerUnavailable",
+                              "-51015: broker is \"required\" and the Linux identity broker cannot be called.")
 
 
 class SidecarProcessError(SidecarError):
@@ -206,7 +212,7 @@ ERROR_CLASSES: Dict[int, Type[SidecarError]] = {
         NetworkError, ServiceTimeoutError, TlsError, MalformedResponseError, CacheUnavailableError,
         BrowserUnavailableError, InteractiveInProgressError, AuthorityNotTrustedError,
         InsecureAuthorityError, InvalidConfigurationError, AccountNotFoundError, AmbiguousAccountError,
-        PasswordResetRequiredError,
+        PasswordResetRequiredError, ForwardRefusedError, BrokerUnavailableError,
     ]
 }
 
