@@ -36,6 +36,7 @@ DEFAULT_CONFIG = {
     "graph_collection_size": 25,
     "ssh_cert_lifetime": 3600,              # seconds an ssh-cert token's certificate is valid
     "ssh_cert_unconsented_clients": [],     # client ids whose ssh-cert requests need consent
+    "feed_resource": "499b84ac-1321-427f-aa17-267ca6975798",  # the package index's token audience (pkgindex.py)
 }
 
 
@@ -95,6 +96,7 @@ class State:
             self.id_token_tamper = None    # {"tamper": mode, "times": n}, see tamper.py
             self.arm_subscriptions = {}    # oid -> [subscription], see arm.py
             self.federations = []          # federated identity credentials, see federation.py
+            self.feed_uploads = {}         # filename -> bytes uploaded to the package index, see pkgindex.py
 
     def now(self):
         """The mock's clock (wall clock plus the admin-controlled offset)."""
