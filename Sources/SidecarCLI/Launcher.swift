@@ -23,6 +23,9 @@ public enum Launcher {
         if let azArguments = AzShim.arguments(programName: CommandLine.arguments.first, arguments) {
             Glibc.exit(AzShim.run(azArguments))  // started as az: az's own small command line
         }
+        if let (name, nameArguments) = MultiCallNames.match(programName: CommandLine.arguments.first, arguments) {
+            Glibc.exit(name.run(nameArguments))  // keyring, docker-credential-auth-sidecar
+        }
         if arguments.first == AgentCommand.configuration.commandName {
             // A subcommand parses its own options as a root command: the root's options of the
             // same names would otherwise take them.

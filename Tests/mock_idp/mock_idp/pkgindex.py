@@ -32,12 +32,14 @@ def _record_hash(data):
     return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
 
 
-def _build_wheel():
-    """demo_feed_pkg 1.0.0 as a wheel: a module, METADATA, WHEEL and a RECORD with hashes."""
-    dist = "demo_feed_pkg-1.0.0.dist-info"
+def build_wheel(module="demo_feed_pkg", version="1.0.0", value=42):
+    """A pure wheel of one module (`VALUE = value`): METADATA, WHEEL and a RECORD with hashes.
+    Its file name: f"{module}-{version}-py3-none-any.whl"."""
+    dist = "%s-%s.dist-info" % (module, version)
+    metadata = "Metadata-Version: 2.1\nName: %s\nVersion: %s\nSummary: mock feed package\n" % (module.replace("_", "-"), version)
     files = [
-        ("demo_feed_pkg/__init__.py", b"VALUE = 42\n"),
-        (dist + "/METADATA", b"Metadata-Version: 2.1\nName: demo-feed-pkg\nVersion: 1.0.0\nSummary: mock feed package\n"),
+        (module + "/__init__.py", b"VALUE = %d\n" % value),
+        (dist + "/METADATA", metadata.encode()),
         (dist + "/WHEEL", b"Wheel-Version: 1.0\nGenerator: mock_idp\nRoot-Is-Purelib: true\nTag: py3-none-any\n"),
     ]
     record = "".join("%s,%s,%d\n" % (name, _record_hash(data), len(data)) for name, data in files) + dist + "/RECORD,,\n"
@@ -50,7 +52,7 @@ def _build_wheel():
     return buf.getvalue()
 
 
-WHEEL = _build_wheel()
+WHEEL = build_wheel()
 
 
 def normalize(name):
