@@ -70,8 +70,8 @@ if ! venv_works; then
     rm -rf .venv
     python3 -m venv .venv
 fi
-if ! .venv/bin/python -c "import pytest, jsonschema, cryptography, msal, requests, azure.identity, setuptools.command.bdist_wheel, keyring, twine" \
-   || [ ! -x .venv/bin/uv ] 2>/dev/null \
+if ! .venv/bin/python -c "import pytest, jsonschema, cryptography, msal, requests, azure.identity, setuptools.command.bdist_wheel, keyring, twine" 2>/dev/null \
+   || [ ! -x .venv/bin/uv ] \
    || [ "$(.venv/bin/python -c 'import msal; print(msal.__version__)' 2>/dev/null)" != "1.39.0" ]; then
     echo "setup: installing Python test packages into .venv/" >&2
     .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements-test.txt
