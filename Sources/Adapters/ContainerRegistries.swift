@@ -40,7 +40,7 @@ public struct ContainerRegistries: Sendable, Equatable {
     /// https, user info, or characters no host has.
     static func authority(_ serverURL: String) -> String? {
         var rest = Substring(serverURL.trimmingWhitespace)
-        if let range = rest.range(of: "://") {
+        if let range = rest.firstRange(of: "://") {
             guard rest[..<range.lowerBound].lowercased() == "https" else { return nil }
             rest = rest[range.upperBound...]
         }

@@ -17,7 +17,7 @@ public struct PackageFeeds: Sendable, Equatable {
     ///   left out; ``problem(_:)`` names them when the configuration is read).
     public init(_ configured: [String: String] = [:]) {
         prefixes = configured.compactMap { prefix, scope in
-            FeedURL(prefix).map { ($0.text, scope) }
+            FeedURL(prefix).map { (prefix: $0.text, scope: scope) }
         }.sorted { $0.prefix.utf8.count > $1.prefix.utf8.count }
     }
 
@@ -58,7 +58,7 @@ struct FeedURL {
     init?(_ given: String) {
         var rest = Substring(given)
         let hostOnly: Bool
-        if let range = given.range(of: "://") {
+        if let range = given.firstRange(of: "://") {
             guard given[..<range.lowerBound].lowercased() == "https" else { return nil }
             rest = given[range.upperBound...]
             hostOnly = false

@@ -23,8 +23,8 @@ public enum Launcher {
         if let azArguments = AzShim.arguments(programName: CommandLine.arguments.first, arguments) {
             Glibc.exit(AzShim.run(azArguments))  // started as az: az's own small command line
         }
-        if let (name, nameArguments) = MultiCallNames.match(programName: CommandLine.arguments.first, arguments) {
-            Glibc.exit(name.run(nameArguments))  // keyring, docker-credential-auth-sidecar
+        if let started = MultiCallNames.match(programName: CommandLine.arguments.first, arguments) {
+            Glibc.exit(started.entry.run(started.arguments))  // keyring, docker-credential-auth-sidecar
         }
         if arguments.first == AgentCommand.configuration.commandName {
             // A subcommand parses its own options as a root command: the root's options of the

@@ -143,7 +143,7 @@ enum DockerCredentialHelper {
             Console.say("store: expected {\"ServerURL\", \"Username\", \"Secret\"} on stdin")
             return 1
         }
-        guard case .success(let registries) = registries(), registries.registry(forServerURL: server) != nil else {
+        guard case .success(let known) = Self.registries(), known.registry(forServerURL: server) != nil else {
             Console.say("store: auth-sidecar keeps no credentials; \(server) is not an Azure Container Registry nor in containerRegistries")
             return 1
         }
@@ -153,7 +153,7 @@ enum DockerCredentialHelper {
     /// `erase`: the kept refresh token is dropped (the next `get` exchanges anew).
     private static func erase() -> Int32 {
         let serverURL = String(decoding: Console.readInput(limit: inputLimit), as: UTF8.self).filter { $0 != "\n" && $0 != "\r" }
-        if case .success(let registries) = registries(), let registry = registries.registry(forServerURL: serverURL) {
+        if case .success(let known) = Self.registries(), let registry = known.registry(forServerURL: serverURL) {
             keptSecret(registry: registry).remove()
         }
         return 0

@@ -75,12 +75,8 @@ struct ExecCommand: ParsableCommand {
 
     /// Whether `requested` (a scope an endpoint was asked for) is allowed by `--scope`.
     static func allows(_ allowed: [String], _ requested: [String]) -> Bool {
-        allowed.isEmpty || requested.allSatisfy { scope in allowed.contains { $0.caseInsensitiveCompare(scope) } }
+        allowed.isEmpty || requested.allSatisfy { scope in allowed.contains { $0.lowercased() == scope.lowercased() } }
     }
-}
-
-extension String {
-    fileprivate func caseInsensitiveCompare(_ other: String) -> Bool { lowercased() == other.lowercased() }
 }
 
 /// One `exec`: the endpoints, the child, the signals, the clean-up.
@@ -141,20 +137,21 @@ private struct ExecRun {
                 Self.set(&environment, "PATH", azDirectory + ":" + path)
             }
         }
-        defer { if let azDirectory { Self.remove(azDirectory) } }
+        defer { if let azDirectory { Self.removeShimDirectory(azDirectory) } }
         let pid: pid_t
         switch POSIX.spawnForeground(options.command, environment: environment, stdout: session.outputDescriptor) {
         case .failure(let failure): throw VerbFailure(status: 127, message: "exec: cannot run \(options.command[0]): \(failure)")
         case .success(let started): pid = started
         }
         Self.forwardSignals(to: pid)
-        return Self.wait(for: pid)
+        return Self.waitForExit(of: pid)
     }
 
     /// This process's environment as `NAME=value` entries.
     static func currentEnvironment() -> [String] {
         var entries: [String] = []
-        var pointer = environ
+        guard let start = environ else { return [] }
+        var pointer = start
         while let entry = pointer.pointee {
             entries.append(String(cString: entry))
             pointer += 1
@@ -181,13 +178,13 @@ private struct ExecRun {
         defer { free(binary) }
         guard symlink(binary, directory + "/az") == 0 else {
             let reason = POSIX.lastErrorString
-            remove(directory)
+            removeShimDirectory(directory)
             throw VerbFailure(message: "exec: cannot link az in \(directory): \(reason)")
         }
         return directory
     }
 
-    static func remove(_ directory: String) {
+    static func removeShimDirectory(_ directory: String) {
         unlink(directory + "/az")
         rmdir(directory)
     }
@@ -207,7 +204,7 @@ private struct ExecRun {
     }
 
     /// The child's exit status, 128 + N when signal N ended it.
-    static func wait(for pid: pid_t) -> Int32 {
+    static func waitForExit(of pid: pid_t) -> Int32 {
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 {
             guard errno == EINTR else { return 1 }
