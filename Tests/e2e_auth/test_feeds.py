@@ -57,7 +57,9 @@ class Feeds:
         for name in ("keyring", "docker-credential-auth-sidecar"):
             os.symlink(verbs.binary, self.bin / name)
         # only our keyring: the venv's real one (keyring is a test dependency) stays off PATH
-        self.env = {**verbs.env, "PATH": f"{self.bin}:/usr/local/bin:/usr/bin:/bin"}
+        # requests (pip, twine) prefers REQUESTS_CA_BUNDLE and CURL_CA_BUNDLE to --cert: all name the mock's CA
+        ca = {name: self.mock.ca_file for name in ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "PIP_CERT", "SSL_CERT_FILE")}
+        self.env = {**verbs.env, **ca, "PATH": f"{self.bin}:/usr/local/bin:/usr/bin:/bin"}
         verbs.ok("login")
 
     def run(self, args, env=None, timeout=120, **kw) -> subprocess.CompletedProcess:

@@ -106,9 +106,9 @@ enum DockerCredentialHelper {
         }
         let kept = keptSecret(registry: registry)
         if let token = kept.load() {
-            return print(serverURL: serverURL, secret: token)
+            Console.write(answer(serverURL: serverURL, secret: token) + "\n", to: STDOUT_FILENO)  // no session: fd 1 is stdout
+            return 0
         }
-        var refreshToken: String?
         let status = VerbSession.exitStatus(VerbLaunchOptions()) { session throws(VerbFailure) in
             let result = try session.call("acquireTokenSilent", ["scopes": [.string(exchangeScope)]], pipelined: true)
             guard let token = result["accessToken"]?.stringValue else {
@@ -117,23 +117,23 @@ enum DockerCredentialHelper {
             let tenant =
                 JWTClaims.payload(token)?["tid"]?.stringValue ?? result["tenantId"]?.stringValue ?? result["account"]?["tenantId"]?
                 .stringValue ?? ""
+            let refreshToken: String
             switch RegistryExchange.refreshToken(registry: registry, accessToken: token, tenant: tenant) {
             case .failure(let failure): throw VerbFailure(message: "the registry's token exchange failed: \(failure.reason)")
             case .success(let value): refreshToken = value
             }
+            if let expiry = JWTClaims.expiry(refreshToken) {
+                let seconds = expiry - expiryMargin - Int64(time(nil))
+                if seconds > 0 { kept.store(refreshToken, seconds: Int(seconds)) }
+            }
+            session.print(answer(serverURL: serverURL, secret: refreshToken))
         }
-        guard status == 0, let refreshToken else { return 1 }
-        if let expiry = JWTClaims.expiry(refreshToken) {
-            let seconds = expiry - expiryMargin - Int64(time(nil))
-            if seconds > 0 { kept.store(refreshToken, seconds: Int(seconds)) }
-        }
-        return print(serverURL: serverURL, secret: refreshToken)
+        return status == 0 ? 0 : 1
     }
 
-    private static func print(serverURL: String, secret: String) -> Int32 {
-        let answer: JSONValue = ["ServerURL": .string(serverURL), "Username": .string(username), "Secret": .string(secret)]
-        Console.write(answer.jsonText + "\n", to: STDOUT_FILENO)
-        return 0
+    /// `get`'s answer: the protocol's JSON object.
+    private static func answer(serverURL: String, secret: String) -> String {
+        JSONValue.object(["ServerURL": .string(serverURL), "Username": .string(username), "Secret": .string(secret)]).jsonText
     }
 
     /// `store`: nothing is kept (the credential is the sign-in); a registry not ours is refused.

@@ -150,8 +150,7 @@ private struct ExecRun {
     /// This process's environment as `NAME=value` entries.
     static func currentEnvironment() -> [String] {
         var entries: [String] = []
-        guard let start = environ else { return [] }
-        var pointer = start
+        var pointer = environ
         while let entry = pointer.pointee {
             entries.append(String(cString: entry))
             pointer += 1
@@ -168,7 +167,7 @@ private struct ExecRun {
     static func azShimDirectory() throws(VerbFailure) -> String {
         let base = ProcessEnvironment.value("XDG_RUNTIME_DIR").flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
         var template = Array((base + "/auth-sidecar-exec.XXXXXX").utf8CString)
-        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress) }) else {
+        guard let made = template.withUnsafeMutableBufferPointer({ buffer in buffer.baseAddress.flatMap { mkdtemp($0) } }) else {
             throw VerbFailure(message: "exec: cannot make a directory in \(base): \(POSIX.lastErrorString)")
         }
         let directory = String(cString: made)

@@ -36,7 +36,7 @@ enum RegistryExchange {
             }
             return .success(token)
         case .success(let response):
-            let message = (try? JSONValue.parse(response.body))?["errors"]?[0]?["message"]?.stringValue ?? ""
+            let message = (try? JSONValue.parse(response.body))?["errors"]?.arrayValue?.first?["message"]?.stringValue ?? ""
             return .failure(Failure(reason: "\(url) answered \(response.status) \(message)"))
         }
     }

@@ -10,8 +10,9 @@ of the mock (the registry's name is the Host the client used, e.g. 127.0.0.1:POR
   POST /oauth2/token      grant_type=refresh_token, service, scope, refresh_token (an identity
                           token's way) -> {"access_token"} for the scope (repository:NAME:pull)
   GET  /v2/               200 with a registry access token, else 401 with ACR's Bearer challenge
-  GET  /v2/NAME/manifests/REF, /v2/NAME/blobs/DIGEST   one image, demo/hello:1.0 (a Docker v2
-                          schema 2 manifest, its config and one layer), access token required
+  GET  /v2/NAME/manifests/REF, /v2/NAME/blobs/DIGEST, /v2/NAME/tags/list   one image,
+                          demo/hello:1.0 (a Docker v2 schema 2 manifest, its config and one
+                          layer), an access token for repository:NAME:pull required
 
 Exchanges and token grants are counted as acr:exchange and acr:token, the registry API as
 registry (admin counts).
@@ -173,13 +174,15 @@ def api(app, req):
         resp = json_response({})
         resp.add_header("Docker-Distribution-API-Version", "registry/2.0")
         return resp
-    if len(segs) < 3 or segs[-2] not in ("manifests", "blobs"):
+    if len(segs) < 3 or segs[-2] not in ("manifests", "blobs", "tags"):
         return _error(404, "NAME_UNKNOWN", "no such path")
     repository, kind, ref = "/".join(segs[:-2]), segs[-2], segs[-1]
     if not _allowed(app, req, repository):
         return _error(401, "UNAUTHORIZED", "authentication required", _challenge(req, "repository:%s:pull" % repository))
     if repository != REPOSITORY:
         return _error(404, "NAME_UNKNOWN", "repository %s not found" % repository)
+    if kind == "tags" and ref == "list":
+        return json_response({"name": REPOSITORY, "tags": [TAG]})
     if kind == "manifests" and ref in (TAG, _digest(MANIFEST)):
         resp = Response(200, MANIFEST, MANIFEST_TYPE)
         resp.add_header("Docker-Content-Digest", _digest(MANIFEST))
