@@ -51,9 +51,9 @@ public struct ContainerRegistries: Sendable, Equatable {
     }
 }
 
-fileprivate extension String {
+extension String {
     /// Without leading and trailing spaces, tabs and line ends.
-    var trimmingWhitespace: String {
+    fileprivate var trimmingWhitespace: String {
         let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }
         return String(drop(while: isSpace).reversed().drop(while: isSpace).reversed())
     }
