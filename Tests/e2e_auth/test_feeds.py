@@ -331,3 +331,30 @@ def test_exec_forwards_signals(feeds):
     assert proc.stdout.readline() == "ready\n"
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=20) == 42
+
+
+# ---- packaging ------------------------------------------------------------------------------
+
+def test_install_feed_links_makes_both_names_and_replaces_nothing(sidecar_bin, tmp_path):
+    prefix = tmp_path / "prefix"
+    (prefix / "bin").mkdir(parents=True)
+    (prefix / "bin" / "auth-sidecar").symlink_to(sidecar_bin)
+    script = os.path.join(ROOT, "scripts", "install-feed-links.sh")
+    for _ in range(2):  # a second run leaves the links as they are
+        run = subprocess.run(["bash", script, str(prefix)], capture_output=True, text=True, timeout=30)
+        assert run.returncode == 0 and run.stderr == "", run.stderr
+    helper_link = prefix / "bin" / "docker-credential-auth-sidecar"
+    keyring_dir = prefix / "share" / "auth-sidecar" / "keyring-shim" / "bin"
+    assert os.readlink(helper_link) == "auth-sidecar" and os.listdir(keyring_dir) == ["keyring"]
+    assert os.path.realpath(keyring_dir / "keyring") == os.path.realpath(sidecar_bin)
+    # started by those names, the binary answers as them
+    version = subprocess.run([str(helper_link), "version"], capture_output=True, text=True, timeout=30)
+    assert version.returncode == 0 and version.stdout.startswith("docker-credential-auth-sidecar")
+    usage = subprocess.run([str(keyring_dir / "keyring"), "--help"], capture_output=True, text=True, timeout=30)
+    assert usage.returncode == 0 and "--keyring-provider subprocess" in usage.stdout
+    # a real keyring there is never replaced
+    (keyring_dir / "keyring").unlink()
+    (keyring_dir / "keyring").write_text("#!/bin/sh\n")
+    run = subprocess.run(["bash", script, str(prefix)], capture_output=True, text=True, timeout=30)
+    assert run.returncode == 0 and "left as it is" in run.stderr
+    assert (keyring_dir / "keyring").read_text() == "#!/bin/sh\n"
