@@ -172,6 +172,19 @@ def test_twine_uploads_through_the_keyring_backend(feeds, tmp_path):
     assert (target / "uploaded_pkg" / "__init__.py").read_text() == "VALUE = 7\n"
 
 
+def test_pip_keyring_provider_import_uses_the_backend(feeds, tmp_path):
+    env = {**feeds.env, "PYTHONPATH": keyring_entry_point(tmp_path), "AUTH_SIDECAR_BIN": feeds.verbs.binary,
+           "PATH": "/usr/bin:/bin"}  # no keyring name on PATH: the backend asks the binary itself
+    env.pop("PYTHON_KEYRING_BACKEND", None)
+    target = tmp_path / "target"
+    p = subprocess.run([sys.executable, "-m", "pip", "install", "--no-cache-dir", "--disable-pip-version-check", "--no-deps",
+                        "--target", str(target), "--index-url", feeds.index, "--keyring-provider", "import",
+                        "--cert", feeds.mock.ca_file, "demo-feed-pkg"], env=env, capture_output=True, text=True,
+                       timeout=120, stdin=subprocess.DEVNULL)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert (target / "demo_feed_pkg" / "__init__.py").read_text() == "VALUE = 42\n"
+
+
 def test_nothing_is_written_in_plaintext(feeds, tmp_path):
     token = feeds.run([str(feeds.bin / "keyring"), "get", feeds.mock.url + "/pypi/", "u"]).stdout.strip()
     assert token
