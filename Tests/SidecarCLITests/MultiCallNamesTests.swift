@@ -16,7 +16,7 @@ import Testing
 }
 
 @Suite struct KeyringShimParsingTests {
-    @Test func pipsAndUvsLines() {
+    @Test func pipsAndUvsLines() throws {
         #expect(try KeyringShim.parse(["get", "https://h/simple/", "me"]).get() == .init(service: "https://h/simple/", username: "me"))
         #expect(
             try KeyringShim.parse(["get", "https://h/simple/", "--mode", "creds"]).get()
