@@ -11,7 +11,6 @@ struct InteractiveFlow: Sendable {
         correlationId: String
     ) async throws -> TokenResult {
         let resolved = try await resolver.resolve(try configuration.authority(for: request.authority))
-        let authority = resolved.authority
         let metadata = resolved.metadata
         let scopes = Scopes.requested(request.scopes, defaults: configuration.defaultScopes)
         let claims = try Scopes.mergedClaims(request.claims, capabilities: configuration.clientCapabilities)

@@ -15,7 +15,7 @@ struct PastePrompt {
     static let limit = 16_384
 
     /// Writes one whole line for the user (stderr).
-    var say: (String) -> Void = { Console.say($0) }
+    var say: (String) -> Void = { Console.write($0 + "\n", to: STDERR_FILENO) }
     /// Reads the pasted line (nil: input ended first).
     var readLine: () -> String? = { Self.line(from: STDIN_FILENO) }
 
@@ -32,10 +32,10 @@ struct PastePrompt {
     /// What to tell the user: the URL alone on its line (to copy), then what to paste back.
     static func instructions(url: String) -> [String] {
         [
-            "to sign in, open this URL in a browser on any machine:",
+            "auth-sidecar: to sign in, open this URL in a browser on any machine:",
             url,
-            "after signing in, the browser ends on an address starting with http://localhost that does not load;",
-            "paste that whole address here (or just its code) and press Enter:",
+            "auth-sidecar: after signing in, the browser ends on an address starting with http://localhost that does not load;",
+            "auth-sidecar: paste that whole address here (or just its code) and press Enter:",
         ]
     }
 
