@@ -39,7 +39,9 @@ import Testing
         #expect(SignInWay.choose(ssh, forced: .browser).method == .printedURL)
         #expect(SignInWay.choose(SignInEnvironment(browser: Self.headless)).reason.hasPrefix("no display"))
         // Where no browser opens and no port can be forwarded, the paste-back is offered.
-        #expect(SignInWay.choose(SignInEnvironment(browser: Self.headless)).reason.hasSuffix("--paste to sign in in any browser and paste back the address"))
+        #expect(
+            SignInWay.choose(SignInEnvironment(browser: Self.headless)).reason.hasSuffix(
+                "--paste to sign in in any browser and paste back the address"))
         #expect(way.reason.contains("--paste"))
         let noOpener = BrowserAvailability(headless: false, browserVariableSet: false, browserCommand: nil)
         #expect(

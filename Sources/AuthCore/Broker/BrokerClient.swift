@@ -201,7 +201,10 @@ final class BrokerClient: Sendable {
     ) async throws(AuthError) -> (TokenResult, accountJSON: JSONValue?) {
         do throws(AuthError) {
             return try await silentCall(parameters, account: account, scopes: scopes, authority: authority, correlationId: correlationId)
-        } catch where configuration.brokerSilentRescue && error.kind == .interactionRequired && error.message.contains("with InteractionRequired:") {
+        } catch {
+            // Status 2 only (BrokerAnswers names it): AccountUnusable and the rest need the user.
+            guard configuration.brokerSilentRescue, error.kind == .interactionRequired, error.message.contains("with InteractionRequired:")
+            else { throw error }
             guard let display = configuration.display else {
                 logger.notice("broker silent rescue: not tried, no display (DISPLAY, WAYLAND_DISPLAY) is set")
                 throw error
@@ -213,7 +216,8 @@ final class BrokerClient: Sendable {
                 let answer = try await call(
                     .acquireTokenInteractively, correlationId: newCorrelationId(),
                     body: ["account": account.json, "authParameters": .object(interactive)], timeout: .some(configuration.interactiveTimeout))
-                let rescued = try BrokerAnswers.token(answer, requested: scopes, account: account.json, authority: authority, correlationId: correlationId)
+                let rescued = try BrokerAnswers.token(
+                    answer, requested: scopes, account: account.json, authority: authority, correlationId: correlationId)
                 logger.notice("broker silent rescue: acquireTokenInteractively answered a token")
                 return rescued
             } catch let rescue {

@@ -51,7 +51,8 @@ struct InteractiveFlow: Sendable {
         if let failure = Self.error(in: response, correlationId: correlationId) { throw failure }
         guard let code = response.code, !code.isEmpty else { throw AuthError.malformed("the redirect carried no code") }
         return try await redeem(
-            code, Redemption(
+            code,
+            Redemption(
                 resolved: resolved, scopes: scopes, claims: claims, redirectURI: pending.redirectURI, pkce: pkce, nonce: nonce,
                 sshKey: request.sshKey),
             correlationId: correlationId)

@@ -61,7 +61,8 @@ enum PastedAddress {
         var other = error
         other.kind = .pastedCodeFromAnotherSignIn
         other.message =
-            "the pasted code was issued to another sign-in (" + (verifierRefused ? "the service refused this sign-in's PKCE verifier for it" : "its ID token carries another nonce")
+            "the pasted code was issued to another sign-in ("
+            + (verifierRefused ? "the service refused this sign-in's PKCE verifier for it" : "its ID token carries another nonce")
             + "); sign in again and paste the address this sign-in's URL ends on"
         return other
     }
