@@ -244,3 +244,10 @@ def test_the_login_verb_leads_a_blocked_tenant_to_paste_back(verbs, mock):
     # The way it names works.
     done = paste_login(verbs, mock, env={"SSH_CONNECTION": "10.1.2.3 50000 10.9.8.7 22"})
     assert done.returncode == 0 and done.out == f"Signed in as {ALICE}\n", done.err
+
+
+def test_a_sign_in_that_cannot_succeed_fails_before_the_url_is_shown(launch, mock):
+    p = launch(clientId="99999999-9999-4999-8999-999999999999")  # unknown to the service
+    e = p.error("acquireToken", {"scopes": SCOPES, "flow": "paste"}, -51010, timeout=SIGN_IN)
+    assert "AADSTS700016" in e["message"], e
+    assert not any(isinstance(m, dict) and m.get("method") == "pasteSignIn" for m in p.inbox), p.inbox

@@ -21,6 +21,9 @@ struct PasteBackFlow: Sendable {
         let state = PKCE.randomToken()
         let nonce = PKCE.randomToken()
         let redirectURI = Self.redirectURI(configuration.redirectURI)
+        // As for the browser: a sign-in that cannot succeed fails before the user copies the URL.
+        try await AuthorizePreflight(transport: dependencies.transport).check(
+            authorizationEndpoint: resolved.metadata.authorizationEndpoint, clientId: configuration.clientId, redirectURI: redirectURI)
         let url = interactive.authorizeURL(
             metadata: resolved.metadata, scopes: scopes, request: request, account: account, claims: claims,
             redirectURI: redirectURI, pkce: pkce, state: state, nonce: nonce)
