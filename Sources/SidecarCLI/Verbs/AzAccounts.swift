@@ -16,7 +16,9 @@ import Sidecar
 /// --refresh`, and kept beside the token cache in
 /// `azureProfile.ACCOUNT.json` (0600; azureProfile.json's `subscriptions`, ``AzSubscriptions``).
 /// An account with none, or where Resource Manager is not known, is Azure CLI's tenant-level
-/// account (`--allow-no-subscriptions`), as before.
+/// account (`--allow-no-subscriptions`), as before. A listing that failed is tried again by a
+/// later `az` call once its back-off has passed (``ListingFailure``), in a process of its own
+/// that the call does not wait for (``retryInBackground()``).
 struct AzAccounts {
     let session: VerbSession
     /// The signed-in account (`getCurrentAccount`'s).
@@ -59,15 +61,20 @@ struct AzAccounts {
 
     /// The account's subscriptions: the kept ones, else (or with `refresh`) listed now and
     /// kept. Empty: a tenant-level account. A listing that fails is an error with `refresh`;
-    /// else the account is tenant-level, kept so (with one warning now) until `az account list
-    /// --refresh` or the next sign-in: no az command waits on a failing Resource Manager again.
+    /// else the account is tenant-level (with one warning now), kept so with the failure noted:
+    /// a later call past the back-off starts the listing again in the background and answers
+    /// at once (``retryInBackground()``), until one succeeds, `az account list --refresh` or
+    /// the next sign-in. No az command waits on a failing Resource Manager again.
     func subscriptions(refresh: Bool = false) throws(AzShim.Failure) -> [JSONValue] {
         guard let resourceManager else { return [] }
         let kept = try read()
-        if let kept, !refresh { return kept }
+        if let kept, !refresh {
+            if let failure = kept.failure, failure.retryAfter <= Self.now() { retryInBackground(after: failure) }
+            return kept.entries
+        }
         switch list(resourceManager) {
         case .success(let entries):
-            let previous = kept.flatMap(AzSubscriptions.defaultEntry)?["id"]?.stringValue
+            let previous = kept.flatMap { AzSubscriptions.defaultEntry($0.entries) }?["id"]?.stringValue
             let chosen = AzSubscriptions.withDefault(entries, previous: previous)
             try write(chosen)
             return chosen
@@ -75,34 +82,86 @@ struct AzAccounts {
             if refresh { throw AzShim.Failure(message: "auth-sidecar: cannot list subscriptions: \(reason.reason)") }
             Console.write(
                 "WARNING: auth-sidecar: cannot list subscriptions (\(reason.reason)): \(username) is a tenant-level account until "
-                    + "'az account list --refresh'\n", to: STDERR_FILENO)
-            try write([])
+                    + "a later az call lists them (tried again in the background) or 'az account list --refresh'\n",
+                to: STDERR_FILENO)
+            try write([], failure: ListingFailure(attempts: 1, retryAfter: Self.now() + ListingFailure.delay(after: 1)))
             return []
         }
     }
 
-    /// `entries` kept as the account's subscriptions.
-    func write(_ entries: [JSONValue]) throws(AzShim.Failure) {
+    /// A failed listing, kept in the profile (`listingFailed`): how many tries failed, and
+    /// when a later `az` call may try again (5 s after the first, doubling, at most an hour).
+    struct ListingFailure {
+        var attempts: Int
+        /// Unix seconds.
+        var retryAfter: Int64
+
+        static func delay(after attempts: Int) -> Int64 { min(5 << Int64(min(max(attempts, 1), 12) - 1), 3600) }
+
+        var json: JSONValue { ["attempts": .int(Int64(attempts)), "retryAfter": .int(retryAfter)] }
+
+        init(attempts: Int, retryAfter: Int64) {
+            self.attempts = attempts
+            self.retryAfter = retryAfter
+        }
+
+        init?(_ json: JSONValue?) {
+            guard let attempts = json?["attempts"]?.intValue, let retryAfter = json?["retryAfter"]?.intValue else { return nil }
+            self.init(attempts: Int(clamping: attempts), retryAfter: retryAfter)
+        }
+    }
+
+    /// The argument (after `az`) of the process that lists again in the background.
+    static let retryArgument = "--auth-sidecar-retry-listing"
+
+    /// Claims the retry (the next one a back-off later, so concurrent calls start one between
+    /// them), then starts `auth-sidecar az --auth-sidecar-retry-listing` in a session of its
+    /// own, its stdin, stdout and stderr /dev/null (a caller reading this process's output to
+    /// the end does not wait for it); it lists (each request within `httpTimeoutSeconds`) and
+    /// keeps what it found (``retryListing()``). This call does not wait for it.
+    private func retryInBackground(after failure: ListingFailure) {
+        let attempts = failure.attempts + 1
+        let claimed = ListingFailure(attempts: attempts, retryAfter: Self.now() + ListingFailure.delay(after: attempts))
+        guard (try? write([], failure: claimed)) != nil else { return }
+        let null = open("/dev/null", O_RDWR | O_CLOEXEC)
+        guard null >= 0 else { return }
+        defer { close(null) }
+        _ = POSIX.spawn(["/proc/self/exe", "az", Self.retryArgument], stdout: null, stderr: null, newSession: true)
+    }
+
+    /// The background retry's work: lists, and keeps the subscriptions when that succeeds;
+    /// on a failure the kept back-off stands. Returns the exit status.
+    func retryListing() -> Int32 {
+        guard let resourceManager, case .success(let entries) = list(resourceManager) else { return 1 }
+        guard (try? write(AzSubscriptions.withDefault(entries, previous: nil))) != nil else { return 1 }
+        return 0
+    }
+
+    private static func now() -> Int64 { Int64(time(nil)) }
+
+    /// `entries` kept as the account's subscriptions, with the failed listing when there is one.
+    func write(_ entries: [JSONValue], failure: ListingFailure? = nil) throws(AzShim.Failure) {
         guard let path = profilePath else { return }
-        let document: JSONValue = ["homeAccountId": account["homeAccountId"] ?? .null, "subscriptions": .array(entries)]
+        var document: JSONObject = ["homeAccountId": account["homeAccountId"] ?? .null, "subscriptions": .array(entries)]
+        if let failure { document["listingFailed"] = failure.json }
         do throws(VerbFailure) {
-            try ProfileFileRewrite.replace(path, with: Array(AzOutput.json(document).utf8), mode: 0o600)
+            try ProfileFileRewrite.replace(path, with: Array(AzOutput.json(.object(document)).utf8), mode: 0o600)
         } catch {
             throw AzShim.Failure(message: "auth-sidecar: \(error.message)")
         }
     }
 
-    /// The kept subscriptions; nil when none are kept. A file that cannot be read is an error,
-    /// never taken as none (fail closed).
-    private func read() throws(AzShim.Failure) -> [JSONValue]? {
+    /// The kept subscriptions and failed listing; nil when none are kept. A file that cannot
+    /// be read is an error, never taken as none (fail closed).
+    private func read() throws(AzShim.Failure) -> (entries: [JSONValue], failure: ListingFailure?)? {
         guard let path = profilePath else { return nil }
         let bytes: [UInt8]?
-        do { bytes = try POSIX.readOwnFile(path, limit: 4 << 20) } catch { throw AzShim.Failure(message: "auth-sidecar: \(error)") }
+        do { bytes = try POSIX.readOwnFile(path, limit: 64 << 20) } catch { throw AzShim.Failure(message: "auth-sidecar: \(error)") }
         guard let bytes else { return nil }
-        guard let entries = (try? JSONValue.parse(bytes))?["subscriptions"]?.arrayValue else {
+        guard let document = try? JSONValue.parse(bytes), let entries = document["subscriptions"]?.arrayValue else {
             throw AzShim.Failure(message: "auth-sidecar: \(path) is not a kept subscription list: remove it, then run 'az account list --refresh'")
         }
-        return entries
+        return (entries, ListingFailure(document["listingFailed"]))
     }
 
     /// Azure CLI's listing: the tenants with a Resource Manager token of the home tenant, then
@@ -113,15 +172,17 @@ struct AzAccounts {
         guard let homeToken = token(scope, tenant: nil) else {
             return .failure(AzResourceManager.Failure("no Resource Manager token for \(username)"))
         }
+        let timeout = (try? session.configuration["httpTimeoutSeconds"]?.intValue) ?? 30
+        let manager = AzResourceManager(endpoint: endpoint, timeoutSeconds: Int(clamping: timeout))
         let tenants: [AzSubscriptions.Tenant]
-        switch AzResourceManager.list(endpoint: endpoint, path: "tenants", token: homeToken) {
+        switch manager.list(path: "tenants", token: homeToken) {
         case .failure(let reason): return .failure(reason)
         case .success(let items): tenants = AzSubscriptions.tenants(["value": .array(items)])
         }
         var entries: [JSONValue] = []
         for tenant in tenants {
             guard let token = tenant.id == tenantId ? homeToken : token(scope, tenant: tenant.id) else { continue }
-            switch AzResourceManager.list(endpoint: endpoint, path: "subscriptions", token: token) {
+            switch manager.list(path: "subscriptions", token: token) {
             case .failure(let reason): return .failure(reason)
             case .success(let items):
                 entries += AzSubscriptions.entries(["value": .array(items)], tenant: tenant, username: username, cloud: cloud)

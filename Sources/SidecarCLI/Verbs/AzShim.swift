@@ -32,6 +32,7 @@ enum AzShim {
 
     /// Answers the line; returns the exit status.
     static func run(_ arguments: [String]) -> Int32 {
+        if arguments == [AzAccounts.retryArgument] { return retryListing() }
         switch AzCommandLine.parse(arguments) {
         case .failure(let failure):
             return fail(failure.description, status: AzCommandLine.usageStatus)
@@ -67,6 +68,14 @@ enum AzShim {
         case .success(.loginWithClaims(let login)):
             return runLogin(login)
         }
+    }
+
+    /// The background retry of a failed subscription listing (``AzAccounts/retryListing()``).
+    private static func retryListing() -> Int32 {
+        guard let session = try? VerbSession.open(VerbLaunchOptions()) else { return 1 }
+        defer { session.client.close() }
+        guard let accounts = try? AzAccounts.current(session) else { return 1 }
+        return accounts.retryListing()
     }
 
     /// A failure: the lines after `ERROR: ` and az's exit status.
