@@ -19,8 +19,8 @@ import Sidecar
 /// account (`--allow-no-subscriptions`), as before. A listing that failed is tried again by a
 /// later `az` call once its back-off has passed (``ListingFailure``), in a process of its own
 /// that the call does not wait for (``retryInBackground()``).
-struct AzAccounts {
-    let session: VerbSession
+public struct AzAccounts {
+    let session: any AzEngine
     /// The signed-in account (`getCurrentAccount`'s).
     let account: JSONValue
     let tenantId: String
@@ -29,33 +29,36 @@ struct AzAccounts {
     let resourceManager: String?
 
     /// The current account's; `notLoggedIn` when no one is signed in.
-    static func current(_ session: VerbSession) throws(AzShim.Failure) -> AzAccounts {
+    static func current(_ session: any AzEngine) throws(AzShim.Failure) -> AzAccounts {
         let result = try AzShim.call(session, "getCurrentAccount", [:])
         guard let account = result["account"], let tenantId = account["tenantId"]?.stringValue else { throw AzShim.notLoggedIn }
         let authority = try AzShim.configuredAuthority(session)
         let environment = account["environment"]?.stringValue ?? ""
         return AzAccounts(
             session: session, account: account, tenantId: tenantId, cloud: AzCloud.forAuthority("https://" + environment),
-            resourceManager: AzCloud.resourceManager(configured: session.sources.overrides.armEndpoint, authority: authority))
+            resourceManager: AzCloud.resourceManager(configured: session.armEndpoint, authority: authority))
     }
 
-    var username: String { VerbOutput.username(account) }
+    var username: String { session.username(account) }
 
     /// The file kept for this account: beside a file cache; nil for a memory cache.
-    var profilePath: String? { Self.profilePath(session, homeAccountId: account["homeAccountId"]?.stringValue ?? tenantId) }
+    var profilePath: String? {
+        Self.profilePath(
+            cachePath: try? session.configuration()["cache"]?["path"]?.stringValue, homeAccountId: account["homeAccountId"]?.stringValue ?? tenantId)
+    }
 
-    /// The file kept for the account `homeAccountId` in `session`'s cache's directory; nil for
-    /// a memory cache.
-    static func profilePath(_ session: VerbSession, homeAccountId: String) -> String? {
-        guard let cache = try? session.configuration["cache"]?["path"]?.stringValue, let slash = cache.lastIndex(of: "/") else { return nil }
+    /// The file kept for the account `homeAccountId` beside the cache file `cachePath`; nil
+    /// for a memory cache (no path).
+    static func profilePath(cachePath cache: String?, homeAccountId: String) -> String? {
+        guard let cache, let slash = cache.lastIndex(of: "/") else { return nil }
         let id = homeAccountId.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "." ? $0 : "_" }
         return String(cache[...slash]) + "azureProfile." + String(id) + ".json"
     }
 
     /// After a sign-in (`auth-sidecar login`): the account's kept subscriptions are dropped, so
     /// the next `az` command lists them again, as Azure CLI lists them at each `az login`.
-    static func forget(_ session: VerbSession, account: JSONValue?) {
-        guard let id = account?["homeAccountId"]?.stringValue, let path = profilePath(session, homeAccountId: id) else { return }
+    public static func forget(cachePath: String?, account: JSONValue?) {
+        guard let id = account?["homeAccountId"]?.stringValue, let path = profilePath(cachePath: cachePath, homeAccountId: id) else { return }
         unlink(path)
     }
 
@@ -80,7 +83,7 @@ struct AzAccounts {
             return chosen
         case .failure(let reason):
             if refresh { throw AzShim.Failure(message: "auth-sidecar: cannot list subscriptions: \(reason.reason)") }
-            Console.write(
+            AzConsole.write(
                 "WARNING: auth-sidecar: cannot list subscriptions (\(reason.reason)): \(username) is a tenant-level account until "
                     + "a later az call lists them (tried again in the background) or 'az account list --refresh'\n",
                 to: STDERR_FILENO)
@@ -144,11 +147,7 @@ struct AzAccounts {
         guard let path = profilePath else { return }
         var document: JSONObject = ["homeAccountId": account["homeAccountId"] ?? .null, "subscriptions": .array(entries)]
         if let failure { document["listingFailed"] = failure.json }
-        do throws(VerbFailure) {
-            try ProfileFileRewrite.replace(path, with: Array(AzOutput.json(.object(document)).utf8), mode: 0o600)
-        } catch {
-            throw AzShim.Failure(message: "auth-sidecar: \(error.message)")
-        }
+        try session.replaceFile(path, with: Array(AzOutput.json(.object(document)).utf8), mode: 0o600)
     }
 
     /// The kept subscriptions and failed listing; nil when none are kept. A file that cannot
@@ -172,7 +171,7 @@ struct AzAccounts {
         guard let homeToken = token(scope, tenant: nil) else {
             return .failure(AzResourceManager.Failure("no Resource Manager token for \(username)"))
         }
-        let timeout = (try? session.configuration["httpTimeoutSeconds"]?.intValue) ?? 30
+        let timeout = (try? session.configuration()["httpTimeoutSeconds"]?.intValue) ?? 30
         let manager = AzResourceManager(endpoint: endpoint, timeoutSeconds: Int(clamping: timeout))
         let tenants: [AzSubscriptions.Tenant]
         switch manager.list(path: "tenants", token: homeToken) {
@@ -195,7 +194,7 @@ struct AzAccounts {
     private func token(_ scope: String, tenant: String?) -> String? {
         var params: JSONObject = ["scopes": [.string(scope)]]
         if let tenant {
-            guard let configured = try? AzShim.configuredAuthority(session), let authority = VerbRequests.authority(configured, tenant: tenant)
+            guard let configured = try? AzShim.configuredAuthority(session), let authority = session.authority(configured, tenant: tenant)
             else { return nil }
             params["authority"] = .string(authority)
         }

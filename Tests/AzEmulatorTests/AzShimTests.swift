@@ -1,7 +1,8 @@
+import Adapters
 import JSON
 import Testing
 
-@testable import Adapters
+@testable import AzEmulator
 
 @Suite struct AzCommandLineTests {
     private func parse(_ line: String) -> Result<AzCommandLine.Parsed, AzCommandLine.Failure> {
@@ -139,11 +140,11 @@ import Testing
     }
 
     @Test func claimsChallengeIsBase64OfJSON() {
-        #expect(AzResults.claims(fromChallenge: "eyJhIjoxfQ==") == "{\"a\":1}")
-        #expect(AzResults.claims(fromChallenge: "eyJhIjoxfQ") == "{\"a\":1}")
-        #expect(AzResults.claims(fromChallenge: "{\"a\":1}") == "{\"a\":1}")
-        #expect(AzResults.claims(fromChallenge: "%%%") == nil)
-        #expect(AzResults.claims(fromChallenge: "aGVsbG8=") == nil)
+        #expect(ClaimsChallenge.claims(fromChallenge: "eyJhIjoxfQ==") == "{\"a\":1}")
+        #expect(ClaimsChallenge.claims(fromChallenge: "eyJhIjoxfQ") == "{\"a\":1}")
+        #expect(ClaimsChallenge.claims(fromChallenge: "{\"a\":1}") == "{\"a\":1}")
+        #expect(ClaimsChallenge.claims(fromChallenge: "%%%") == nil)
+        #expect(ClaimsChallenge.claims(fromChallenge: "aGVsbG8=") == nil)
     }
 }
 
