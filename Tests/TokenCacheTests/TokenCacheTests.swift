@@ -79,7 +79,7 @@ import Testing
         let keys = try cache.read { $0.all($0.accessTokens).map(\.key) }
         #expect(
             keys.contains(
-                "\(alice)-\(Fixture.env)-accesstoken-\(Fixture.client)-\(Fixture.tenant)-\(pas)--ssh-cert-key0"))
+                "\(alice)-\(Fixture.env)-accesstoken-\(Fixture.client)-\(Fixture.tenant)-\(pas)--ssh-cert-key0".lowercased()))
         // A key's new certificate replaces its own; a write removes the bound tokens that expired.
         try cache.save(cert("Key1", "renewed", at: Fixture.now + 4000))
         #expect(try lookup("Key1")?.secret == "at-renewed")
