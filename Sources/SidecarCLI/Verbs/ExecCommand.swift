@@ -100,32 +100,32 @@ private struct ExecRun {
         }
         let allowed = options.scope
         let logger = session.logger
-        let identitySecret = ManagedIdentityProtocol.newSecret()
-        let azdKey = AzdAuthProtocol.newKey()
-        let identity: ManagedIdentityServer
-        let azd: AzdAuthServer
+        let identity: LocalTokenServer
+        let azd: LocalTokenServer
         do throws(AdapterError) {
-            identity = try ManagedIdentityServer(port: 0, secret: identitySecret, clientId: clientId, logger: logger) { scope in
-                guard ExecCommand.allows(allowed, [scope]) else {
-                    return .failure(ReplyError(.error(403, "auth-sidecar exec does not give \(scope) (--scope)")))
-                }
-                return engine.token(for: scope)
-            }
-            azd = try AzdAuthServer(port: 0, key: azdKey, logger: logger) { request in
-                guard ExecCommand.allows(allowed, request.scopes) else {
-                    return .failure(signInNeeded: false, "auth-sidecar exec does not give \(request.scopes.joined(separator: " ")) (--scope)")
-                }
-                return AzdAuthServerCommand.answer(request, authority: authority, engine: engine)
-            }
+            identity = try LocalTokenServer(
+                .managedIdentity(
+                    clientId: clientId,
+                    tokens: { scope in
+                        guard ExecCommand.allows(allowed, [scope]) else {
+                            return .failure(ReplyError(.error(403, "auth-sidecar exec does not give \(scope) (--scope)")))
+                        }
+                        return engine.token(for: scope)
+                    }), logger: logger)
+            azd = try LocalTokenServer(
+                .azd(tokens: { request in
+                    guard ExecCommand.allows(allowed, request.scopes) else {
+                        return .failure(
+                            signInNeeded: false, "auth-sidecar exec does not give \(request.scopes.joined(separator: " ")) (--scope)")
+                    }
+                    return AzdAuthServerCommand.answer(request, authority: authority, engine: engine)
+                }), logger: logger)
         } catch {
             throw VerbFailure(message: "exec: \(error.description)")
         }
-        Self.set(&environment, "IDENTITY_ENDPOINT", identity.endpoint)
-        Self.set(&environment, "IDENTITY_HEADER", identitySecret)
-        Self.set(&environment, "AZD_AUTH_ENDPOINT", azd.endpoint)
-        Self.set(&environment, "AZD_AUTH_KEY", azdKey)
-        let servers: [any LocalTokenEndpoint] = [identity, azd]
+        let servers = [identity, azd]
         for server in servers {
+            for (name, value) in server.environment { Self.set(&environment, name, value) }
             do { try POSIX.startThread { server.run() } } catch { throw VerbFailure(message: "exec: cannot start a thread") }
         }
         defer { for server in servers { server.stop() } }

@@ -1,5 +1,4 @@
 import AuthSeams
-import HTTP
 import JSON
 import Logging
 import POSIXSupport
@@ -7,9 +6,10 @@ import Sidecar
 
 /// Azure Container Registry's token exchange, as `az acr login` does it: an Entra access token
 /// posted to `https://REGISTRY/oauth2/exchange` (`grant_type=access_token`, `service`,
-/// `tenant`, `access_token`) for the registry's refresh token. Over libcurl as the engine's
-/// requests go (TLS verified, the CA file of `SSL_CERT_FILE`/`CURL_CA_BUNDLE`, no redirect
-/// followed), to the registry named only: the caller has checked it is ACR's or configured.
+/// `tenant`, `access_token`) for the registry's refresh token. Through the engine's HTTP client
+/// (`ApplicationFactory.httpTransport`: libcurl, TLS verified, the CA file of
+/// `SSL_CERT_FILE`/`CURL_CA_BUNDLE`, no redirect followed), to the registry named only: the
+/// caller has checked it is ACR's or configured.
 enum RegistryExchange {
     /// Why the exchange failed, in one line.
     struct Failure: Error {
@@ -43,8 +43,7 @@ enum RegistryExchange {
 
     /// Sends `request` and waits for its outcome on this thread (a verb's own, not the pool's).
     private static func send(_ request: HTTPRequest) -> Result<HTTPResponse, HTTPError> {
-        let caFile = ProcessEnvironment.value("SSL_CERT_FILE") ?? ProcessEnvironment.value("CURL_CA_BUNDLE")
-        let transport = CurlTransport(caFile: caFile, logger: Logger(label: "auth-sidecar.registry"))
+        let transport = ApplicationFactory.httpTransport(timeoutSeconds: 30, logger: Logger(label: "auth-sidecar.registry"))
         let outcome = PthreadMutex<Result<HTTPResponse, HTTPError>?>(nil)
         Task {
             let result: Result<HTTPResponse, HTTPError>
