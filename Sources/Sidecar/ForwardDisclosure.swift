@@ -31,7 +31,10 @@ public enum ForwardDisclosure {
         switch value {
         case .string(let text): return .string(withoutPaths(text))
         case .array(let items): return .array(items.map(withoutPaths))
-        case .object(let members): return .object(members.mapValues(withoutPaths))
+        case .object(let members):
+            var scrubbed = members
+            for (key, member) in members { scrubbed[key] = withoutPaths(member) }
+            return .object(scrubbed)
         default: return value
         }
     }

@@ -287,19 +287,17 @@ def test_agent_caps_connections_and_evicts_silent_ones_first(verbs, tmp_path):
         assert silent.recv(100) == b""
         silent.close()
 
-        extra = socket.socket(socket.AF_UNIX)  # 4 sessions in use: refused, with the reason
-        extra.settimeout(10)
-        extra.connect(agent_path(verbs))
-        refusal = json.loads(extra.makefile("rb").readline())
-        assert refusal["id"] is None and refusal["error"]["data"]["name"] == "tooManyConnections", refusal
-        assert "at most 4 connections" in refusal["error"]["message"]
-        extra.close()
-        for s in sessions:  # the sessions were not disturbed
+        for s in sessions[1:]:  # the sessions are used; the first stays idle the longest
             s.sendall(b'{"jsonrpc":"2.0","id":2,"method":"getAccounts","params":{}}\n')
             assert b'"id":2' in s.makefile("rb").readline()
-        sessions.pop().close()
-        time.sleep(0.3)
-        sessions.append(initialize(agent_path(verbs)))  # a freed slot serves again
+        # 4 initialized sessions, none with anything in flight: the idlest makes room (issue 47,
+        # finding 9: idle initialized sessions must not lock the socket); its client may reconnect.
+        sessions.append(initialize(agent_path(verbs)))
+        assert sessions[0].recv(100) == b""
+        sessions.pop(0).close()
+        for s in sessions:  # the others were not disturbed
+            s.sendall(b'{"jsonrpc":"2.0","id":3,"method":"ping","params":{}}\n')
+            assert b'"id":3' in s.makefile("rb").readline()
     finally:
         for s in sessions:
             s.close()
@@ -331,8 +329,8 @@ def test_a_flood_on_the_forward_socket_leaves_the_main_socket_alone(verbs, tmp_p
             except (socket.timeout, ConnectionResetError):
                 pass
         assert evicted >= 36 - 1, f"only {evicted} of 36 older silent connections were closed"
-        speakers = []  # forwarded sessions (initialized: kept): served, and they fill the forward socket's cap
-        for n in range(4):
+        speakers = []  # forwarded sessions (initialized): served, each new one making room among this peer's own
+        for n in range(6):
             s = socket.socket(socket.AF_UNIX)
             s.settimeout(10)
             s.connect(forward_path)
@@ -341,12 +339,6 @@ def test_a_flood_on_the_forward_socket_leaves_the_main_socket_alone(verbs, tmp_p
             assert answer["id"] == 3, answer
             speakers.append(s)
         flood += speakers
-        extra = socket.socket(socket.AF_UNIX)  # a fifth on the forward socket: refused with the reason
-        extra.settimeout(10)
-        extra.connect(forward_path)
-        refusal = json.loads(extra.makefile("rb").readline())
-        assert refusal["error"]["data"]["name"] == "tooManyConnections", refusal
-        extra.close()
         sessions = [initialize(agent_path(verbs)) for _ in range(4)]  # the main socket: its own four slots
         for s in sessions:
             s.sendall(b'{"jsonrpc":"2.0","id":2,"method":"ping","params":{}}\n')
