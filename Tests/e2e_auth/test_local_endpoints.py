@@ -47,8 +47,9 @@ def agent_path(verbs: Verbs) -> str:
 
 
 def start_agent(verbs: Verbs, name: str) -> RunningAgent:
-    """An agent on the verbs' default socket, with no configuration of its own."""
-    return RunningAgent(verbs.binary, agent_path(verbs), {**verbs.env, "XDG_CONFIG_HOME": str(verbs.tmp / "none")},
+    """An agent on the verbs' default socket, reading the verbs' configuration file (what runs or
+    reads a file as the user comes from the agent's own file: issue 47, finding 5)."""
+    return RunningAgent(verbs.binary, agent_path(verbs), verbs.env,
                         verbs.tmp / f"{name}.log")
 
 
@@ -222,14 +223,14 @@ def initialize(path: str) -> socket.socket:
 
 def logged_agent(verbs: Verbs, tmp_path, name: str, *flags: str, ready: str = "agent listening",
                  preexec_fn=None) -> tuple[subprocess.Popen, "os.PathLike[str]"]:
-    """An agent on the verbs' default socket (no configuration of its own) logging at info to
+    """An agent on the verbs' default socket (the verbs' configuration file) logging at info to
     NAME.log, once its log says `ready`; returns it and the log's path."""
     log_path = tmp_path / f"{name}.log"
     with open(log_path, "wb") as log:
         agent = subprocess.Popen(
             [verbs.binary, "agent", "--socket", agent_path(verbs), *flags, "--log-level", "info"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
-            env={**verbs.env, "XDG_CONFIG_HOME": str(tmp_path / "none")}, preexec_fn=preexec_fn)
+            env=verbs.env, preexec_fn=preexec_fn)
     deadline = time.monotonic() + 10
     while ready not in log_path.read_text(errors="replace"):
         if time.monotonic() > deadline or agent.poll() is not None:
