@@ -8,7 +8,8 @@ enum SSHConfigBlock {
     static func wordProblem(_ value: String, what: String) -> String? {
         if value.isEmpty { return "\(what) is empty" }
         if let bad = value.unicodeScalars.first(where: { $0.properties.isWhitespace || isControl($0) }) {
-            return "\(what) may not contain whitespace or control characters (found \(describe(bad))): ssh_config would read it as another keyword or argument"
+            return "\(what) may not contain whitespace or control characters (found \(describe(bad))): "
+                + "ssh_config would read it as another keyword or argument"
         }
         if value.contains("\"") { return "\(what) may not contain a double quote" }
         return nil
@@ -17,7 +18,8 @@ enum SSHConfigBlock {
     /// Why `value` cannot be a quoted path of the block (`what` names it); `nil`: it can.
     static func pathProblem(_ value: String, what: String) -> String? {
         if let bad = value.unicodeScalars.first(where: { $0 == "\"" || isControl($0) }) {
-            return "\(what) may not contain a double quote, a newline or another control character (found \(describe(bad))): it is written quoted in ssh_config"
+            return "\(what) may not contain a double quote, a newline or another control character (found \(describe(bad))): "
+                + "it is written quoted in ssh_config"
         }
         return nil
     }
