@@ -18,14 +18,15 @@ struct ForwardRefreshStage: Sendable {
         return .object(members)
     }
 
-    /// The reply stage, for an answer to `params`: a forced refresh was made, so the budget of
+    /// A forced refresh for `params` runs (the consent stage, before the engine: a failed one
+    /// counts too), or came back (the reply stage, for the reply stage's own ask): the budget of
     /// its token is spent.
-    func released(_ params: JSONValue?) {
+    func spend(_ params: JSONValue?) {
         if params?["forceRefresh"]?.boolValue == true { budget.spend(Self.scopes(params)) }
     }
 
     /// Whether the reply stage may ask for a fresh token for `params`'s scopes: the budget is not
-    /// spent (the fresh answer spends it, ``released(_:)``; the fast path's reply stage may
+    /// spent (the fresh answer spends it, ``spend(_:)``; the fast path's reply stage may
     /// decide this before the task decides it again, so deciding takes nothing).
     func mayAskAgain(_ params: JSONValue?) -> Bool { !budget.isSpent(Self.scopes(params)) }
 

@@ -92,6 +92,7 @@ final class ForwardSessionPolicy: ErrorReleasingPolicy {
     }
 
     func approve(_ method: SidecarMethod, params: JSONValue?) async throws(RPCError) {
+        if method == .acquireTokenSilent { refreshes.spend(params) }  // a forced refresh about to run
         guard asksConsent(method) else { return }
         let requested = params?["scopes"]?.arrayValue?.compactMap(\.stringValue) ?? []
         let question = ForwardApprovalQuestion.text(
@@ -116,7 +117,7 @@ final class ForwardSessionPolicy: ErrorReleasingPolicy {
         case .getCurrentAccount: return .send(ForwardReply.allowed(result, fields: ["account", "previousAccount"]))
         case .acquireTokenSilent, .acquireToken:
             let beyond = beyondScopes(result)
-            if method == .acquireTokenSilent { refreshes.released(params) }
+            if method == .acquireTokenSilent { refreshes.spend(params) }
             if !beyond.isEmpty, method == .acquireTokenSilent, params?["forceRefresh"]?.boolValue != true, case .object(var members)? = params,
                 refreshes.mayAskAgain(params)
             {

@@ -39,7 +39,8 @@ public struct LocalSettingsPolicy: SessionPolicy {
         if let (member, _) = differs.first(where: \.1) {
             throw ForwardPolicy.configurationRefused(
                 "'\(member)' may not be set through the agent's socket (it runs or reads something as you on the agent's machine): "
-                    + "set it in the agent's own configuration file there, or run without the agent (--no-agent, AUTH_SIDECAR_NO_AGENT=1); "
+                    + "set it in the agent's own configuration file there, or run without the agent "
+                    + "(a verb's --no-agent, or AUTH_SIDECAR_NO_AGENT=1); "
                     + "to reach the agent from another machine, forward its forward socket (agent --forward)",
                 member: member)
         }
