@@ -31,7 +31,7 @@ public final class SidecarService: RPCService, Sendable {
         /// many connections; forwarded or not, the forwarded sessions); `nil` in the stdio mode.
         public var agentInfo: (@Sendable () -> JSONValue)?
         /// The door's rules, a stage of every request and reply (``RequestPipeline``): the
-        /// forward socket's ``ForwardPolicy``, an SSH peer's ``LocalSettingsPolicy``; open by default.
+        /// forward socket's ``ForwardPolicy``, the agent main socket's ``LocalSettingsPolicy``; open by default.
         public var policy: any SessionPolicy = OpenSessionPolicy()
         /// What `callGraph`'s token may be for (the forward socket's ``ForwardGraphTokens``); `nil`: no limit.
         public var graphTokens: ForwardGraphTokens?
