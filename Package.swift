@@ -128,6 +128,8 @@ let package = Package(
                 "CFuzzer", "Sidecar", "JSONRPC", "JSON", "AuthCore", "AuthSeams", "AuthTestSupport", "TokenCache", "POSIXSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]),
+        // The fuzz target over the client assertion sources (scripts/fuzz.sh --target assertion).
+        .executableTarget(name: "FuzzAssertion", dependencies: ["CFuzzer", "AuthCore", "AuthSeams", "POSIXSupport"]),
 
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "AdaptersTests", dependencies: ["Adapters", "JSON"]),
