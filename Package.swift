@@ -168,7 +168,7 @@ let package = Package(
         .testTarget(
             name: "AuthCoreTests",
             dependencies: [
-                "AuthCore", "AuthSeams", "AuthTestSupport", "TokenCache", "JSON",
+                "AuthCore", "AuthSeams", "AuthTestSupport", "TokenCache", "JSON", "POSIXSupport",
                 .product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]),

@@ -138,7 +138,8 @@ struct StatusReport {
             let tenant = tenants.isEmpty ? (status.account["tenantId"]?.stringValue ?? "-") : tenants.joined(separator: ", ")
             let state: String =
                 switch status.token {
-                case .valid(let expiresOn): "token \(VerbOutput.lifetime(secondsLeft: VerbOutput.seconds(from: now, to: expiresOn))), tenant \(tenant)"
+                case .valid(let expiresOn):
+                    "token \(VerbOutput.lifetime(secondsLeft: VerbOutput.seconds(from: now, to: expiresOn))), tenant \(tenant)"
                 case .signInNeeded: "sign-in needed, tenant \(tenant)"
                 case .failed(let reason): "tenant \(tenant), error: \(reason)"
                 }
@@ -214,7 +215,8 @@ struct StatusReport {
     private func agentLines(now: Int64) -> [String] {
         var state = agentDetail.map { "\(agentStateName): \($0)" } ?? agentStateName
         if let info = agentInfo {
-            let since = info["startedAt"]?.intValue.map { ", up \(VerbOutput.age(secondsAgo: VerbOutput.seconds(from: $0, to: now), suffix: false))" } ?? ""
+            let since =
+                info["startedAt"]?.intValue.map { ", up \(VerbOutput.age(secondsAgo: VerbOutput.seconds(from: $0, to: now), suffix: false))" } ?? ""
             let others = info["connections"]?.intValue.map { ", \(max(0, $0 &- 1)) other client\($0 == 2 ? "" : "s")" } ?? ""
             let pid = info["pid"]?.intValue.map { ", pid \($0)" } ?? ""
             state += "\(pid)\(since)\(others)"
