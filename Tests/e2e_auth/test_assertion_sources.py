@@ -113,14 +113,18 @@ def test_slow_commands_and_fifos_do_not_hold_up_another_session_on_the_agent(app
     busy = []
     try:
         assert apps.token("other").returncode == 0       # the agent has built that engine
+        started = time.monotonic()
+        assert apps.token("other", "--force-refresh").returncode == 0
+        alone = time.monotonic() - started                # the same request, nothing else in flight
         busy = [apps.start(name, "--force-refresh") for name in ("slow1", "slow2", "fifo1", "fifo2")]
         time.sleep(1.5)                                   # all four in flight (or refused)
         started = time.monotonic()
         p = apps.token("other", "--force-refresh", timeout=60)
         took = time.monotonic() - started
-        print(f"another session's forced refresh with 2 slow commands and 2 FIFOs in flight: {took:.2f} s")
+        print(f"another session's forced refresh with 2 slow commands and 2 FIFOs in flight: {took:.2f} s "
+              f"(alone: {alone:.2f} s)")
         assert p.returncode == 0, p.stderr
-        assert took < 1.0, f"{took:.2f} s"
+        assert took < alone + 1.0, f"{took:.2f} s, alone {alone:.2f} s"
         for proc, name in zip(busy[2:], fifos):           # a FIFO is refused at once, by name
             out, err = proc.communicate(timeout=5)
             assert proc.returncode != 0 and "FIFO" in err and name in err, err
@@ -143,7 +147,7 @@ def test_a_command_that_closes_its_output_and_lingers_is_not_waited_for(apps):
     took = time.monotonic() - started
     print(f"token --force-refresh, the command closing stdout and lingering: {took:.2f} s")
     assert p.returncode == 0, p.stderr
-    assert took < 3.0, f"{took:.2f} s"
+    assert took < 8.0, f"{took:.2f} s"                    # not the 30 s it lingers (1 s grace, then killed)
     assert surviving("sleep 30.25") == []                # killed with its group
 
 
@@ -159,7 +163,7 @@ def test_a_grandchild_left_running_neither_hangs_us_nor_holds_our_stderr(apps):
     for pid in left:
         os.kill(pid, signal.SIGKILL)
     assert p.returncode == 0, p.stderr
-    assert took < 3.0 and left == [], (took, left)
+    assert took < 8.0 and left == [], (took, left)       # not the 31 s the grandchild sleeps
 
 
 def test_a_command_past_its_time_limit_is_killed_with_its_group(apps, tmp_path):
@@ -179,7 +183,7 @@ def test_a_fifo_as_the_assertion_file_is_refused_at_once(apps):
     try:
         started = time.monotonic()
         p = apps.token("fifo", "--no-agent", timeout=20)
-        assert time.monotonic() - started < 3
+        assert time.monotonic() - started < 8                # before: no answer at all
         assert p.returncode != 0 and f"file {fifo}" in p.stderr and "a FIFO, not a regular file" in p.stderr, p.stderr
     finally:
         release_fifo(fifo)
