@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import time
 
@@ -51,6 +52,17 @@ class KeyringAgent(Agent):
         self.process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                         stderr=self.stderr, env=self.env)
         self.wait_listening(20)
+
+    def stop(self):
+        """The agent first: under strace, killing strace alone leaves it running."""
+        if self.trace and self.process.poll() is None:
+            try:
+                with open(f"/proc/{self.process.pid}/task/{self.process.pid}/children") as f:
+                    for child in f.read().split():
+                        os.kill(int(child), signal.SIGKILL)
+            except OSError:
+                pass
+        super().stop()
 
     def keyctl_calls(self) -> int:
         """The agent's keyctl and add_key calls so far (-1: not traced)."""
