@@ -17,7 +17,7 @@ extension POSIX {
     static let exitGrace: Int64 = 1000
 
     /// Runs a program the user configured (a key command, a client assertion command) and
-    /// returns its stdout: started by ``spawn(_:stdout:newSession:ownGroup:)`` (no shell,
+    /// returns its stdout: started by ``spawn(_:stdout:stderr:newSession:ownGroup:)`` (no shell,
     /// arguments as given, stdin /dev/null, its stderr ours) in a process group of its own; at
     /// most `maxOutput` bytes and `timeLimit`, then the whole group is killed. It must exit 0.
     ///
