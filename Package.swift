@@ -136,6 +136,8 @@ let package = Package(
                 "CFuzzer", "Sidecar", "JSONRPC", "JSON", "AuthCore", "AuthSeams", "AuthTestSupport", "TokenCache", "POSIXSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]),
+        // The fuzz target over the client assertion sources (scripts/fuzz.sh --target assertion).
+        .executableTarget(name: "FuzzAssertion", dependencies: ["CFuzzer", "AuthCore", "AuthSeams", "POSIXSupport"]),
 
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "AdaptersTests", dependencies: ["Adapters", "JSON"]),
@@ -175,7 +177,7 @@ let package = Package(
         .testTarget(
             name: "AuthCoreTests",
             dependencies: [
-                "AuthCore", "AuthSeams", "AuthTestSupport", "TokenCache", "JSON",
+                "AuthCore", "AuthSeams", "AuthTestSupport", "TokenCache", "JSON", "POSIXSupport",
                 .product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]),

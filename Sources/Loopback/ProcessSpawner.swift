@@ -11,7 +11,7 @@ import POSIXSupport
 ///
 /// The child's stdout is our stderr (it can never write into the protocol stream) and it has
 /// its own session (a Ctrl-C meant for us does not close the browser); the rest is
-/// ``POSIX/spawn(_:stdout:newSession:)``'s.
+/// ``POSIX/spawn(_:stdout:stderr:newSession:ownGroup:)``'s.
 public enum ProcessSpawner {
     /// How a child ended.
     public enum Termination: Equatable, Sendable {
@@ -22,7 +22,7 @@ public enum ProcessSpawner {
     }
 
     /// Spawns `arguments[0]` (searched in PATH when it has no `/`) in its own session, its
-    /// stdout on our stderr (``POSIX/spawn(_:stdout:newSession:)``); returns the pid or
+    /// stdout on our stderr (``POSIX/spawn(_:stdout:stderr:newSession:ownGroup:)``); returns the pid or
     /// throws a readable reason.
     public static func spawn(_ arguments: [String]) throws(BrowserError) -> pid_t {
         switch POSIX.spawn(arguments, stdout: 2, newSession: true) {

@@ -12,12 +12,15 @@ extension POSIX {
     /// The child gets stdin from /dev/null, `stdout` (a descriptor of ours) as its stdout, ours
     /// as its stderr unless `stderr` names another (a process that outlives us), no
     /// descriptor above 2, default dispositions for the signals we block or ignore, an empty
-    /// signal mask, and with `newSession` its own session (a Ctrl-C meant for us does not
-    /// reach it).
+    /// signal mask, with `newSession` its own session (a Ctrl-C meant for us does not reach
+    /// it), and with `ownGroup` its own process group (pgid = its pid: whatever it starts can
+    /// be killed with it, `kill(-pid, ...)`).
     ///
     /// - Returns: the pid, or why it could not start (a NUL byte in an argument, an empty
     ///   command, `posix_spawnp`'s error).
-    public static func spawn(_ arguments: [String], stdout: Int32, stderr: Int32? = nil, newSession: Bool) -> Result<pid_t, SpawnFailure> {
+    public static func spawn(
+        _ arguments: [String], stdout: Int32, stderr: Int32? = nil, newSession: Bool, ownGroup: Bool = false
+    ) -> Result<pid_t, SpawnFailure> {
         guard let program = arguments.first, !program.isEmpty else { return .failure(.emptyCommand) }
         guard !arguments.contains(where: { $0.utf8.contains(0) }) else { return .failure(.nulInArgument) }
 
@@ -45,6 +48,10 @@ extension POSIX {
         #if canImport(Glibc)
             if newSession { flags |= spawnSetSID }
         #endif
+        if ownGroup, !newSession {
+            flags |= Int32(POSIX_SPAWN_SETPGROUP)
+            posix_spawnattr_setpgroup(&attributes, 0)
+        }
         posix_spawnattr_setflags(&attributes, Int16(flags))
 
         let cArguments = arguments.map { strdup($0) }
@@ -104,7 +111,7 @@ extension POSIX {
         return nil
     }
 
-    /// Why ``spawn(_:stdout:newSession:)`` started nothing.
+    /// Why ``spawn(_:stdout:stderr:newSession:ownGroup:)`` started nothing.
     public enum SpawnFailure: Error, Equatable, Sendable {
         case emptyCommand
         case nulInArgument

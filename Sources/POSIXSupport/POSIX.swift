@@ -24,6 +24,13 @@ public enum POSIX {
         return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
     }
 
+    /// Milliseconds of the real-time clock since the epoch (what processes compare).
+    public static func realTimeMilliseconds() -> Int64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        return Int64(spec.tv_sec) * 1000 + Int64(spec.tv_nsec) / 1_000_000
+    }
+
     /// Nanoseconds of the monotonic clock.
     public static func monotonicNanoseconds() -> UInt64 {
         let now = monotonicTime()

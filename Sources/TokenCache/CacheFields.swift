@@ -12,14 +12,21 @@ struct CacheFields {
 
     func string(_ key: String) -> String? { object[key]?.stringValue }
 
+    /// A time, clamped into ``plausibleTimes`` (the file may hold anything, `Int64.min` too:
+    /// no arithmetic on what it gives may overflow).
     func time(_ key: String) -> Int64? {
-        switch object[key] {
-        case .string(let text)?: Int64(text.trimmingSpaces)
-        case .int(let value)?: value
-        case .double(let value)? where value.isFinite && abs(value) < 9e18: Int64(value)
-        default: nil
-        }
+        let value: Int64? =
+            switch object[key] {
+            case .string(let text)?: Int64(text.trimmingSpaces)
+            case .int(let value)?: value
+            case .double(let value)? where value.isFinite && abs(value) < 9e18: Int64(value)
+            default: nil
+            }
+        return value.map { min(max($0, Self.plausibleTimes.lowerBound), Self.plausibleTimes.upperBound) }
     }
+
+    /// The times believed: the epoch to the end of year 9999.
+    static let plausibleTimes: ClosedRange<Int64> = 0...253_402_300_799
 
     /// The members other than `known`, in their original order.
     func remaining(excluding known: Set<String>) -> JSONObject {

@@ -8,21 +8,46 @@ import JSON
 public struct ClientAssertion: Sendable {
     /// The JWT itself: a credential, never logged nor reported.
     public let jwt: String
-    /// Its `exp` (Unix seconds), when its payload says.
+    /// Its `exp` (Unix seconds), when its payload says, within ``plausibleTimes``.
     public let expiresOn: Int64?
+    /// Its header and payload are JSON objects (a torn read's prefix is most often not).
+    public let isWellFormed: Bool
 
     public init(jwt: String) {
         self.jwt = jwt
-        expiresOn = Self.expiry(of: jwt)
+        let (header, claims) = Self.decoded(jwt)
+        isWellFormed = header?.objectValue != nil && claims?.objectValue != nil
+        expiresOn = claims?["exp"]?.intValue.map(Self.plausible)
     }
 
-    /// The `exp` claim of a JWT's payload, read without checking anything else.
-    static func expiry(of jwt: String) -> Int64? {
+    /// The times believed: from the epoch to the end of year 9999. Anyone who can write the
+    /// source chooses `exp`; a value out of this range (`Int64.min`) is clamped into it, so no
+    /// arithmetic on it can overflow.
+    public static let plausibleTimes: ClosedRange<Int64> = 0...253_402_300_799
+
+    /// `time` clamped into ``plausibleTimes``.
+    public static func plausible(_ time: Int64) -> Int64 {
+        min(max(time, plausibleTimes.lowerBound), plausibleTimes.upperBound)
+    }
+
+    /// The header and payload of a JWT, parsed without checking anything else.
+    static func decoded(_ jwt: String) -> (header: JSONValue?, claims: JSONValue?) {
         let parts = jwt.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        guard parts.count == 3, let payload = Base64URL.decode(String(Substring(parts[1]))),
-            let claims = try? JSONValue.parse(String(decoding: payload, as: UTF8.self))
-        else { return nil }
-        return claims["exp"]?.intValue
+        guard parts.count == 3 else { return (nil, nil) }
+        let json = { (part: String.UTF8View.SubSequence) -> JSONValue? in
+            guard let bytes = Base64URL.decode(String(Substring(part))) else { return nil }
+            return try? JSONValue.parse(String(decoding: bytes, as: UTF8.self))
+        }
+        return (json(parts[0]), json(parts[1]))
+    }
+
+    /// How the assertion's life reads in an error at `now`: expired (the source gave no fresh
+    /// one), or when it expires; empty when its expiry is unknown.
+    public func lifeText(now: Int64) -> String {
+        guard let expiresOn else { return "" }
+        let now = Self.plausible(now)
+        if expiresOn <= now { return " (it expired \(now - expiresOn) s ago and the source gave no fresh one)" }
+        return " (it expires in \(expiresOn - now) s)"
     }
 }
 

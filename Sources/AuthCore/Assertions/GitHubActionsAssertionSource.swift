@@ -46,12 +46,33 @@ enum AssertionEndpoint {
         url + (url.contains("?") ? "&" : "?") + FormEncoding.query(fields)
     }
 
-    /// The assertion in the string member `member` of the endpoint's JSON answer.
+    /// The assertion in the string member `member` of the endpoint's JSON answer. A transient
+    /// failure (HTTP 429 or 5xx, a network error; not a time-out) is tried again as a token
+    /// endpoint call is (``TransientRetry/Budget/oneShot``: 3 tries in all).
     static func assertion(
         _ request: HTTPRequest, member: String, from source: some ClientAssertionSource, transport: any HTTPTransport
     ) async throws -> ClientAssertion {
+        var retry = TransientRetry(.oneShot)
+        while true {
+            do {
+                return try await assertionOnce(request, member: member, from: source, transport: transport)
+            } catch let error as AuthError {
+                guard let delay = retry.delay(after: error, interval: 1) else { throw error }
+                try await Task.sleep(for: .seconds(delay))
+            }
+        }
+    }
+
+    private static func assertionOnce(
+        _ request: HTTPRequest, member: String, from source: some ClientAssertionSource, transport: any HTTPTransport
+    ) async throws -> ClientAssertion {
         let response = try await ServiceCall.send(request, over: transport, service: source.name)
-        guard response.status == 200 else { throw source.failure(.serverError, "its endpoint answered HTTP \(response.status)") }
+        guard response.status == 200 else {
+            var error = source.failure(.serverError, "its endpoint answered HTTP \(response.status)")
+            error.httpStatus = response.status
+            error.retryAfter = TokenEndpointClient.retryAfter(response)
+            throw error
+        }
         guard let json = try? JSONValue.parse(response.body), json.objectValue != nil else {
             throw source.failure(.malformedResponse, "its endpoint's answer is not a JSON object")
         }

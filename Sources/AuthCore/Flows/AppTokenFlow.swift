@@ -1,3 +1,4 @@
+import POSIXSupport
 import TokenCache
 
 /// App tokens of a confidential client whose credential is a client assertion (workload
@@ -30,12 +31,28 @@ struct AppTokenFlow: Sendable {
             "app", configuration.clientId, authority.url, scopes.map { $0.lowercased() }.sorted().joined(separator: " "), useCache ? "" : "force",
         ]
         .joined(separator: "|").lowercased()
+        let waitingSince = POSIX.realTimeMilliseconds()
         return try await coordinator.run(key: key) {
             try await dependencies.cache.refreshLock.withLock(key: key, timeout: SilentFlow.refreshWait) {
                 if useCache, let cached = try cached(authority, scopes, correlationId) { return cached }
-                return try await exchange(authority, scopes, correlationId)
+                if let failure = failure(of: key, since: waitingSince) { throw failure }
+                return try await exchange(authority, scopes, correlationId, key: key)
             }
         }
+    }
+
+    /// The failure of the exchange for `key` that another process made while this one waited
+    /// for the refresh lock (`since`: real-time milliseconds), if any: the waiter answers with
+    /// it rather than asking a source that just failed (a hanging CI endpoint, once, not once
+    /// per process).
+    private func failure(of key: String, since: Int64) -> AuthError? {
+        guard let record = dependencies.cache.refreshErrors.read(), record["refreshKey"]?.stringValue == key,
+            let at = record["atMilliseconds"]?.intValue, at >= since,
+            let kind = record["error"]?.stringValue.flatMap(AuthError.Kind.init(rawValue:))
+        else { return nil }
+        var error = AuthError(kind, (record["message"]?.stringValue ?? "the exchange failed") + " (the exchange another process just made)")
+        error.errorCodes = record["errorCodes"]?.arrayValue?.compactMap { $0.intValue.map { Int(clamping: $0) } }
+        return error
     }
 
     /// A valid cached app token for these scopes, from one read of the cache.
@@ -64,7 +81,7 @@ struct AppTokenFlow: Sendable {
 
     /// Reads a fresh assertion and redeems it; the app token is saved with no account. The
     /// outcome is noted beside the cache as a refresh's is (`status`'s last failure).
-    private func exchange(_ authority: Authority, _ scopes: [String], _ correlationId: String) async throws -> TokenResult {
+    private func exchange(_ authority: Authority, _ scopes: [String], _ correlationId: String, key: String) async throws -> TokenResult {
         let app = appAccount(authority, tenant: authority.tenant)
         let tokens: TokenResponse
         let realm: String
@@ -74,7 +91,8 @@ struct AppTokenFlow: Sendable {
             tokens = try await redeem(scopes, at: resolved.metadata.tokenEndpoint, correlationId)
             SilentFlow.noteRefresh(failure: nil, account: app, clientId: configuration.clientId, dependencies: dependencies)
         } catch let error as AuthError {
-            SilentFlow.noteRefresh(failure: error, account: app, clientId: configuration.clientId, dependencies: dependencies)
+            SilentFlow.noteRefresh(
+                failure: error, account: app, clientId: configuration.clientId, dependencies: dependencies, refreshKey: key)
             throw error
         }
         let now = dependencies.clock.now()
@@ -104,17 +122,10 @@ struct AppTokenFlow: Sendable {
             return try await client.redeem(
                 ClientCredentialsGrant(scopes: scopes, assertion: assertion.jwt).fields, at: endpoint, correlationId: correlationId)
         } catch var error as AuthError where error.oauthError != nil {
-            let age = Self.age(of: assertion, now: dependencies.clock.now())
+            let age = assertion.lifeText(now: dependencies.clock.now())
             error.message = "the token endpoint refused the client assertion from \(source.name)\(age): \(error.message)"
             throw error
         }
-    }
-
-    /// How the assertion's life reads in an error: expired (the source gave no fresh one), or when it expires.
-    static func age(of assertion: ClientAssertion, now: Int64) -> String {
-        guard let expiresOn = assertion.expiresOn else { return "" }
-        if expiresOn <= now { return " (it expired \(now - expiresOn) s ago and the source gave no fresh one)" }
-        return " (it expires in \(expiresOn - now) s)"
     }
 
     /// The app as the doors report its tokens' account: no home account, its client id as the

@@ -1,4 +1,5 @@
 import JSON
+import POSIXSupport
 import TokenCache
 
 /// A token without UI: a valid cached access token (5-minute margin), else the refresh
@@ -81,7 +82,11 @@ struct SilentFlow: Sendable {
     /// Keeps the last failed refresh beside the cache (`status` shows it), or forgets it after
     /// a refresh that worked. Best effort: a record that cannot be written changes no answer.
     /// (An app's exchange is noted the same way, `account` the app itself.)
-    static func noteRefresh(failure: AuthError?, account: Account, clientId: String, dependencies: AuthDependencies) {
+    /// `refreshKey`: the refresh lock's key, with the real time in milliseconds, so a process
+    /// that waited on that lock takes this failure as its answer (``AppTokenFlow``).
+    static func noteRefresh(
+        failure: AuthError?, account: Account, clientId: String, dependencies: AuthDependencies, refreshKey: String? = nil
+    ) {
         let record: JSONObject? = failure.map { error in
             var record: JSONObject = [
                 "clientId": .string(clientId), "at": .int(dependencies.clock.now()), "username": .string(account.username),
@@ -89,6 +94,10 @@ struct SilentFlow: Sendable {
                 "message": .string(String(error.message.prefix(500))),
             ]
             if let codes = error.errorCodes { record["errorCodes"] = .array(codes.map { .int(Int64($0)) }) }
+            if let refreshKey {
+                record["refreshKey"] = .string(refreshKey)
+                record["atMilliseconds"] = .int(POSIX.realTimeMilliseconds())
+            }
             return record
         }
         dependencies.cache.refreshErrors.write(record)

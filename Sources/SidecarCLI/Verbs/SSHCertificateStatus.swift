@@ -7,7 +7,7 @@ enum SSHCertificateStatus {
         kept.enumerated().map { index, item in
             let state: String =
                 if let until = item.validBefore {
-                    "\(item.principals.joined(separator: ", ")), \(VerbOutput.lifetime(secondsLeft: until - now))"
+                    "\(item.principals.joined(separator: ", ")), \(VerbOutput.lifetime(secondsLeft: VerbOutput.seconds(from: now, to: until)))"
                 } else {
                     "no certificate yet"
                 }

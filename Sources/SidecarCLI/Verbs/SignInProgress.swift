@@ -96,7 +96,7 @@ final class SignInProgress: Sendable {
     func tick() {
         state.withLock { state in
             guard let expiresOn = state.expiresOn else { return }
-            let left = max(0, expiresOn - now())
+            let left = max(0, VerbOutput.seconds(from: now(), to: expiresOn))
             if style.terminal {
                 guard left != state.shownSeconds else { return }
                 state.shownSeconds = left

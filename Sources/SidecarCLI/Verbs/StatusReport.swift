@@ -138,7 +138,8 @@ struct StatusReport {
             let tenant = tenants.isEmpty ? (status.account["tenantId"]?.stringValue ?? "-") : tenants.joined(separator: ", ")
             let state: String =
                 switch status.token {
-                case .valid(let expiresOn): "token \(VerbOutput.lifetime(secondsLeft: expiresOn - now)), tenant \(tenant)"
+                case .valid(let expiresOn):
+                    "token \(VerbOutput.lifetime(secondsLeft: VerbOutput.seconds(from: now, to: expiresOn))), tenant \(tenant)"
                 case .signInNeeded: "sign-in needed, tenant \(tenant)"
                 case .failed(let reason): "tenant \(tenant), error: \(reason)"
                 }
@@ -164,7 +165,7 @@ struct StatusReport {
             guard let home = status.account["homeAccountId"]?.stringValue else { continue }
             let name = VerbOutput.username(status.account)
             for token in summary.accessTokens where token.homeAccountId == home {
-                let left = token.expiresOn - now
+                let left = VerbOutput.seconds(from: now, to: token.expiresOn)
                 let minutes = left > 0 ? "\(left / 60) min left" : "expired"
                 lines.append(
                     Self.line(lines.isEmpty ? "tokens" : "", "\(name): \(token.scopes.joined(separator: " ")) (tenant \(token.tenant)), \(minutes)"))
@@ -174,7 +175,7 @@ struct StatusReport {
             lines.append(Self.line(lines.isEmpty ? "tokens" : "", "\(name): refresh token \(refresh)"))
         }
         if let failure = summary.lastRefreshError {
-            let age = failure["at"]?.intValue.map { " \(VerbOutput.age(secondsAgo: now - $0))" } ?? ""
+            let age = failure["at"]?.intValue.map { " \(VerbOutput.age(secondsAgo: VerbOutput.seconds(from: $0, to: now)))" } ?? ""
             let who = failure["username"]?.stringValue.map { " for \($0)" } ?? ""
             let what = VerbFailure.oneLine(failure["message"]?.stringValue ?? "-")
             lines.append(Self.line("last refresh", "failed\(age)\(who): \(what) (\(failure["error"]?.stringValue ?? "error"))"))
@@ -189,8 +190,8 @@ struct StatusReport {
         let source = assertion["source"]?.stringValue ?? "-"
         if let reason = assertion["error"]?.stringValue { return "\(source), gives none now: \(VerbFailure.oneLine(reason))" }
         guard let expiresOn = assertion["expiresOn"]?.intValue else { return "\(source), expiry unknown" }
-        let left = expiresOn - now
-        return "\(source), current one " + (left > 0 ? "expires in \(left) s" : "expired \(-left) s ago") + " (read again at each exchange)"
+        let left = VerbOutput.seconds(from: now, to: expiresOn)
+        return "\(source), current one " + (left > 0 ? "expires in \(left) s" : "expired \(left.magnitude) s ago") + " (read again at each exchange)"
     }
 
     private var configurationLines: [String] {
@@ -214,8 +215,9 @@ struct StatusReport {
     private func agentLines(now: Int64) -> [String] {
         var state = agentDetail.map { "\(agentStateName): \($0)" } ?? agentStateName
         if let info = agentInfo {
-            let since = info["startedAt"]?.intValue.map { ", up \(VerbOutput.age(secondsAgo: now - $0, suffix: false))" } ?? ""
-            let others = info["connections"]?.intValue.map { ", \(max(0, $0 - 1)) other client\($0 == 2 ? "" : "s")" } ?? ""
+            let since =
+                info["startedAt"]?.intValue.map { ", up \(VerbOutput.age(secondsAgo: VerbOutput.seconds(from: $0, to: now), suffix: false))" } ?? ""
+            let others = info["connections"]?.intValue.map { ", \(max(0, $0 &- 1)) other client\($0 == 2 ? "" : "s")" } ?? ""
             let pid = info["pid"]?.intValue.map { ", pid \($0)" } ?? ""
             state += "\(pid)\(since)\(others)"
         }

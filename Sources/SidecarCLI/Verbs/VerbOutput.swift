@@ -44,9 +44,16 @@ enum VerbOutput {
 
     /// "in 59 min", "in 2 h 5 min", "expired 3 min ago", from seconds left.
     static func lifetime(secondsLeft: Int64) -> String {
-        let minutes = abs(secondsLeft) / 60
-        let text = minutes >= 60 ? "\(minutes / 60) h \(minutes % 60) min" : minutes > 0 ? "\(minutes) min" : "\(abs(secondsLeft)) s"
+        let minutes = secondsLeft.magnitude / 60
+        let text = minutes >= 60 ? "\(minutes / 60) h \(minutes % 60) min" : minutes > 0 ? "\(minutes) min" : "\(secondsLeft.magnitude) s"
         return secondsLeft >= 0 ? "expires in \(text)" : "expired \(text) ago"
+    }
+
+    /// `later - earlier` in seconds, saturated: the times come from outside (an agent's
+    /// answer, the cache file, an assertion's `exp`) and may be anything, `Int64.min` too.
+    static func seconds(from earlier: Int64, to later: Int64) -> Int64 {
+        let (difference, overflow) = later.subtractingReportingOverflow(earlier)
+        return overflow ? (later < earlier ? .min : .max) : difference
     }
 
     /// How long ago (`12 min ago`), or with `suffix` false how long (`2 h 5 min`).

@@ -12,10 +12,13 @@ import Synchronization
 /// read at start makes no keyring call at all: without this, an agent running for days would
 /// outlive the key, and the next process without it would find none.
 ///
-/// - Renewal and check, bounded by time (never by requests): at most once per
-///   ``interval`` (a tenth of the expiry), `KEYCTL_GET_PERSISTENT` (which renews the keyring),
-///   then a search for the key. Done before a write when that much time has passed since the
-///   last check, and by a timer in a long-running process (``CacheKeyRenewal``).
+/// - Renewal, bounded by time (never by requests): at most once per ``interval`` (a tenth of
+///   the expiry), `KEYCTL_GET_PERSISTENT` (which renews the keyring), then a search for the
+///   key. Done before a write when that much time has passed since the last check, and by a
+///   timer in a long-running process (``CacheKeyRenewal``).
+/// - The check, before every encrypted write: one search of the persistent keyring last seen
+///   (one syscall), so a key unlinked while this process runs is back before the file it
+///   seals is written (the next process without this one's memory can open it).
 /// - A key missing from the keyring (expired with it, unlinked, invalidated) while this process
 ///   holds it is stored back, under the cache's lock (a process that stored a key of its own in
 ///   the meantime keeps it), with one log line.
@@ -33,6 +36,8 @@ final class KernelKeyKeeper: Sendable {
         /// When (monotonic nanoseconds) the keyring was last renewed and searched.
         var lastCheck = POSIX.monotonicNanoseconds()
         var timerStarted = false
+        /// The persistent keyring last seen (searched before each write).
+        var ring: Int32?
     }
 
     private init(key: KernelKey, cachePath: String) {
@@ -64,9 +69,16 @@ final class KernelKeyKeeper: Sendable {
         if start { startTimer() }
     }
 
-    /// Before a write, under the cache's lock: the check when it is due.
+    /// Before a write, under the cache's lock: the renewal when it is due, else one search of
+    /// the keyring last seen; the key stored back when it is missing.
     func beforeWrite() {
-        guard let held = due() else { return }
+        if let held = due() {
+            restoreIfMissing(held)
+            return
+        }
+        let ring = state.withLock { state in state.held == nil ? nil : state.ring }
+        if let ring, !key.isAbsent(in: ring) { return }
+        guard let held = state.withLock({ $0.held?.bytes() }) else { return }
         restoreIfMissing(held)
     }
 
@@ -84,7 +96,9 @@ final class KernelKeyKeeper: Sendable {
     /// Renews the persistent keyring and stores `held` back when the key is not there (call
     /// under the cache's lock).
     private func restoreIfMissing(_ held: [UInt8]) {
-        guard case .success(let ring) = KernelKey.persistentKeyring(), key.isAbsent(in: ring) else { return }
+        guard case .success(let ring) = KernelKey.persistentKeyring() else { return }
+        state.withLock { $0.ring = ring }
+        guard key.isAbsent(in: ring) else { return }
         if let refusal = key.store(held, in: ring) {
             logger.warning(
                 "the cache key is missing from the kernel keyring and could not be stored back",

@@ -149,7 +149,8 @@ def _audiences(claims):
 
 
 def _stamp(t):
-    return time.strftime("%Y-%m-%dT%H:%M:%S.0000000Z", time.gmtime(t))
+    # Entra prints any exp; gmtime refuses the far ones (an assertion's exp near Int64.min)
+    return time.strftime("%Y-%m-%dT%H:%M:%S.0000000Z", time.gmtime(min(max(t, 0), 253402300799)))
 
 
 def _check_time(claims, now):

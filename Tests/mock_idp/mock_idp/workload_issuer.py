@@ -31,6 +31,10 @@ class WorkloadIssuer:
         self.signer = Signer()
         self.request_token = "req-" + secrets.token_urlsafe(16)
         self.minted = []   # (time, audience) of every token the Actions endpoint gave
+        self.hits = 0      # requests to the Actions endpoint, answered or not
+        # what the next requests to the Actions endpoint get instead of a token, in order:
+        # an HTTP status (500), or "hang" (no answer for 60 s); "hang*": every request hangs
+        self.faults = []
         self.server = None
 
     @property
@@ -74,6 +78,15 @@ class WorkloadIssuer:
                 if parts.path == "/jwks":
                     return self._json(200, issuer.signer.jwks())
                 if parts.path == "/actions/token":
+                    issuer.hits += 1
+                    fault = issuer.faults[0] if issuer.faults else None
+                    if fault is not None and fault != "hang*":
+                        issuer.faults.pop(0)
+                    if fault in ("hang", "hang*"):
+                        time.sleep(60)
+                        return
+                    if isinstance(fault, int):
+                        return self._json(fault, {"message": "injected failure"})
                     if self.headers.get("Authorization", "") != "bearer " + issuer.request_token:
                         return self._json(401, {"message": "bad request token"})
                     audience = parse_qs(parts.query).get("audience", ["api://AzureADTokenExchange"])[0]
