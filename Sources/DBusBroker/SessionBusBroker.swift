@@ -19,7 +19,7 @@ public final class SessionBusBroker: IdentityBroker {
     private let address: @Sendable () -> String?
     /// Set by the first `org.freedesktop.DBus.Error.Spawn.*` answer (the broker's D-Bus
     /// activation failed: a broken package): later calls ask the bus to start nothing.
-    private let activationFailed = PthreadMutex(false)
+    private let activationFailed = PthreadMutex<String?>(nil)
     /// The largest answer read (bytes); a larger one is refused unread (``BrokerCallError/tooLarge(_:)``).
     let maxAnswerBytes: Int
 
@@ -126,13 +126,19 @@ public final class SessionBusBroker: IdentityBroker {
         // An interactive call, on its own connection: a cancelled task ends it and closes that
         // connection (never an empty-body cancelInteractiveFlow: it took broker 3.0.2 off the bus).
         let cancelled = PthreadMutex(false)
-        return try await withTaskCancellationHandler { () async throws(BrokerCallError) -> String in
-            try await onThread(ownConnection: true) { library, bus throws(BrokerCallError) -> String in
-                try self.perform(call, timeout: timeout, library: library, bus: bus, cancelled: cancelled)
+        let result: Result<String, BrokerCallError> = await withTaskCancellationHandler {
+            do throws(BrokerCallError) {
+                return .success(
+                    try await onThread(ownConnection: true) { library, bus throws(BrokerCallError) -> String in
+                        try self.perform(call, timeout: timeout, library: library, bus: bus, cancelled: cancelled)
+                    })
+            } catch {
+                return .failure(error)
             }
         } onCancel: {
             cancelled.withLock { $0 = true }
         }
+        return try result.get()
     }
 
     /// One call, blocking, on `bus`; `cancelled` (an interactive call, on its own connection):
@@ -148,7 +154,7 @@ public final class SessionBusBroker: IdentityBroker {
         else { throw .failed(name: "org.freedesktop.DBus.Error.NoMemory", message: "no message") }
         defer { library.messageUnref(message) }
         // After one failed activation the bus is asked to start nothing more (one per process).
-        if activationFailed.withLock({ $0 }) { library.setAutoStart(message, 0) }
+        if activationFailed.withLock({ $0 != nil }) { library.setAutoStart(message, 0) }
         let iterator = UnsafeMutableRawPointer.allocate(byteCount: DBusLibrary.iterSize, alignment: 8)
         defer { iterator.deallocate() }
         library.iterInitAppend(message, iterator)
@@ -159,20 +165,18 @@ public final class SessionBusBroker: IdentityBroker {
             guard appended != 0 else { throw .failed(name: "org.freedesktop.DBus.Error.InvalidArgs", message: "an argument was refused") }
         }
         let reply: UnsafeMutableRawPointer
-        do throws(BrokerCallError) {
-            if let cancelled {
-                reply = try Self.waitForReply(message, library: library, bus: bus, cancelled: cancelled, timeout: timeout)
-            } else {
-                let milliseconds = timeout.map {
-                    Int32(clamping: $0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000)
-                }
-                let (answer, failure) = library.withError { error in
-                    library.sendWithReplyAndBlock(bus, message, milliseconds ?? DBusLibrary.noTimeout, error)
-                }
-                if let failure { throw classify(failure, timeout: timeout) }
-                guard let answer else { throw .failed(name: "org.freedesktop.DBus.Error.NoReply", message: "no reply") }
-                reply = answer
+        if let cancelled {
+            reply = try Self.waitForReply(message, library: library, bus: bus, cancelled: cancelled, timeout: timeout)
+        } else {
+            let milliseconds = timeout.map {
+                Int32(clamping: $0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000)
             }
+            let (answer, failure) = library.withError { error in
+                library.sendWithReplyAndBlock(bus, message, milliseconds ?? DBusLibrary.noTimeout, error)
+            }
+            if let failure { throw classify(failure, timeout: timeout) }
+            guard let answer else { throw .failed(name: "org.freedesktop.DBus.Error.NoReply", message: "no reply") }
+            reply = answer
         }
         defer { library.messageUnref(reply) }
         let (isError, failure) = library.withError { error in library.setErrorFromMessage(error, reply) }
@@ -315,7 +319,12 @@ public final class SessionBusBroker: IdentityBroker {
     /// A D-Bus error as the broker seam names it; a failed activation is remembered.
     private func classify(_ failure: (name: String, message: String), timeout: Duration?) -> BrokerCallError {
         let classified = Self.classify(failure, timeout: timeout)
-        if failure.name.hasPrefix(Self.spawnErrors) { activationFailed.withLock { $0 = true } }
+        if failure.name.hasPrefix(Self.spawnErrors) { activationFailed.withLock { $0 = failure.name } }
+        if case .unavailable(let reason) = classified, !failure.name.hasPrefix(Self.spawnErrors),
+            let earlier = activationFailed.withLock({ $0 })
+        {
+            return .unavailable(reason + " (its D-Bus activation failed earlier in this process, \(earlier); not tried again)")
+        }
         return classified
     }
 

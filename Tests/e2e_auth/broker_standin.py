@@ -19,6 +19,7 @@ an interactive sign-in answers only when `cancelInteractiveFlow` is called with 
 with status 7, UserCanceled). `omitAccount`: token answers carry no `account` (himmelblau's
 broker-compatible server sends none). `grantedScopesArray`: the older array form.
 `answerBytes`: getAccounts' answer padded to that size (the message-size bound).
+`crash`: the method named makes the stand-in exit without answering.
 
 As the real broker behaves (broker 2.0.1's JSON schemas, teams-lite's notes on 3.0.2):
 errors are {context, tag, errorCode, status, subStatus, diagnostics}; object ids are UUIDs;
@@ -98,6 +99,8 @@ class StandIn(dbus.service.Object):
         self.log(method, protocol, correlation_id, request)
         if protocol != "0.0":
             return json.dumps(error(6, f"unsupported protocol version {protocol}"))
+        if self.control().get("crash") == method:
+            os._exit(71)  # a broker that dies during the call (the bus answers NoReply: disconnected)
         failure = self.control().get("fail", {}).get(method)
         if failure:
             answer = error(failure.get("status", 0), failure.get("context", "failure"),

@@ -192,7 +192,7 @@ def test_our_requests_carry_what_msalruntimes_carry(keyring_bus, tmp_path, launc
     third = StandInBroker(p2_dir)
     try:
         q = launch(env={"DBUS_SESSION_BUS_ADDRESS": third.address}, cache=str(tmp_path / "c2.json"), broker="auto")
-        q.sign_in(scopes=GRAPH_SCOPES, prompt="select_account")
+        q.sign_in(scopes=GRAPH_SCOPES, promptType="selectAccount")
     finally:
         third.stop()
     sent = third.calls("acquireTokenInteractively")[-1]["request"]["authParameters"]

@@ -128,14 +128,14 @@ enum BrokerAnswers {
 
     /// The first `AADSTS<digits>` in `text` (the broker puts the service's code in `context`).
     static func aadCode(in text: String) -> Int? {
-        guard let range = text.range(of: "AADSTS") else { return nil }
+        guard let range = text.firstRange(of: "AADSTS") else { return nil }
         let digits = text[range.upperBound...].prefix(while: { $0.isASCII && $0.isNumber }).prefix(9)
         return Int(digits)
     }
 
     /// `suberror: x` / `suberror=x` / `"suberror":"x"` in `text`.
     static func suberror(in text: String) -> String? {
-        guard let range = text.range(of: "suberror") else { return nil }
+        guard let range = text.firstRange(of: "suberror") else { return nil }
         let rest = text[range.upperBound...].drop(while: { $0 == "\"" || $0 == ":" || $0 == "=" || $0 == " " })
         let word = rest.prefix(while: { $0.isLetter || $0 == "_" }).prefix(64)
         return word.isEmpty ? nil : String(word)

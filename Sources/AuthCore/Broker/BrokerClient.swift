@@ -368,7 +368,8 @@ final class BrokerClient: Sendable {
 
     /// Whether `DISPLAY` or `WAYLAND_DISPLAY` is set (not empty).
     static func hasDisplay() -> Bool {
-        ["DISPLAY", "WAYLAND_DISPLAY"].contains { name in getenv(name).map { $0.pointee != 0 } ?? false }
+        let names: [String] = ["DISPLAY", "WAYLAND_DISPLAY"]
+        return names.contains { (name: String) -> Bool in getenv(name).map { $0.pointee != 0 } ?? false }
     }
 }
 
