@@ -416,7 +416,7 @@ def test_broker_answers_are_bounded_by_the_message_limit(launch, broker, tmp_pat
     assert err["data"]["limit"] == 4 << 20
     status = open(f"/proc/{p.proc.pid}/status").read()
     peak_kib = int(next(line for line in status.splitlines() if line.startswith("VmHWM:")).split()[1])
-    assert peak_kib < 200 * 1024, peak_kib
+    assert peak_kib < 120 * 1024, peak_kib  # 148 MB (debug build) when the answer was parsed
     broker.control()
     assert [a["username"] for a in p.ok("getAccounts")["accounts"]] == [ALICE]
 

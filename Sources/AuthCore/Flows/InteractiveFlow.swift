@@ -57,8 +57,12 @@ struct InteractiveFlow: Sendable {
         let client = TokenEndpointClient(
             transport: dependencies.transport, clientId: configuration.clientId,
             clock: dependencies.clock, logger: dependencies.logger)
+        // MSAL's routing hint from the redirect's client_info, as it sends it.
+        let anchor = response.clientInfo.flatMap { try? ClientInfo(raw: $0) }.map {
+            TokenEndpointClient.anchorMailbox(homeAccountId: $0.homeAccountId)
+        }
         let tokens = try await client.redeem(
-            grant.fields, at: metadata.tokenEndpoint, correlationId: correlationId, sshKey: request.sshKey)
+            grant.fields, at: metadata.tokenEndpoint, correlationId: correlationId, sshKey: request.sshKey, headers: anchor ?? [])
         return try await TokenResponseHandler(configuration: configuration, dependencies: dependencies, resolver: resolver).handle(
             tokens,
             .init(
