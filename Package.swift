@@ -108,6 +108,7 @@ let package = Package(
             name: "Adapters",
             dependencies: [
                 "JSON", "JSONRPC", "AuthSeams", "Loopback", "POSIXSupport", .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),  // the managed-identity endpoint's token_sha256_to_refresh
             ]),
         // The command line, stdout hygiene, signals and wiring; the shell verbs.
         .target(

@@ -7,11 +7,17 @@ import Loopback
 /// the oldest waiting one evicted, 5 s from accept to the whole request) and the
 /// programs-only policy (Host `127.0.0.1:PORT`/`localhost:PORT`, no request from a web page).
 public final class ManagedIdentityServer: Sendable {
-    /// A token for a scope, or an error reply (e.g. sign-in needed).
+    /// A token for a scope, or an error reply (e.g. sign-in needed); `renewal` non-nil: a
+    /// fresh one, not the cached one (a revoked token was named), asked with those capabilities.
     ///
     /// Called on the connection's own thread (never on the Swift concurrency pool), possibly
     /// from several connections at once: it may block, and must be safe to call concurrently.
-    public typealias TokenSource = @Sendable (_ scope: String) -> Result<Token, ReplyError>
+    public typealias TokenSource = @Sendable (_ scope: String, _ renewal: Renewal?) -> Result<Token, ReplyError>
+
+    /// A forced renewal: the client's capabilities (`xms_cc`).
+    public struct Renewal: Sendable, Equatable {
+        public let capabilities: [String]
+    }
 
     /// What the token source answers with.
     public struct Token: Sendable, Equatable {

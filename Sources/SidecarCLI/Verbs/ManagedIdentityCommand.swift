@@ -27,8 +27,8 @@ struct ManagedIdentityCommand: ParsableCommand {
             settings: { session throws(VerbFailure) in try session.configuration["clientId"]?.stringValue ?? "" },
             start: { clientId, engine, logger throws(AdapterError) in
                 let secret = ManagedIdentityProtocol.newSecret()
-                let server = try ManagedIdentityServer(port: port, secret: secret, clientId: clientId, logger: logger) { scope in
-                    engine.token(for: scope)
+                let server = try ManagedIdentityServer(port: port, secret: secret, clientId: clientId, logger: logger) { scope, renewal in
+                    engine.token(for: scope, renewal: renewal)
                 }
                 return (server, "export IDENTITY_ENDPOINT=\(server.endpoint)\nexport IDENTITY_HEADER=\(secret)")
             })
