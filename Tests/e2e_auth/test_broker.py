@@ -403,7 +403,7 @@ def test_a_headless_broker_sign_in_honours_the_interactive_timeout(launch, broke
 
 def test_login_says_it_signs_in_with_the_broker(verbs, broker):
     verbs.write_config(broker="required")
-    login = verbs.run("login", env={**broker_env(broker), "DISPLAY": ""})
+    login = verbs.run("login", "--device-code", env={**broker_env(broker), "DISPLAY": ""})
     assert login.returncode == 0, login.stderr
     assert "identity broker" in login.stderr and "device code" not in login.stderr, login.stderr
 

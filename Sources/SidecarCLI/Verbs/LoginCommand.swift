@@ -75,9 +75,10 @@ struct LoginCommand: ParsableCommand {
     }
 
     /// What runs, said on stderr: the identity broker's own window when `broker` is on (it
-    /// refuses a device code on Linux), with the usual way `auto` falls back to.
-    static func line(_ way: SignInWay, broker: String?, forced: Bool) -> String {
-        guard let broker, broker != "off", !forced else { return way.line }
+    /// refuses a device code on Linux: `--device-code` too goes to its window), with the usual
+    /// way `auto` falls back to.
+    static func line(_ way: SignInWay, broker: String?) -> String {
+        guard let broker, broker != "off" else { return way.line }
         let fallback = broker == "auto" ? "; without it, \(way.line)" : ""
         return "signing in with the identity broker (broker \"\(broker)\"): its own window asks\(fallback)"
     }
@@ -95,7 +96,7 @@ struct LoginCommand: ParsableCommand {
                 // Unforced, so no browser opens here: the device code takes no hint.
                 way = SignInWay(method: .printedURL, reason: "--login-hint needs a browser sign-in: open the URL yourself")
             }
-            Console.say(Self.line(way, broker: try session.configuration["broker"]?.stringValue, forced: deviceCode || browser))
+            Console.say(Self.line(way, broker: try session.configuration["broker"]?.stringValue))
             session.use(URLOpener.system(way, environment: environment))
             var params = JSONObject()
             if !scopes.isEmpty { params["scopes"] = JSONValue(scopes) }
