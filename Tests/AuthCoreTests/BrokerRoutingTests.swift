@@ -172,7 +172,9 @@ import TokenCache
     }
 
     @Test func statusesAndTheErrorsDataAreKept() async throws {
-        let answers: [(Int, AuthError.Kind)] = [(18, .interactionRequired), (19, .brokerUnavailable), (20, .workplaceJoinRequired), (21, .brokerUnavailable)]
+        let answers: [(Int, AuthError.Kind)] = [
+            (18, .interactionRequired), (19, .brokerUnavailable), (20, .workplaceJoinRequired), (21, .brokerUnavailable),
+        ]
         for (status, kind) in answers {
             let answer =
                 #"{"brokerTokenResponse":{"error":{"context":"AADSTS50097: device auth. suberror: bad_token","tag":508,"errorCode":5,"status":"#
