@@ -32,6 +32,9 @@ enum ApplicationFactory {
         client.interactiveTimeout = .seconds(configuration.interactiveTimeoutSeconds)
         client.postLogoutRedirectURI = configuration.postLogoutRedirectUri
         client.brokerMode = configuration.broker
+        client.brokerSilentRescue = configuration.brokerSilentRescue
+        // The broker's sign-ins read it too (no time limit with a display).
+        client.display = SignInEnvironment.displayVariable()
         client.brokerTimeout = .seconds(configuration.httpTimeoutSeconds)
         client.clientAssertion = configuration.clientAssertion?.source()
         let app = PublicClientApplication(configuration: client, dependencies: dependencies)

@@ -4,10 +4,6 @@ import Logging
 import POSIXSupport
 import Synchronization
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// The auth core's calls through the Linux identity broker (``IdentityBroker``): what
 /// ``PublicClientApplication`` does instead of its own flows when ``BrokerMode`` says so. The
 /// broker keeps the tokens and the accounts; nothing it issues is written to the file cache,
@@ -135,7 +131,8 @@ final class BrokerClient: Sendable {
             account = chosen
         }
         var parameters = silentParameters(account, authority: authority, scopes: scopes, claims: request.claims)
-        var (result, _) = try await silentCall(parameters, account: account, scopes: scopes, authority: authority, correlationId: correlationId)
+        var (result, _) = try await silentOrRescued(
+            parameters, account: account, scopes: scopes, authority: authority, correlationId: correlationId)
         if request.forceRefresh {
             // The broker renews the token it is shown (it would hand the cached one back otherwise).
             parameters["accessTokenToRenew"] = .string(result.accessToken)
@@ -212,6 +209,43 @@ final class BrokerClient: Sendable {
             .acquireTokenSilently, correlationId: correlationId,
             body: ["account": BrokerAnswers.completeAccount(account.json), "authParameters": .object(parameters)])
         return try BrokerAnswers.token(answer, requested: scopes, account: account.json, authority: authority, correlationId: correlationId)
+    }
+
+    /// The silent call; with ``ClientConfiguration/brokerSilentRescue`` and a display, a silent
+    /// call answered InteractionRequired (status 2) is made once more as `acquireTokenInteractively`
+    /// with the same parameters (a broker can often mint the token from its primary refresh token
+    /// with no window), bounded by ``ClientConfiguration/interactiveTimeout``. Logged either way;
+    /// a failed rescue reports the silent call's error.
+    private func silentOrRescued(
+        _ parameters: JSONObject, account: BrokerAccount, scopes: [String], authority: Authority, correlationId: String
+    ) async throws(AuthError) -> (TokenResult, accountJSON: JSONValue?) {
+        do throws(AuthError) {
+            return try await silentCall(parameters, account: account, scopes: scopes, authority: authority, correlationId: correlationId)
+        } catch {
+            // Status 2 only (BrokerAnswers names it): AccountUnusable and the rest need the user.
+            guard configuration.brokerSilentRescue, error.kind == .interactionRequired, error.message.contains("with InteractionRequired:")
+            else { throw error }
+            guard let display = configuration.display else {
+                logger.notice("broker silent rescue: not tried, no display (DISPLAY, WAYLAND_DISPLAY) is set")
+                throw error
+            }
+            var interactive = parameters
+            interactive["authorizationType"] = .int(6)
+            logger.warning("broker silent rescue: the broker answered InteractionRequired; trying acquireTokenInteractively once (\(display))")
+            do throws(AuthError) {
+                let answer = try await call(
+                    .acquireTokenInteractively, correlationId: newCorrelationId(),
+                    body: ["account": BrokerAnswers.completeAccount(account.json), "authParameters": .object(interactive)],
+                    timeout: .some(configuration.interactiveTimeout))
+                let rescued = try BrokerAnswers.token(
+                    answer, requested: scopes, account: account.json, authority: authority, correlationId: correlationId)
+                logger.notice("broker silent rescue: acquireTokenInteractively answered a token")
+                return rescued
+            } catch let rescue {
+                logger.warning("broker silent rescue: failed: \(rescue.message)")
+                throw error
+            }
+        }
     }
 
     // MARK: - Accounts
@@ -362,14 +396,8 @@ final class BrokerClient: Sendable {
     /// No time limit while a display is set (the broker's window waits for the person);
     /// without one (a headless machine, where nobody may ever see it) `interactiveTimeoutSeconds`.
     private func cancellable(_ method: BrokerMethod, correlationId: String, body: JSONObject) async throws(AuthError) -> JSONObject {
-        let limit: Duration? = Self.hasDisplay() ? nil : configuration.interactiveTimeout
+        let limit: Duration? = configuration.display == nil ? configuration.interactiveTimeout : nil
         return try await call(method, correlationId: correlationId, body: body, timeout: .some(limit))
-    }
-
-    /// Whether `DISPLAY` or `WAYLAND_DISPLAY` is set (not empty).
-    static func hasDisplay() -> Bool {
-        let names: [String] = ["DISPLAY", "WAYLAND_DISPLAY"]
-        return names.contains { (name: String) -> Bool in getenv(name).map { $0.pointee != 0 } ?? false }
     }
 }
 

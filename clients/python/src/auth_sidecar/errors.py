@@ -23,7 +23,7 @@ __all__ = [
     "CacheUnavailableError", "BrowserUnavailableError", "InteractiveInProgressError",
     "AuthorityNotTrustedError", "InsecureAuthorityError", "InvalidConfigurationError",
     "AccountNotFoundError", "AmbiguousAccountError", "PasswordResetRequiredError",
-    "ForwardRefusedError", "BrokerUnavailableError",
+    "ForwardRefusedError", "BrokerUnavailableError", "PastedAddressRefusedError", "DeviceCodeBlockedError",
     "SidecarProcessError", "SidecarNotFoundError", "SidecarExitedError", "AgentUnavailableError",
     "UntrustedSocketError",
     "ERROR_CLASSES", "error_from_object", "not_configured_message",
@@ -162,6 +162,12 @@ ForwardRefusedError = _cls("ForwardRefusedError", PlatformError, -51014, "forwar
                            "(``data['name']`` says which rule: forwardScopeRefused, forwardTokenRefused, ...).")
 BrokerUnavailableError = _cls("BrokerUnavailableError", PlatformError, -51015, "brokerUnavailable",
                               "-51015: broker is \"required\" and the Linux identity broker cannot be called.")
+PastedAddressRefusedError = _cls("PastedAddressRefusedError", PlatformError, -51017, "pastedAddressRefused",
+                                 "-51017: a paste-back sign-in's pasted address is not this sign-in's (``data['name']``: "
+                                 "pastedAddressRefused, pastedStateMismatch, pastedCodeFromAnotherSignIn); nothing was cached.")
+DeviceCodeBlockedError = _cls("DeviceCodeBlockedError", PlatformError, -51018, "deviceCodeBlocked",
+                              "-51018: the tenant's Conditional Access refuses the device code flow; sign in with "
+                              "flow=\"paste\" (or \"browser\").")
 
 
 class SidecarProcessError(SidecarError):
@@ -212,7 +218,8 @@ ERROR_CLASSES: Dict[int, Type[SidecarError]] = {
         NetworkError, ServiceTimeoutError, TlsError, MalformedResponseError, CacheUnavailableError,
         BrowserUnavailableError, InteractiveInProgressError, AuthorityNotTrustedError,
         InsecureAuthorityError, InvalidConfigurationError, AccountNotFoundError, AmbiguousAccountError,
-        PasswordResetRequiredError, ForwardRefusedError, BrokerUnavailableError,
+        PasswordResetRequiredError, ForwardRefusedError, BrokerUnavailableError, PastedAddressRefusedError,
+        DeviceCodeBlockedError,
     ]
 }
 
