@@ -9,7 +9,7 @@ import Loopback
 struct ManagedIdentityHandler: LoopbackHTTPHandler {
     let secret: String
     let clientId: String
-    let tokens: ManagedIdentityServer.TokenSource
+    let tokens: @Sendable (_ scope: String, _ renewal: LocalTokenServer.Renewal?) -> Result<LocalTokenServer.Token, ReplyError>
     let logger: Logger
 
     func reply(to request: HTTPServerRequest) -> HTTPReply {
@@ -34,12 +34,12 @@ struct ManagedIdentityHandler: LoopbackHTTPHandler {
 
     /// The token for `request`; when the one it would serve is the one the client says was
     /// revoked (`token_sha256_to_refresh`), a renewed one instead.
-    private func token(for request: ManagedIdentityProtocol.TokenRequest) -> Result<ManagedIdentityServer.Token, ReplyError> {
+    private func token(for request: ManagedIdentityProtocol.TokenRequest) -> Result<LocalTokenServer.Token, ReplyError> {
         let answer = tokens(request.scope, nil)
         guard let revoked = request.revokedTokenSHA256, case .success(let served) = answer, Self.sha256Hex(served.token) == revoked
         else { return answer }
         logger.info("managed-identity token renewed: the client named it revoked")
-        return tokens(request.scope, ManagedIdentityServer.Renewal(capabilities: request.capabilities))
+        return tokens(request.scope, LocalTokenServer.Renewal(capabilities: request.capabilities))
     }
 
     static func sha256Hex(_ text: String) -> String {
