@@ -122,6 +122,7 @@ let package = Package(
             name: "SidecarCLI",
             dependencies: [
                 "Sidecar", "JSONRPC", "JSON", "AuthSeams", "Loopback", "POSIXSupport", "Agent", "Adapters", "AzEmulator", "CBuildStamp",
+                "TokenCache",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),

@@ -46,6 +46,7 @@ rm -rf "$docs/protocol"
 cp -R protocol "$docs/protocol"
 chmod -R u=rwX,go=rX "$docs/protocol"
 scripts/install-az-shim.sh "$prefix"
+scripts/install-feed-links.sh "$prefix"
 
 echo "installed $prefix/bin/auth-sidecar, man page auth-sidecar(1), bash/zsh/fish completions, $docs/protocol," \
     "the az link in $prefix/share/auth-sidecar/az-shim/bin (first on PATH only where you want it)" >&2

@@ -73,6 +73,7 @@ install -d "$deb/DEBIAN" "$deb/usr/bin" "$deb/usr/share/man/man1" "$deb/usr/shar
     "$deb/usr/share/zsh/vendor-completions" "$deb/usr/share/fish/vendor_completions.d" "$deb/usr/lib/systemd/user" "$doc"
 install -m 755 "$stage/bin/auth-sidecar" "$deb/usr/bin/auth-sidecar"
 cp -P "$stage/bin/auth-sidecar-try" "$deb/usr/bin/"
+cp -P "$stage/bin/docker-credential-auth-sidecar" "$deb/usr/bin/"  # scripts/install-feed-links.sh
 gzip -9n <"$stage/share/man/man1/auth-sidecar.1" >"$deb/usr/share/man/man1/auth-sidecar.1.gz"
 # bash-completion sources the file: no #! line (lintian's bash-completion-with-hashbang).
 sed '1{/^#!/d}' "$stage/share/bash-completion/completions/auth-sidecar" >"$deb/usr/share/bash-completion/completions/auth-sidecar"

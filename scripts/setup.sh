@@ -53,6 +53,7 @@ for pkg in libdbus-1-3 python3-dbus libwebkit2gtk-4.1-0; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
 done
 command -v kubectl >/dev/null || missing+=(kubernetes-client)  # Debian's kubectl
+command -v skopeo >/dev/null || missing+=(skopeo)  # the Docker credential helper's real client (test_feeds.py)
 # agent forwarding over a real OpenSSH (Tests/e2e_auth/test_forwarding.py)
 [ -x /usr/sbin/sshd ] || missing+=(openssh-server)
 command -v ssh >/dev/null || missing+=(openssh-client)
@@ -70,8 +71,9 @@ if ! venv_works; then
     rm -rf .venv
     python3 -m venv .venv
 fi
-if ! .venv/bin/python -c "import pytest, jsonschema, cryptography, msal, requests, azure.identity, setuptools.command.bdist_wheel" 2>/dev/null \
+if ! .venv/bin/python -c "import pytest, jsonschema, cryptography, msal, requests, azure.identity, setuptools.command.bdist_wheel, keyring, twine" 2>/dev/null \
    || ! .venv/bin/python -c "import importlib.util as u; assert u.find_spec('pymsalruntime')" 2>/dev/null \
+   || [ ! -x .venv/bin/uv ] \
    || [ "$(.venv/bin/python -c 'import msal; print(msal.__version__)' 2>/dev/null)" != "1.39.0" ]; then
     echo "setup: installing Python test packages into .venv/" >&2
     .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements-test.txt

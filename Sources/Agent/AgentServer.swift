@@ -19,12 +19,14 @@ import Sidecar
 /// ``Options/maxConnections`` connections, fewer when the descriptor limit leaves room for
 /// fewer (``Options/descriptorReserve`` stays free for the cache, libcurl and the engine); at
 /// the cap, the oldest connection that has sent no complete message yet, else the session idle
-/// the longest, is closed to make room, and only when every session is busy or initialized is
-/// the new one refused with a JSON-RPC error line; a rest at EMFILE/ENFILE. A connection with
-/// no complete message within ``Options/firstMessageDeadline`` is closed, and so is a session
-/// that never sent `initialize` once idle for ``Options/sessionIdleLimit``; a session with
-/// requests in flight, or one an editor or client library initialized (it may wait hours for
-/// its next request), is never closed. Refusals, evictions and the forward socket's audit are
+/// the longest, else the initialized session idle the longest, is closed to make room (its
+/// client reconnects), and only when every session has something in flight is the new one
+/// refused with a JSON-RPC error line; a rest at EMFILE/ENFILE. On the forward socket one peer
+/// process holds at most ``forwardPeerShare`` connections (at its share, it makes room among its
+/// own). A connection with no complete message within ``Options/firstMessageDeadline`` is
+/// closed, and so is a session that never sent `initialize` once idle for
+/// ``Options/sessionIdleLimit``; a session with requests in flight is never closed, and one an
+/// editor or client library initialized (it may wait hours for its next request) only at the cap. Refusals, evictions and the forward socket's audit are
 /// logged once per peer per minute (``LogSummary``).
 ///
 /// With ``Options/forwardSocketPath``, a second socket (same rules, its own accept loop) serves
@@ -121,7 +123,7 @@ public final class AgentServer: Sendable {
         ConcurrencyWarmUp.run()
         logger.notice("agent listening", metadata: ["socket": "\(socket.path)", "pid": "\(getpid())", "maxConnections": "\(connectionCap)"])
         let loop = try acceptLoop(socket)
-        let forwardLoop = try forwardSocket.map { socket throws(AgentError) in try acceptLoop(socket) }
+        let forwardLoop = try forwardSocket.map { socket throws(AgentError) in try acceptLoop(socket, perPeerShare: forwardPeerShare) }
         let forwardDone = PthreadMutex(forwardLoop == nil)
         if let forwardLoop, let forwardSocket {
             logger.notice("forward socket listening (tokens for forwardScopes only)", metadata: ["socket": "\(forwardSocket.path)"])
@@ -151,10 +153,14 @@ public final class AgentServer: Sendable {
         logger.notice("agent stopped")
     }
 
-    private func acceptLoop(_ socket: AgentSocket) throws(AgentError) -> AcceptLoop {
+    /// The most connections one peer process (an `ssh -R`, a container's process) holds on the
+    /// forward socket: half the cap, so one tunnel never takes every slot.
+    var forwardPeerShare: Int { max(1, connectionCap / 2) }
+
+    private func acceptLoop(_ socket: AgentSocket, perPeerShare: Int? = nil) throws(AgentError) -> AcceptLoop {
         let limits = ServerLimits(
             maxConnections: connectionCap, atCapacity: .evictOldestWaiting, requestDeadline: options.firstMessageDeadline,
-            descriptorReserve: options.descriptorReserve, idleLimit: options.sessionIdleLimit)
+            descriptorReserve: options.descriptorReserve, idleLimit: options.sessionIdleLimit, perPeerShare: perPeerShare)
         do {
             return try AcceptLoop(listenFD: socket.fd, limits: limits, logger: logger, summary: summary)
         } catch {
@@ -218,28 +224,28 @@ public final class AgentServer: Sendable {
         // what the server says.
         let session = PthreadMutex<JSONRPCServer?>(nil)
         connection.track { session.withLock { $0 }.map(Self.activity) ?? .waiting }
-        let throughSSH = !forwarded && ForwardPeer.isSSH(peer.pid)
-        if throughSSH {
+        if !forwarded, ForwardPeer.isSSH(peer.pid) {
             summary.record(
                 """
                 a connection on the agent socket comes through ssh: the main socket is forwarded with everything the agent can \
                 do; forward the forward socket instead (agent --forward), which hands out access tokens for forwardScopes only
                 """, peer: "pid \(peer.pid)", level: .warning)
         }
-        serveSession(fd, peer: peer, forwarded: forwarded ? ForwardPeer(pid: peer.pid) : nil, throughSSH: throughSSH, session: session)
+        serveSession(fd, peer: peer, forwarded: forwarded ? ForwardPeer(pid: peer.pid) : nil, session: session)
     }
 
-    /// A session as the accept loop sees it: waiting for its first message, held (busy, or
-    /// initialized: an editor), or idle.
+    /// A session as the accept loop sees it: waiting for its first message, held (busy), kept
+    /// (initialized, nothing in flight: an editor; evicted at the cap after the idle ones), or idle.
     private static func activity(_ server: JSONRPCServer) -> SessionActivity {
         let activity = server.activity
         if !activity.receivedMessage { return .waiting }
-        if activity.busy || activity.initialized { return .held }
+        if activity.busy { return .held }
+        if activity.initialized { return .kept(since: activity.idleSince) }
         return .idle(since: activity.idleSince)
     }
 
     private func serveSession(
-        _ fd: Int32, peer: PeerCredentials, forwarded: ForwardPeer?, throughSSH: Bool, session: PthreadMutex<JSONRPCServer?>
+        _ fd: Int32, peer: PeerCredentials, forwarded: ForwardPeer?, session: PthreadMutex<JSONRPCServer?>
     ) {
         var serviceOptions = SidecarService.Options()
         serviceOptions.applications = applications
@@ -256,15 +262,19 @@ public final class AgentServer: Sendable {
                 startup.browser = .system
                 if let remote = own?.overrides { startup = try ForwardPolicy.configuration(remote: remote, base: options.startup) }
                 serviceOptions.startup = startup
+                let budget = ForwardRefreshBudget()
                 serviceOptions.policy = ForwardSessionPolicy(
-                    base: options.startup, startup: startup, peer: forwarded, log: logger, summary: summary, approvals: approvals)
+                    base: options.startup, startup: startup, peer: forwarded, log: logger, summary: summary, approvals: approvals,
+                    budget: budget)
+                serviceOptions.graphTokens = ForwardGraphTokens(scopes: ForwardScopes(options.startup.forwardScopes), budget: budget)
                 service = try SidecarService(options: serviceOptions, logger: connectionLogger)
             } else {
                 let given = own?.overrides ?? ConfigurationOverrides()
-                if throughSSH {
-                    try LocalSettingsPolicy.check(given, agent: options.startup)
-                    serviceOptions.policy = LocalSettingsPolicy(agent: options.startup)
-                }
+                // Whoever the peer is (its name proves nothing): what runs or reads as the user
+                // comes from the agent's own configuration only.
+                let local = LocalSettingsPolicy(agent: options.startup, profiles: options.profiles)
+                try local.check(given, profile: own?.profile)
+                serviceOptions.policy = local
                 serviceOptions.startup = given.merged(
                     over: try options.profiles.base(profile: own?.profile, given: given, startup: options.startup))
                 serviceOptions.startupProfile = own?.profile ?? options.startupProfile
@@ -272,7 +282,7 @@ public final class AgentServer: Sendable {
                 service = try SidecarService(options: serviceOptions, logger: connectionLogger)
             }
         } catch {
-            StartupPreamble.refuse(fd, error)
+            StartupPreamble.refuse(fd, forwarded == nil ? error : ForwardDisclosure.error(error))
             summary.record("refused a connection's configuration", peer: "pid \(peer.pid)", detail: error.message, level: .warning)
             return
         }

@@ -16,9 +16,11 @@ import Sidecar
 /// to the agent's; a sign-in runs on the laptop (its browser) only once the laptop's user
 /// approves (``ForwardApprover``), its device code shown on the laptop only; what leaves is
 /// checked (a token beyond `forwardScopes` is asked for again with exactly the allowed scopes,
-/// else refused); each token handed out is one log line on the agent's stderr naming the
+/// within the session's forced-refresh budget (``ForwardRefreshStage``), else refused; `callGraph`'s
+/// token is checked before the call, ``ForwardGraphTokens``); nothing about the laptop leaves
+/// (``ForwardDisclosure``: device information, paths in errors); each token handed out is one log line on the agent's stderr naming the
 /// scopes of the token that left (time, the peer; never the token).
-final class ForwardSessionPolicy: SessionPolicy {
+final class ForwardSessionPolicy: ErrorReleasingPolicy {
     /// The agent's configuration (`--config`, flags), what the session runs with.
     private let base: ConfigurationOverrides
     private let scopes: ForwardScopes
@@ -38,6 +40,8 @@ final class ForwardSessionPolicy: SessionPolicy {
     /// The last token checked against `forwardScopes` and what it is for beyond them: most
     /// replies carry the same cached token, whose claims are then not decoded again.
     private let lastVerdict = PthreadMutex<Verdict?>(nil)
+    /// The session's forced-refresh budget (shared with its `callGraph`'s token check).
+    private let refreshes: ForwardRefreshStage
 
     private struct Verdict {
         let token: JSONValue?
@@ -52,8 +56,9 @@ final class ForwardSessionPolicy: SessionPolicy {
     ///   - approvals: the agent's one-question-at-a-time gate for `forwardApproval`.
     init(
         base: ConfigurationOverrides, startup: ConfigurationOverrides, peer: ForwardPeer, log: Logger, summary: LogSummary,
-        approvals: ApprovalGate
+        approvals: ApprovalGate, budget: ForwardRefreshBudget
     ) {
+        refreshes = ForwardRefreshStage(budget: budget)
         self.base = base
         scopes = ForwardScopes(base.forwardScopes)
         approver = ForwardApprover(setting: base.forwardApproval ?? .deny, gate: approvals)
@@ -81,10 +86,13 @@ final class ForwardSessionPolicy: SessionPolicy {
                 "authority \(authority.stringValue ?? "?") is not the forwarding agent's (\(agentAuthority)); a forwarded session uses the agent's",
                 member: "authority")
         }
-        return rule.usesToken ? try withCheckedScopes(params) : params
+        guard rule.usesToken else { return params }
+        let checked = try withCheckedScopes(params)
+        return method == .acquireTokenSilent ? refreshes.admitted(checked) : checked
     }
 
     func approve(_ method: SidecarMethod, params: JSONValue?) async throws(RPCError) {
+        if method == .acquireTokenSilent { refreshes.spend(params) }  // a forced refresh about to run
         guard asksConsent(method) else { return }
         let requested = params?["scopes"]?.arrayValue?.compactMap(\.stringValue) ?? []
         let question = ForwardApprovalQuestion.text(
@@ -109,7 +117,10 @@ final class ForwardSessionPolicy: SessionPolicy {
         case .getCurrentAccount: return .send(ForwardReply.allowed(result, fields: ["account", "previousAccount"]))
         case .acquireTokenSilent, .acquireToken:
             let beyond = beyondScopes(result)
-            if !beyond.isEmpty, method == .acquireTokenSilent, params?["forceRefresh"]?.boolValue != true, case .object(var members)? = params {
+            if method == .acquireTokenSilent { refreshes.spend(params) }
+            if !beyond.isEmpty, method == .acquireTokenSilent, params?["forceRefresh"]?.boolValue != true, case .object(var members)? = params,
+                refreshes.mayAskAgain(params)
+            {
                 // A cached token for more than the request (the cache's superset lookup): a fresh one for exactly these scopes.
                 members["forceRefresh"] = true
                 return .askAgain(.object(members))
@@ -118,10 +129,18 @@ final class ForwardSessionPolicy: SessionPolicy {
                 logger.notice("refused a forwarded token beyond forwardScopes", metadata: ["scopes": "\(beyond.joined(separator: " "))"])
             }
             return .send(try ForwardReply.token(result, beyond: beyond))
-        case .callGraph, .ping, .getDeviceInformation: return .send(result)
+        case .getDeviceInformation: return .send(ForwardDisclosure.deviceInformation(result))
+        case .callGraph, .ping: return .send(result)
         case .signout, .setCurrentAccount, .getCacheSummary, .diagnosticsSleep, .diagnosticsEcho:
             throw ForwardPolicy.methodRefused(method.rawValue)
         }
+    }
+
+    /// Errors name no laptop file (``ForwardDisclosure``); the agent's log has them whole.
+    func releaseError(_ method: SidecarMethod, _ error: RPCError) -> RPCError {
+        let released = ForwardDisclosure.error(error)
+        if released != error { logger.info("a forwarded request failed", metadata: ["method": "\(method.rawValue)", "error": "\(error.message)"]) }
+        return released
     }
 
     func audit(_ method: SidecarMethod, params: JSONValue?, result: JSONValue) {

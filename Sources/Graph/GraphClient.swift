@@ -38,7 +38,8 @@ public struct GraphClient: Sendable {
         var silent = SilentRequest()
         silent.scopes = request.scopes
         silent.account = request.account
-        var token = try await app.acquireTokenSilently(silent, correlationId: correlationId)
+        var token = try await checked(
+            try await app.acquireTokenSilently(silent, correlationId: correlationId), silent, request.tokenCheck, correlationId: correlationId)
         var url = try url(for: request)
         var response = try await send(request, url: url, token: token.accessToken, correlationId: correlationId)
         if response.status == 401, let claims = ClaimsChallenge.claims(in: response.header("WWW-Authenticate")) {
@@ -53,6 +54,7 @@ public struct GraphClient: Sendable {
                 error.message = "Graph requires claims the cached sign-in cannot satisfy; call acquireToken with these claims (\(error.message))"
                 throw error
             }
+            token = try await checked(token, silent, request.tokenCheck, correlationId: correlationId)
             response = try await send(request, url: url, token: token.accessToken, correlationId: correlationId)
             if response.status == 401, ClaimsChallenge.claims(in: response.header("WWW-Authenticate")) != nil {
                 var error = AuthError(.interactionRequired, "Graph still requires claims after a silent retry; call acquireToken with these claims")

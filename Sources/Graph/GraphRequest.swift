@@ -22,6 +22,8 @@ public struct GraphRequest: Sendable {
     /// Per request (`callGraph`'s `timeoutSeconds`); `nil`: the transport's default
     /// (`httpTimeoutSeconds`).
     public var timeout: Duration?
+    /// What the call's token may be for (`nil`: whatever the cache has for the scopes).
+    public var tokenCheck: GraphTokenCheck?
 
     public init() {}
 }

@@ -56,6 +56,54 @@ extension POSIX {
         return .success(pid)
     }
 
+    /// Starts `arguments[0]` (searched in the `PATH` of `environment` when it has no `/`) as a
+    /// foreground child that stands for this process (`auth-sidecar exec`): our stdin and
+    /// stderr, `stdout` (a descriptor of ours) as its stdout, no descriptor above 2, default
+    /// dispositions and an empty signal mask, `environment` (`NAME=value` entries) as its
+    /// environment.
+    /// - Returns: the pid, or why it could not start.
+    public static func spawnForeground(_ arguments: [String], environment: [String], stdout: Int32) -> Result<pid_t, SpawnFailure> {
+        guard let program = arguments.first, !program.isEmpty else { return .failure(.emptyCommand) }
+        guard !(arguments + environment).contains(where: { $0.utf8.contains(0) }) else { return .failure(.nulInArgument) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        if stdout != 1 { posix_spawn_file_actions_adddup2(&actions, stdout, 1) }
+        if let closeFrom = addCloseFrom() { _ = closeFrom(&actions, 3) }
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var emptyMask = sigset_t()
+        sigemptyset(&emptyMask)
+        posix_spawnattr_setsigmask(&attributes, &emptyMask)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, SIGUSR1, SIGUSR2, SIGWINCH] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(Int32(POSIX_SPAWN_SETSIGMASK) | Int32(POSIX_SPAWN_SETSIGDEF)))
+        let cArguments = arguments.map { strdup($0) }
+        let cEnvironment = environment.map { strdup($0) }
+        defer { for pointer in cArguments + cEnvironment { free(pointer) } }
+        guard !(cArguments + cEnvironment).contains(where: { $0 == nil }) else { return .failure(.system("out of memory")) }
+        // posix_spawnp searches the PATH of this process: with a PATH of the child's own, the
+        // program is found there first.
+        let path = environment.last { $0.hasPrefix("PATH=") }.map { String($0.dropFirst(5)) } ?? ""
+        let resolved = program.contains("/") ? program : findInPath(program, path) ?? program
+        var pid = pid_t()
+        let result = posix_spawnp(&pid, resolved, &actions, &attributes, cArguments + [nil], cEnvironment + [nil])
+        guard result == 0 else { return .failure(.system(errorString(result))) }
+        return .success(pid)
+    }
+
+    /// The first executable `name` in the `:`-separated `path`.
+    private static func findInPath(_ name: String, _ path: String) -> String? {
+        for directory in path.split(separator: ":", omittingEmptySubsequences: true) {
+            let candidate = directory + "/" + name
+            if access(candidate, X_OK) == 0 { return candidate }
+        }
+        return nil
+    }
+
     /// Why ``spawn(_:stdout:newSession:)`` started nothing.
     public enum SpawnFailure: Error, Equatable, Sendable {
         case emptyCommand

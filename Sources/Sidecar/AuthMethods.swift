@@ -19,6 +19,8 @@ struct AuthMethods: Sendable {
     var cacheProtection: CacheProtectionReport? = nil
     /// Silent results from memory, kept serialized.
     let silentReplies = SilentReplyCache()
+    /// What `callGraph`'s token may be for (the forward socket's rule); `nil`: no limit.
+    var graphTokens: GraphTokenCheck? = nil
 
     static let acquireTokenKeys: Set<String> = [
         "scopes", "promptType", "loginHint", "domainHint", "account", "authority", "claims",
@@ -201,6 +203,7 @@ struct AuthMethods: Sendable {
         request.body = p.members["body"]
         request.account = try AuthJSON.accountReference(p)
         request.scopes = try scopes(p)
+        request.tokenCheck = graphTokens
         request.allPages = try p.optional("allPages") ?? false
         if let maxPages: Int = try p.optional("maxPages") {
             guard (1...100).contains(maxPages) else { throw RPCError.invalidParams("'maxPages' must be 1 to 100", member: "maxPages") }

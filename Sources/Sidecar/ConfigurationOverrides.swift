@@ -50,6 +50,11 @@ public struct ConfigurationOverrides: Sendable, Equatable {
     public var sshCertificates: [String]?
     /// Whether the agent also adds each key and certificate to `$SSH_AUTH_SOCK` (read by the agent only).
     public var sshAgent: Bool?
+    /// Python package feeds beyond Azure Artifacts: URL prefix -> scope (read by the `keyring` name only).
+    public var packageFeeds: [String: String]?
+    /// Registries (host[:port]) beyond ACR's login servers that the Docker credential helper
+    /// answers (read by the helper and `docker-config` only).
+    public var containerRegistries: [String]?
 
     public init() {}
 
@@ -60,6 +65,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         "httpTimeoutSeconds", "interactiveTimeoutSeconds", "postLogoutRedirectUri", "azPassthrough", "armEndpoint", "cacheProtection",
         "secretServiceKeyCacheSeconds", "redirectPort", "forwardScopes", "forwardApproval", "broker", "brokerSilentRescue",
         ClientAssertionSetting.key, "sshCertScope", "sshCertificates", "sshAgent",
+        "packageFeeds", "containerRegistries",
     ]
 
     /// Reads the configuration keys from `params` (other members must be in `alsoAllowed`).
@@ -86,6 +92,8 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         sshCertificates = try SSHCertScope.keptKeys(p)
         sshAgent = try p.optional("sshAgent")
         azPassthrough = try p.optional("azPassthrough")
+        packageFeeds = try Self.stringMap(p.optional("packageFeeds"), key: "packageFeeds")
+        containerRegistries = try p.optional("containerRegistries")
         armEndpoint = try p.optional("armEndpoint")
         forwardScopes = try p.optional("forwardScopes")
         forwardApproval = try ForwardApproval(p.members["forwardApproval"])
@@ -138,6 +146,8 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         result.sshCertificates = sshCertificates ?? base.sshCertificates
         result.sshAgent = sshAgent ?? base.sshAgent
         result.azPassthrough = azPassthrough ?? base.azPassthrough
+        result.packageFeeds = packageFeeds ?? base.packageFeeds
+        result.containerRegistries = containerRegistries ?? base.containerRegistries
         result.armEndpoint = armEndpoint ?? base.armEndpoint
         result.forwardScopes = forwardScopes ?? base.forwardScopes
         result.forwardApproval = forwardApproval ?? base.forwardApproval
@@ -174,6 +184,17 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         config.sshCertScope = sshCertScope
         try ConfigurationValidator.validate(config)
         return config
+    }
+
+    /// An object whose members are all strings, as a dictionary; -32602 naming `key` otherwise.
+    static func stringMap(_ object: JSONObject?, key: String) throws(RPCError) -> [String: String]? {
+        guard let object else { return nil }
+        var map: [String: String] = [:]
+        for (name, value) in object {
+            guard let text = value.stringValue else { throw .invalidParams("\(key).\(name) must be a string", member: key) }
+            map[name] = text
+        }
+        return map
     }
 
     /// `uri` with its port replaced by `port` (1-65535); an invalid `uri` is left to the validator.

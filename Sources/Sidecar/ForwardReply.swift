@@ -25,14 +25,17 @@ public enum ForwardReply {
     /// The token that `result` carries, when it is for nothing `beyond` the forward scopes
     /// (``beyondScopes(_:_:)``, found already); else -51014 naming what it is for beyond them.
     public static func token(_ result: JSONValue, beyond: [String]) throws(RPCError) -> JSONValue {
-        guard beyond.isEmpty else {
-            throw RPCError(
-                code: ForwardPolicy.code,
-                message: "the token for this request is also for \(beyond.joined(separator: " ")), beyond the agent's forwardScopes; "
-                    + "list every scope the service grants with it in forwardScopes on the agent's machine",
-                name: "forwardTokenRefused", data: ["scopes": JSONValue(beyond), "key": "forwardScopes"])
-        }
+        guard beyond.isEmpty else { throw tokenRefused(beyond) }
         return allowed(result, fields: tokenFields)
+    }
+
+    /// -51014 (`forwardTokenRefused`): the token is also for `beyond`, outside the forward scopes.
+    public static func tokenRefused(_ beyond: [String]) -> RPCError {
+        RPCError(
+            code: ForwardPolicy.code,
+            message: "the token for this request is also for \(beyond.joined(separator: " ")), beyond the agent's forwardScopes; "
+                + "list every scope the service grants with it in forwardScopes on the agent's machine",
+            name: "forwardTokenRefused", data: ["scopes": JSONValue(beyond), "key": "forwardScopes"])
     }
 
     /// What the token in `result` is for beyond `scopes` (empty: it may leave).

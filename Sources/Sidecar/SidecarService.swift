@@ -31,8 +31,10 @@ public final class SidecarService: RPCService, Sendable {
         /// many connections; forwarded or not, the forwarded sessions); `nil` in the stdio mode.
         public var agentInfo: (@Sendable () -> JSONValue)?
         /// The door's rules, a stage of every request and reply (``RequestPipeline``): the
-        /// forward socket's ``ForwardPolicy``, an SSH peer's ``LocalSettingsPolicy``; open by default.
+        /// forward socket's ``ForwardPolicy``, the agent main socket's ``LocalSettingsPolicy``; open by default.
         public var policy: any SessionPolicy = OpenSessionPolicy()
+        /// What `callGraph`'s token may be for (the forward socket's ``ForwardGraphTokens``); `nil`: no limit.
+        public var graphTokens: ForwardGraphTokens?
         public init() {}
     }
 
@@ -60,7 +62,8 @@ public final class SidecarService: RPCService, Sendable {
         guard let method = SidecarMethod(rawValue: name), !method.isDiagnostic || options.diagnostics else {
             return .failure(.methodNotFound(name))
         }
-        return RequestPipeline(policy: options.policy, memo: releasedReplies).route(method, engine: engineRoute(method))
+        let route = RequestPipeline(policy: options.policy, memo: releasedReplies).route(method, engine: engineRoute(method))
+        return (options.policy as? any ErrorReleasingPolicy)?.releasingErrors(method, route) ?? route
     }
 
     /// The engine's own route for `method`, before any policy.
@@ -126,11 +129,10 @@ public final class SidecarService: RPCService, Sendable {
     }
 
     private static func configure(_ configuration: Configuration, options: Options, logger: Logger) throws(RPCError) -> SessionState.Configured {
-        .init(
-            configuration: configuration,
-            methods: try options.applications.methods(
-                for: configuration, logger: logger, replacement: options.dependencies,
-                maxGraphResponseBytes: options.maxMessageSize))
+        var methods = try options.applications.methods(
+            for: configuration, logger: logger, replacement: options.dependencies, maxGraphResponseBytes: options.maxMessageSize)
+        methods.graphTokens = options.graphTokens?.check
+        return .init(configuration: configuration, methods: methods)
     }
 
     /// Runs an auth method with the configured application.

@@ -40,6 +40,7 @@ public struct AuthSidecarCommand: ParsableCommand {
             ProfilesCommand.self, StatusCommand.self,
             CacheCommand.self,
             GitCredentialCommand.self, KubectlCredentialCommand.self, ManagedIdentityCommand.self, AzdAuthServerCommand.self,
+            DockerConfigCommand.self, ExecCommand.self,
             SSHCertCommand.self, SSHConfigCommand.self,
             AgentCommand.self,
         ])

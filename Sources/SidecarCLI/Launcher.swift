@@ -24,6 +24,9 @@ public enum Launcher {
         if let azArguments = AzShim.arguments(programName: CommandLine.arguments.first, arguments) {
             Glibc.exit(AzShim.run(azArguments, host: VerbAzHost()))  // started as az: the az emulator
         }
+        if let started = MultiCallNames.match(programName: CommandLine.arguments.first, arguments) {
+            Glibc.exit(started.entry.run(started.arguments))  // keyring, docker-credential-auth-sidecar
+        }
         if arguments.first == AgentCommand.configuration.commandName {
             // A subcommand parses its own options as a root command: the root's options of the
             // same names would otherwise take them.

@@ -50,6 +50,57 @@ import Testing
         #expect(closedByTable(nextPeer) && !closedByTable(idleNewPeer) && !closedByTable(heldPeer) && table.count == 3)
     }
 
+    /// Issue 47, finding 9: initialized sessions with nothing in flight (kept) do not lock the
+    /// cap: the idlest makes room after waiting and idle ones; the busy never; the sweep leaves
+    /// kept ones alone.
+    @Test func atTheCapTheIdlestKeptSessionMakesRoomAfterTheIdleOnes() {
+        let table = ConnectionTable()
+        let limits = ServerLimits(
+            maxConnections: 3, atCapacity: .evictOldestWaiting, requestDeadline: .seconds(30), idleLimit: .milliseconds(1))
+        let (held, heldPeer) = pair()
+        let (keptOld, keptOldPeer) = pair()
+        let (idle, idlePeer) = pair()
+        for (fd, activity) in [(held, SessionActivity.held), (keptOld, .kept(since: 100)), (idle, .idle(since: 300))] {
+            let id = table.admit(fd, limits: limits) { _, _ in }
+            table.track(id ?? -1) { activity }
+        }
+        let (first, _) = pair()
+        #expect(table.admit(first, limits: limits) { _, _ in } != nil)
+        #expect(closedByTable(idlePeer) && !closedByTable(keptOldPeer) && !closedByTable(heldPeer))
+        table.remove(3)  // the newcomer leaves
+        let (keptNew, keptNewPeer) = pair()
+        let id = table.admit(keptNew, limits: limits) { _, _ in }
+        table.track(id ?? -1) { .kept(since: 200) }
+        usleep(5_000)
+        table.sweep(limits: limits) { _, _ in }
+        #expect(!closedByTable(keptOldPeer) && !closedByTable(keptNewPeer), "kept sessions are not closed for being idle")
+        let (second, _) = pair()
+        #expect(table.admit(second, limits: limits) { _, _ in } != nil)
+        #expect(closedByTable(keptOldPeer) && !closedByTable(keptNewPeer) && !closedByTable(heldPeer))
+        // Only busy sessions left: refused.
+        let busy = ServerLimits(maxConnections: 1, atCapacity: .evictOldestWaiting, requestDeadline: .seconds(30))
+        let lone = ConnectionTable()
+        let (a, _) = pair()
+        lone.track(lone.admit(a, limits: busy) { _, _ in } ?? -1) { .held }
+        let (b, _) = pair()
+        #expect(lone.admit(b, limits: busy) { _, _ in } == nil)
+    }
+
+    @Test func aPeerAtItsShareMakesRoomAmongItsOwn() {
+        let table = ConnectionTable()
+        let limits = ServerLimits(maxConnections: 10, atCapacity: .evictOldestWaiting, requestDeadline: .seconds(30), perPeerShare: 2)
+        let (other, otherPeer) = pair()
+        table.track(table.admit(other, limits: limits, peer: 7) { _, _ in } ?? -1) { .idle(since: 1) }
+        let (mine1, mine1Peer) = pair()
+        table.track(table.admit(mine1, limits: limits, peer: 9) { _, _ in } ?? -1) { .kept(since: 50) }
+        let (mine2, mine2Peer) = pair()
+        table.track(table.admit(mine2, limits: limits, peer: 9) { _, _ in } ?? -1) { .kept(since: 60) }
+        let (mine3, _) = pair()
+        #expect(table.admit(mine3, limits: limits, peer: 9) { _, _ in } != nil)
+        #expect(closedByTable(mine1Peer) && !closedByTable(mine2Peer) && !closedByTable(otherPeer), "its own idlest, not another's idler one")
+        #expect(table.count == 3)
+    }
+
     @Test func theSweepClosesLateAndIdleSessionsOnly() {
         let table = ConnectionTable()
         let limits = ServerLimits(

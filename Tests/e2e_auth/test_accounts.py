@@ -99,7 +99,7 @@ def test_set_current_account_is_reported_as_a_change_by_the_next_get_current_acc
 def test_accounts_use_through_a_running_agent(verbs, mock):
     two_accounts(verbs, mock)
     path = os.path.join(verbs.env["XDG_RUNTIME_DIR"], "auth-sidecar", "agent.sock")
-    agent = RunningAgent(verbs.binary, path, {**verbs.env, "XDG_CONFIG_HOME": str(verbs.tmp / "agent-has-no-config")},
+    agent = RunningAgent(verbs.binary, path, verbs.env,
                          verbs.tmp / "agent.log")
     try:
         assert claims(verbs.ok("token").strip())["preferred_username"] == BOB

@@ -190,7 +190,7 @@ def test_the_agent_hands_out_broker_tokens(verbs, mock, broker):
     verbs.write_config(broker="auto")
     env = {**verbs.env, **broker_env(broker)}
     path = os.path.join(verbs.env["XDG_RUNTIME_DIR"], "auth-sidecar", "agent.sock")
-    agent = RunningAgent(verbs.binary, path, {**env, "XDG_CONFIG_HOME": str(verbs.tmp / "agent-has-no-config")},
+    agent = RunningAgent(verbs.binary, path, env,
                          verbs.tmp / "agent.log")
     try:
         assert verbs.run("login", env=env).returncode == 0

@@ -47,8 +47,9 @@ def agent_path(verbs: Verbs) -> str:
 
 
 def start_agent(verbs: Verbs, name: str) -> RunningAgent:
-    """An agent on the verbs' default socket, with no configuration of its own."""
-    return RunningAgent(verbs.binary, agent_path(verbs), {**verbs.env, "XDG_CONFIG_HOME": str(verbs.tmp / "none")},
+    """An agent on the verbs' default socket, reading the verbs' configuration file (what runs or
+    reads a file as the user comes from the agent's own file: issue 47, finding 5)."""
+    return RunningAgent(verbs.binary, agent_path(verbs), verbs.env,
                         verbs.tmp / f"{name}.log")
 
 
@@ -222,14 +223,14 @@ def initialize(path: str) -> socket.socket:
 
 def logged_agent(verbs: Verbs, tmp_path, name: str, *flags: str, ready: str = "agent listening",
                  preexec_fn=None) -> tuple[subprocess.Popen, "os.PathLike[str]"]:
-    """An agent on the verbs' default socket (no configuration of its own) logging at info to
+    """An agent on the verbs' default socket (the verbs' configuration file) logging at info to
     NAME.log, once its log says `ready`; returns it and the log's path."""
     log_path = tmp_path / f"{name}.log"
     with open(log_path, "wb") as log:
         agent = subprocess.Popen(
             [verbs.binary, "agent", "--socket", agent_path(verbs), *flags, "--log-level", "info"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
-            env={**verbs.env, "XDG_CONFIG_HOME": str(tmp_path / "none")}, preexec_fn=preexec_fn)
+            env=verbs.env, preexec_fn=preexec_fn)
     deadline = time.monotonic() + 10
     while ready not in log_path.read_text(errors="replace"):
         if time.monotonic() > deadline or agent.poll() is not None:
@@ -287,19 +288,17 @@ def test_agent_caps_connections_and_evicts_silent_ones_first(verbs, tmp_path):
         assert silent.recv(100) == b""
         silent.close()
 
-        extra = socket.socket(socket.AF_UNIX)  # 4 sessions in use: refused, with the reason
-        extra.settimeout(10)
-        extra.connect(agent_path(verbs))
-        refusal = json.loads(extra.makefile("rb").readline())
-        assert refusal["id"] is None and refusal["error"]["data"]["name"] == "tooManyConnections", refusal
-        assert "at most 4 connections" in refusal["error"]["message"]
-        extra.close()
-        for s in sessions:  # the sessions were not disturbed
+        for s in sessions[1:]:  # the sessions are used; the first stays idle the longest
             s.sendall(b'{"jsonrpc":"2.0","id":2,"method":"getAccounts","params":{}}\n')
             assert b'"id":2' in s.makefile("rb").readline()
-        sessions.pop().close()
-        time.sleep(0.3)
-        sessions.append(initialize(agent_path(verbs)))  # a freed slot serves again
+        # 4 initialized sessions, none with anything in flight: the idlest makes room (issue 47,
+        # finding 9: idle initialized sessions must not lock the socket); its client may reconnect.
+        sessions.append(initialize(agent_path(verbs)))
+        assert sessions[0].recv(100) == b""
+        sessions.pop(0).close()
+        for s in sessions:  # the others were not disturbed
+            s.sendall(b'{"jsonrpc":"2.0","id":3,"method":"ping","params":{}}\n')
+            assert b'"id":3' in s.makefile("rb").readline()
     finally:
         for s in sessions:
             s.close()
@@ -331,8 +330,8 @@ def test_a_flood_on_the_forward_socket_leaves_the_main_socket_alone(verbs, tmp_p
             except (socket.timeout, ConnectionResetError):
                 pass
         assert evicted >= 36 - 1, f"only {evicted} of 36 older silent connections were closed"
-        speakers = []  # forwarded sessions (initialized: kept): served, and they fill the forward socket's cap
-        for n in range(4):
+        speakers = []  # forwarded sessions (initialized): served, each new one making room among this peer's own
+        for n in range(6):
             s = socket.socket(socket.AF_UNIX)
             s.settimeout(10)
             s.connect(forward_path)
@@ -341,12 +340,6 @@ def test_a_flood_on_the_forward_socket_leaves_the_main_socket_alone(verbs, tmp_p
             assert answer["id"] == 3, answer
             speakers.append(s)
         flood += speakers
-        extra = socket.socket(socket.AF_UNIX)  # a fifth on the forward socket: refused with the reason
-        extra.settimeout(10)
-        extra.connect(forward_path)
-        refusal = json.loads(extra.makefile("rb").readline())
-        assert refusal["error"]["data"]["name"] == "tooManyConnections", refusal
-        extra.close()
         sessions = [initialize(agent_path(verbs)) for _ in range(4)]  # the main socket: its own four slots
         for s in sessions:
             s.sendall(b'{"jsonrpc":"2.0","id":2,"method":"ping","params":{}}\n')

@@ -80,7 +80,7 @@ def test_the_last_failed_refresh_is_shown_until_a_refresh_works(verbs, mock):
 
 def test_the_agent_line_says_since_when_and_how_many_clients(verbs):
     path = os.path.join(verbs.env["XDG_RUNTIME_DIR"], "auth-sidecar", "agent.sock")
-    agent = RunningAgent(verbs.binary, path, {**verbs.env, "XDG_CONFIG_HOME": str(verbs.tmp / "agent-has-no-config")},
+    agent = RunningAgent(verbs.binary, path, verbs.env,
                          verbs.tmp / "agent.log")
     try:
         verbs.ok("login")
@@ -116,7 +116,7 @@ def test_a_key_command_runs_once_per_verb_and_never_in_status_with_an_agent(verb
     report = json.loads(verbs.ok("status", "--output", "json", "--no-agent"))
     assert report["accounts"][0]["accessTokens"] and report["accounts"][0]["refreshToken"] is True, report  # from the engine
     path = os.path.join(verbs.env["XDG_RUNTIME_DIR"], "auth-sidecar", "agent.sock")
-    agent = RunningAgent(verbs.binary, path, {**verbs.env, "XDG_CONFIG_HOME": str(verbs.tmp / "agent-has-no-config")},
+    agent = RunningAgent(verbs.binary, path, verbs.env,
                          verbs.tmp / "agent.log")
     try:
         assert count("status") == 1, "the agent's engine, once; none in status's own process"

@@ -226,8 +226,9 @@ def test_help_for_each_verb(verbs):
 # ---- (a): a running agent on the socket ---------------------------------------------------
 
 class RunningAgent:
-    """`auth-sidecar agent` on the verbs' default socket, with no configuration of its own
-    (each verb sends its configuration in `initialize`)."""
+    """`auth-sidecar agent` on the verbs' default socket, with the configuration of `env` (each verb
+    sends its configuration in `initialize` too; what runs or reads a file as the user, such as the
+    cache path, must be the agent's own: issue 47, finding 5)."""
 
     def __init__(self, binary: str, path: str, env: dict, log_path):
         self.path, self.log_path = path, log_path
@@ -251,7 +252,7 @@ class RunningAgent:
 
 def test_a_running_agent_is_used(verbs, mock):
     path = os.path.join(verbs.env["XDG_RUNTIME_DIR"], "auth-sidecar", "agent.sock")
-    agent = RunningAgent(verbs.binary, path, {**verbs.env, "XDG_CONFIG_HOME": str(verbs.tmp / "agent-has-no-config")},
+    agent = RunningAgent(verbs.binary, path, verbs.env,
                          verbs.tmp / "agent.log")
     try:
         verbs.ok("login")

@@ -119,8 +119,14 @@ public final class AcceptLoop: Sendable {
             }
             // The lowest free number: every descriptor below it is open.
             let full = Int(fd) + limits.descriptorReserve >= DescriptorLimit.current
-            guard let id = table.admit(fd, limits: limits, full: full, closed: noteClosed) else {
-                let why = full ? "the process is short of descriptors" : "\(limits.maxConnections) connections are open"
+            let peer = limits.perPeerShare == nil ? nil : PeerCredentials(socket: fd)?.pid
+            guard let id = table.admit(fd, limits: limits, full: full, peer: peer, closed: noteClosed) else {
+                let why =
+                    full
+                    ? "the process is short of descriptors"
+                    : table.count < limits.maxConnections
+                        ? "the peer holds its share (\(limits.perPeerShare ?? 0)) of the connections, all busy"
+                        : "\(limits.maxConnections) connections are open"
                 summary.record("connection refused: \(why)", peer: Self.peerName(fd), level: .warning)
                 refuse(fd)
                 close(fd)

@@ -6,7 +6,8 @@ import POSIXSupport
 
 /// The connections an ``AcceptLoop`` has open, in accept order, and which of them can be
 /// closed to make room: those still waiting for their request, then tracked sessions that are
-/// idle (``SessionActivity``). Shared by the accept thread and every connection's thread,
+/// idle, then kept sessions idle the longest (``SessionActivity``); with a per-peer share
+/// (``ServerLimits/perPeerShare``), a peer at its share makes room among its own first. Shared by the accept thread and every connection's thread,
 /// behind one lock.
 ///
 /// The lock is a ``PthreadMutex`` so the ThreadSanitizer suite sees it (see there).
@@ -19,6 +20,8 @@ final class ConnectionTable: Sendable {
         let id: Int
         let fd: Int32
         let acceptedAt: Int64
+        /// The peer process (its pid), when the limits keep a per-peer share.
+        let peer: Int32?
         var waiting = true
         /// The session's own account of what it does, once it has one (see ``track(_:_:)``).
         var activity: (@Sendable () -> SessionActivity)?
@@ -52,32 +55,45 @@ final class ConnectionTable: Sendable {
 
     /// Adds `fd` when there is room (evicting per `atCapacity`); nil when the cap is reached.
     /// `full`: the process's descriptors are short, so this one counts as over the cap.
-    func admit(_ fd: Int32, limits: ServerLimits, full: Bool = false, closed: (Int32, Closing) -> Void) -> Int? {
+    /// `peer`: the peer process, for ``ServerLimits/perPeerShare``.
+    func admit(_ fd: Int32, limits: ServerLimits, full: Bool = false, peer: Int32? = nil, closed: (Int32, Closing) -> Void) -> Int? {
         state.withLock { state in
-            if full || state.entries.count >= limits.maxConnections {
+            let peer = limits.perPeerShare == nil ? nil : peer
+            if let share = limits.perPeerShare, let peer, state.entries.count(where: { $0.peer == peer }) >= max(1, share) {
+                guard limits.atCapacity == .evictOldestWaiting, let victim = Self.victim(in: state.entries, of: peer) else { return nil }
+                Self.evict(victim, &state, closed)
+            } else if full || state.entries.count >= limits.maxConnections {
                 guard limits.atCapacity == .evictOldestWaiting, let victim = Self.victim(in: state.entries) else { return nil }
-                closed(state.entries[victim].fd, .evicted)
-                // Its thread sees end of stream or an error, answers nothing more, and removes it.
-                shutdown(state.entries[victim].fd, Int32(SHUT_RDWR))
-                state.entries.remove(at: victim)
+                Self.evict(victim, &state, closed)
             }
             defer { state.nextID += 1 }
-            state.entries.append(Entry(id: state.nextID, fd: fd, acceptedAt: POSIX.monotonicMilliseconds()))
+            state.entries.append(Entry(id: state.nextID, fd: fd, acceptedAt: POSIX.monotonicMilliseconds(), peer: peer))
             return state.nextID
         }
     }
 
-    /// The oldest connection still waiting for its request, else the session idle the longest.
-    private static func victim(in entries: [Entry]) -> Int? {
+    private static func evict(_ victim: Int, _ state: inout State, _ closed: (Int32, Closing) -> Void) {
+        closed(state.entries[victim].fd, .evicted)
+        // Its thread sees end of stream or an error, answers nothing more, and removes it.
+        shutdown(state.entries[victim].fd, Int32(SHUT_RDWR))
+        state.entries.remove(at: victim)
+    }
+
+    /// The oldest connection still waiting for its request, else the session idle the longest,
+    /// else the kept session idle the longest; never one with something in flight. `peer`:
+    /// among that peer's connections only.
+    private static func victim(in entries: [Entry], of peer: Int32? = nil) -> Int? {
         var idlest: (index: Int, since: Int64)?
-        for (index, entry) in entries.enumerated() {
+        var idlestKept: (index: Int, since: Int64)?
+        for (index, entry) in entries.enumerated() where peer == nil || entry.peer == peer {
             switch entry.now {
             case .waiting: return index
             case .held: continue
             case .idle(let since): if since < idlest?.since ?? .max { idlest = (index, since) }
+            case .kept(let since): if since < idlestKept?.since ?? .max { idlestKept = (index, since) }
             }
         }
-        return idlest?.index
+        return idlest?.index ?? idlestKept?.index
     }
 
     /// The connection's request is in: it is no longer evicted.

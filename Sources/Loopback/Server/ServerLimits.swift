@@ -30,11 +30,16 @@ public struct ServerLimits: Sendable, Equatable {
     /// A tracked session (``AcceptLoop/Connection/track(_:)``) idle this long (nothing in
     /// flight, not ``SessionActivity/held``) is closed; `nil`: never.
     public var idleLimit: Duration?
+    /// The most connections one peer process (`SO_PEERCRED`'s pid) may hold at once; at its
+    /// share, a new connection of the same peer makes room among that peer's own (waiting,
+    /// idle, then kept), else is refused. `nil`: no share (the cap alone). For a socket one
+    /// process relays for others (`ssh -R` to the agent's forward socket).
+    public var perPeerShare: Int?
 
     public init(
         maxConnections: Int, atCapacity: AtCapacity, requestDeadline: Duration,
         acceptBackoff: Duration = .milliseconds(100), maxRequestBody: Int = 16 * 1024, descriptorReserve: Int = 16,
-        idleLimit: Duration? = nil
+        idleLimit: Duration? = nil, perPeerShare: Int? = nil
     ) {
         self.maxConnections = maxConnections
         self.atCapacity = atCapacity
@@ -43,6 +48,7 @@ public struct ServerLimits: Sendable, Equatable {
         self.maxRequestBody = maxRequestBody
         self.descriptorReserve = descriptorReserve
         self.idleLimit = idleLimit
+        self.perPeerShare = perPeerShare
     }
 
     /// `wanted`, or fewer when the descriptor limit (`RLIMIT_NOFILE`, soft) minus `reserve`
@@ -64,8 +70,13 @@ extension Duration {
 public enum SessionActivity: Sendable, Equatable {
     /// No complete message yet: closed at the request deadline, evicted first.
     case waiting
-    /// Something in flight, or a session its client keeps for notifications: never closed.
+    /// Something in flight (a request, a question to the client): never closed.
     case held
     /// Nothing in flight since this moment (``POSIX/monotonicMilliseconds()``).
     case idle(since: Int64)
+    /// Nothing in flight since this moment, in a session its client keeps (an editor, a client
+    /// library that sent `initialize`: it may wait hours for its next request): never closed
+    /// for being idle, but at the cap the idlest makes room after the waiting and idle ones
+    /// (its client reconnects), so sessions that say nothing cannot lock the endpoint.
+    case kept(since: Int64)
 }

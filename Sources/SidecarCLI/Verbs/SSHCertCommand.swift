@@ -55,16 +55,20 @@ struct SSHConfigCommand: ParsableCommand {
 
     @OptionGroup var common: VerbOptions
 
+    /// What would break out of the block is refused before anything is asked (``SSHConfigBlock``).
+    func validate() throws {
+        let problems = [
+            SSHConfigBlock.wordProblem(host, what: "the host"), user.flatMap { SSHConfigBlock.wordProblem($0, what: "--user") },
+            key.flatMap { SSHConfigBlock.pathProblem($0, what: "--key") },
+        ]
+        if let problem = problems.compactMap({ $0 }).first { throw ValidationError(problem) }
+    }
+
     func run() throws {
         try VerbSession.run(common) { session throws(VerbFailure) in
             let outcome = try SSHCertRequest(key: key, output: nil).run(session)
             session.print(
-                """
-                Host \(host)
-                    User \(user ?? outcome.principal)
-                    CertificateFile "\(outcome.path)"
-                    IdentityFile "\(outcome.key)"
-                """)
+                try SSHConfigBlock.text(host: host, user: user ?? outcome.principal, certificate: outcome.path, key: outcome.key))
         }
     }
 }

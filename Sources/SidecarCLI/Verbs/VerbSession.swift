@@ -220,6 +220,10 @@ final class VerbSession {
         do { return try client.sendRequest(method, params: params) } catch { throw .connection(error, engine: connection.engine) }
     }
 
+    /// The verb's stdout (fd 1 itself points at stderr while the session is open): what
+    /// `exec` hands its child as stdout.
+    var outputDescriptor: Int32 { output }
+
     /// Writes the verb's output to stdout.
     func print(_ text: String) {
         Console.write(text.hasSuffix("\n") ? text : text + "\n", to: output)

@@ -9,7 +9,7 @@ import time
 import traceback
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from . import admin, arm, authorize, devicecode, discovery, faults, graph, issuers, tenancy, token_endpoint
+from . import admin, arm, pkgindex, registry, authorize, devicecode, discovery, faults, graph, issuers, tenancy, token_endpoint
 from .errors import OAuthError
 from .http_util import Request, Response, json_response
 
@@ -61,6 +61,12 @@ def endpoint_key(req):
         return "devicelogin"
     if segs[0] == "arm":
         return "arm"
+    if segs[0] == "pypi":
+        return "pypi"
+    if segs[0] == "v2":
+        return "registry"
+    if segs[0] == "oauth2" and len(segs) == 2 and segs[1] in ("exchange", "token"):
+        return "acr:" + segs[1]
     if path.rstrip("/") == "/common/discovery/instance":
         return "instance-discovery"
     if path.endswith("/.well-known/openid-configuration"):
@@ -82,6 +88,12 @@ def route(app, req, key):
         return devicecode.login_page(app, req)
     if key == "arm":
         return arm.handle(app, req)
+    if key == "pypi":
+        return pkgindex.handle(app, req)
+    if key == "registry":
+        return registry.api(app, req)
+    if key in ("acr:exchange", "acr:token"):
+        return (registry.exchange if key == "acr:exchange" else registry.token)(app, req)
     if key == "instance-discovery":
         return discovery.instance(app, req)
     if key in ("root", "other") and req.segments[-1:] != ["userrealm"]:
@@ -127,7 +139,7 @@ class Handler(BaseHTTPRequestHandler):
     def do_GET(self):
         self._handle()
 
-    do_POST = do_PUT = do_DELETE = do_PATCH = do_GET
+    do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_GET
 
     def _handle(self):
         app = self.server.app

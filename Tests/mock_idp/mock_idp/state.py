@@ -37,6 +37,7 @@ DEFAULT_CONFIG = {
     "ssh_cert_lifetime": 3600,              # seconds an ssh-cert token's certificate is valid
     "ssh_cert_unconsented_clients": [],     # client ids whose ssh-cert requests need consent
     "arm_page_size": 0,                     # Resource Manager's subscriptions per page (0: one answer)
+    "feed_resource": "499b84ac-1321-427f-aa17-267ca6975798",  # the package index's token audience (pkgindex.py)
 }
 
 
@@ -96,6 +97,7 @@ class State:
             self.id_token_tamper = None    # {"tamper": mode, "times": n}, see tamper.py
             self.arm_subscriptions = {}    # oid -> [subscription], see arm.py
             self.federations = []          # federated identity credentials, see federation.py
+            self.feed_uploads = {}         # filename -> bytes uploaded to the package index, see pkgindex.py
 
     def now(self):
         """The mock's clock (wall clock plus the admin-controlled offset)."""
