@@ -108,6 +108,7 @@ let package = Package(
             name: "Adapters",
             dependencies: [
                 "JSON", "JSONRPC", "AuthSeams", "Loopback", "POSIXSupport", .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),  // the managed-identity endpoint's token_sha256_to_refresh
             ]),
         // The az emulator: `az` (argv[0]) or `auth-sidecar az`, Azure CLI's commands answered
         // from the engine its host (SidecarCLI) opens; Resource Manager through the engine's HTTP client.

@@ -48,7 +48,8 @@ for pkg in libsecret-1-0 python3-msal-extensions python3-gi gir1.2-secret-1; do
 done
 # The identity broker tests (test_broker.py): a stand-in broker under dbus-run-session (from
 # dbus, above), run by Debian's python3 with its D-Bus bindings; libdbus itself (loaded with dlopen).
-for pkg in libdbus-1-3 python3-dbus; do
+# MSALRuntime (pymsalruntime, test_broker_msalruntime.py) loads WebKitGTK 4.1.
+for pkg in libdbus-1-3 python3-dbus libwebkit2gtk-4.1-0; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
 done
 command -v kubectl >/dev/null || missing+=(kubernetes-client)  # Debian's kubectl
@@ -71,6 +72,7 @@ if ! venv_works; then
     python3 -m venv .venv
 fi
 if ! .venv/bin/python -c "import pytest, jsonschema, cryptography, msal, requests, azure.identity, setuptools.command.bdist_wheel, keyring, twine" 2>/dev/null \
+   || ! .venv/bin/python -c "import importlib.util as u; assert u.find_spec('pymsalruntime')" 2>/dev/null \
    || [ ! -x .venv/bin/uv ] \
    || [ "$(.venv/bin/python -c 'import msal; print(msal.__version__)' 2>/dev/null)" != "1.39.0" ]; then
     echo "setup: installing Python test packages into .venv/" >&2

@@ -20,9 +20,16 @@ public final class LocalTokenServer: Sendable {
     public enum Kind: Sendable {
         /// App Service managed identity: a token for a scope (the request's resource's
         /// `/.default`), or an error reply (e.g. sign-in needed); `clientId` goes in replies.
-        case managedIdentity(clientId: String, tokens: @Sendable (_ scope: String) -> Result<Token, ReplyError>)
+        /// `renewal` non-nil: a fresh token, not the cached one (the client named it revoked).
+        case managedIdentity(clientId: String, tokens: @Sendable (_ scope: String, _ renewal: Renewal?) -> Result<Token, ReplyError>)
         /// azd's external authentication: the reply for a checked request.
         case azd(tokens: @Sendable (AzdAuthProtocol.TokenRequest) -> AzdAuthProtocol.Reply)
+    }
+
+    /// A managed-identity renewal (`token_sha256_to_refresh` named the token it would serve):
+    /// the client's capabilities (`xms_cc`).
+    public struct Renewal: Sendable, Equatable {
+        public let capabilities: [String]
     }
 
     /// What a managed-identity token source answers with.

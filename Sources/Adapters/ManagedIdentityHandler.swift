@@ -1,3 +1,4 @@
+import Crypto
 import JSON
 import Logging
 import Loopback
@@ -8,7 +9,7 @@ import Loopback
 struct ManagedIdentityHandler: LoopbackHTTPHandler {
     let secret: String
     let clientId: String
-    let tokens: @Sendable (_ scope: String) -> Result<LocalTokenServer.Token, ReplyError>
+    let tokens: @Sendable (_ scope: String, _ renewal: LocalTokenServer.Renewal?) -> Result<LocalTokenServer.Token, ReplyError>
     let logger: Logger
 
     func reply(to request: HTTPServerRequest) -> HTTPReply {
@@ -18,7 +19,7 @@ struct ManagedIdentityHandler: LoopbackHTTPHandler {
             logger.info("managed-identity request refused", metadata: ["status": "\(refused.reply.status)"])
             return HTTPReply.json(refused.reply)
         case .success(let tokenRequest):
-            switch tokens(tokenRequest.scope) {
+            switch token(for: tokenRequest) {
             case .success(let answer):
                 return HTTPReply.json(
                     ManagedIdentityProtocol.tokenReply(
@@ -29,6 +30,20 @@ struct ManagedIdentityHandler: LoopbackHTTPHandler {
                 return HTTPReply.json(failure.reply)
             }
         }
+    }
+
+    /// The token for `request`; when the one it would serve is the one the client says was
+    /// revoked (`token_sha256_to_refresh`), a renewed one instead.
+    private func token(for request: ManagedIdentityProtocol.TokenRequest) -> Result<LocalTokenServer.Token, ReplyError> {
+        let answer = tokens(request.scope, nil)
+        guard let revoked = request.revokedTokenSHA256, case .success(let served) = answer, Self.sha256Hex(served.token) == revoked
+        else { return answer }
+        logger.info("managed-identity token renewed: the client named it revoked")
+        return tokens(request.scope, LocalTokenServer.Renewal(capabilities: request.capabilities))
+    }
+
+    static func sha256Hex(_ text: String) -> String {
+        SHA256.hash(data: Array(text.utf8)).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
     }
 
     func reply(refusing refusal: HTTPRefusal) -> HTTPReply {

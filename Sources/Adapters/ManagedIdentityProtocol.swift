@@ -12,9 +12,14 @@ public enum ManagedIdentityProtocol {
     /// answers 400 rather than hand out the user's token as if it were that identity's.
     static let userAssignedIdentityParameters = ["client_id", "mi_res_id", "msi_res_id", "object_id", "principal_id"]
 
-    /// A request the endpoint will answer with a token: the scope to ask for.
+    /// A request the endpoint will answer with a token: the scope to ask for; MSAL's
+    /// revocation parameters (docs/msiv1_token_revocation.md): `token_sha256_to_refresh`, the
+    /// hex SHA-256 of a token the resource refused (a token it matches is renewed, not served
+    /// again), and `xms_cc`, the client's capabilities (`cp1`), asked for on that renewal.
     public struct TokenRequest: Sendable, Equatable {
         public let resource: String
+        public var revokedTokenSHA256: String? = nil
+        public var capabilities: [String] = []
         public var scope: String { AzAccessToken.scope(forResource: resource) }
     }
 
@@ -62,7 +67,35 @@ public enum ManagedIdentityProtocol {
         guard let resource = parameters["resource"], !resource.isEmpty, resource.count <= 2048 else {
             return .failure(ReplyError(.error(400, "the query names no resource")))
         }
-        return .success(TokenRequest(resource: resource))
+        var request = TokenRequest(resource: resource)
+        if let hash = parameters["token_sha256_to_refresh"] {
+            guard hash.utf8.count == 64, hash.utf8.allSatisfy({ isHex($0) }) else {
+                return .failure(ReplyError(.error(400, "token_sha256_to_refresh is not a hex SHA-256 (64 digits)")))
+            }
+            request.revokedTokenSHA256 = hash.lowercased()
+        }
+        if let listed = parameters["xms_cc"] {
+            let capabilities = listed.split(separator: ",").map { String($0.filter { $0 != " " }) }.filter { !$0.isEmpty }
+            guard capabilities.count <= 8, capabilities.allSatisfy({ $0.utf8.count <= 32 && $0.utf8.allSatisfy(isWordByte) }) else {
+                return .failure(ReplyError(.error(400, "xms_cc is not a list of client capabilities (e.g. cp1)")))
+            }
+            request.capabilities = capabilities
+        }
+        return .success(request)
+    }
+
+    /// The `claims` that ask the service for tokens fit for `capabilities` (MSAL's shape).
+    public static func capabilityClaims(_ capabilities: [String]) -> JSONValue? {
+        guard !capabilities.isEmpty else { return nil }
+        return ["access_token": ["xms_cc": ["values": JSONValue(capabilities)]]]
+    }
+
+    private static func isHex(_ byte: UInt8) -> Bool {
+        (byte >= 0x30 && byte <= 0x39) || (byte >= 0x61 && byte <= 0x66) || (byte >= 0x41 && byte <= 0x46)
+    }
+
+    private static func isWordByte(_ byte: UInt8) -> Bool {
+        isHex(byte) || (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x41 && byte <= 0x5A) || byte == 0x5F || byte == 0x2D
     }
 
     /// The token reply: `access_token`, `expires_on` (Unix seconds, as a string like App

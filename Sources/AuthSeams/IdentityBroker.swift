@@ -14,6 +14,11 @@ public enum BrokerCallError: Error, Sendable, Equatable {
     case timedOut(Duration)
     /// The bus or the broker answered with a D-Bus error (`name`: e.g. `org.freedesktop.DBus.Error.Failed`).
     case failed(name: String, message: String)
+    /// The broker or the bus went away during the call (the broker crashed: `NoReply` naming a
+    /// disconnection; the bus daemon gone: `Disconnected`): not a time-out.
+    case gone(String)
+    /// The answer is larger than the message limit (bytes): refused unread.
+    case tooLarge(Int)
 }
 
 /// The identity broker as the auth core sees it: text in, text out, over whatever carries it
@@ -72,6 +77,8 @@ public enum BrokerInterface {
     public static let interface = "com.microsoft.identity.Broker1"
     /// The protocol version every call carries.
     public static let protocolVersion = "0.0"
+    /// The parent window handle of a console program's sign-in (what MSALRuntime sends for one).
+    public static let consoleWindowHandle: Int64 = 1
     /// The redirect URI the broker serves (the app registration must list it).
     public static let redirectURI = "https://login.microsoftonline.com/common/oauth2/nativeclient"
 }

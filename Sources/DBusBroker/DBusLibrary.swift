@@ -29,6 +29,12 @@ struct DBusLibrary: @unchecked Sendable {
     typealias IterArgType = @convention(c) (Pointer?) -> Int32
     typealias IterGetBasic = @convention(c) (Pointer?, Pointer?) -> Void
     typealias ThreadsInit = @convention(c) () -> UInt32
+    typealias SendWithReply = @convention(c) (Pointer?, Pointer?, UnsafeMutablePointer<Pointer?>?, Int32) -> UInt32
+    typealias ReadWriteDispatch = @convention(c) (Pointer?, Int32) -> UInt32
+    typealias PendingCompleted = @convention(c) (Pointer?) -> UInt32
+    typealias PendingStealReply = @convention(c) (Pointer?) -> Pointer?
+    typealias SetErrorFromMessage = @convention(c) (Pointer?, Pointer?) -> UInt32
+    typealias SetAutoStart = @convention(c) (Pointer?, UInt32) -> Void
 
     let errorInit: ErrorInit
     let errorIsSet: ErrorIsSet
@@ -48,6 +54,14 @@ struct DBusLibrary: @unchecked Sendable {
     let iterArgType: IterArgType
     let iterGetBasic: IterGetBasic
     let messageUnref: Unref
+    let sendWithReply: SendWithReply
+    let readWriteDispatch: ReadWriteDispatch
+    let pendingCompleted: PendingCompleted
+    let pendingStealReply: PendingStealReply
+    let pendingCancel: Unref
+    let pendingUnref: Unref
+    let setErrorFromMessage: SetErrorFromMessage
+    let setAutoStart: SetAutoStart
 
     /// `DBUS_TYPE_STRING`.
     static let stringType = Int32(UInt8(ascii: "s"))
@@ -91,7 +105,15 @@ struct DBusLibrary: @unchecked Sendable {
             let iterInit = library.symbol("dbus_message_iter_init", as: IterInit.self),
             let iterArgType = library.symbol("dbus_message_iter_get_arg_type", as: IterArgType.self),
             let iterGetBasic = library.symbol("dbus_message_iter_get_basic", as: IterGetBasic.self),
-            let messageUnref = library.symbol("dbus_message_unref", as: Unref.self)
+            let messageUnref = library.symbol("dbus_message_unref", as: Unref.self),
+            let sendWithReply = library.symbol("dbus_connection_send_with_reply", as: SendWithReply.self),
+            let readWriteDispatch = library.symbol("dbus_connection_read_write_dispatch", as: ReadWriteDispatch.self),
+            let pendingCompleted = library.symbol("dbus_pending_call_get_completed", as: PendingCompleted.self),
+            let pendingStealReply = library.symbol("dbus_pending_call_steal_reply", as: PendingStealReply.self),
+            let pendingCancel = library.symbol("dbus_pending_call_cancel", as: Unref.self),
+            let pendingUnref = library.symbol("dbus_pending_call_unref", as: Unref.self),
+            let setErrorFromMessage = library.symbol("dbus_set_error_from_message", as: SetErrorFromMessage.self),
+            let setAutoStart = library.symbol("dbus_message_set_auto_start", as: SetAutoStart.self)
         else {
             return .failure(.unavailable("libdbus-1 lacks an expected symbol"))
         }
@@ -103,7 +125,10 @@ struct DBusLibrary: @unchecked Sendable {
                 register: register, setExitOnDisconnect: setExit, connectionClose: close, connectionRef: ref,
                 connectionUnref: unref, nameHasOwner: nameHasOwner, newMethodCall: newMethodCall,
                 iterInitAppend: iterInitAppend, iterAppendBasic: iterAppendBasic, sendWithReplyAndBlock: send,
-                iterInit: iterInit, iterArgType: iterArgType, iterGetBasic: iterGetBasic, messageUnref: messageUnref))
+                iterInit: iterInit, iterArgType: iterArgType, iterGetBasic: iterGetBasic, messageUnref: messageUnref,
+                sendWithReply: sendWithReply, readWriteDispatch: readWriteDispatch, pendingCompleted: pendingCompleted,
+                pendingStealReply: pendingStealReply, pendingCancel: pendingCancel, pendingUnref: pendingUnref,
+                setErrorFromMessage: setErrorFromMessage, setAutoStart: setAutoStart))
     }
 
     /// Runs `body` with a fresh `DBusError`; returns its name and message when `body` set it (freed after).

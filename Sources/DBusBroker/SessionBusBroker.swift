@@ -17,10 +17,18 @@ import POSIXSupport
 public final class SessionBusBroker: IdentityBroker {
     private let connection = PthreadMutex<UnsafeMutableRawPointer?>(nil)
     private let address: @Sendable () -> String?
+    /// Set by the first `org.freedesktop.DBus.Error.Spawn.*` answer (the broker's D-Bus
+    /// activation failed: a broken package): later calls ask the bus to start nothing.
+    private let activationFailed = PthreadMutex<String?>(nil)
+    /// The largest answer read (bytes); a larger one is refused unread (``BrokerCallError/tooLarge(_:)``).
+    let maxAnswerBytes: Int
 
-    /// - Parameter address: the bus address (default: the environment's, as above).
-    public init(address: @escaping @Sendable () -> String? = SessionBusBroker.sessionBusAddress) {
+    /// - Parameters:
+    ///   - address: the bus address (default: the environment's, as above).
+    ///   - maxAnswerBytes: the largest answer taken (default: the protocol's message limit, 4 MiB).
+    public init(address: @escaping @Sendable () -> String? = SessionBusBroker.sessionBusAddress, maxAnswerBytes: Int = 4 << 20) {
         self.address = address
+        self.maxAnswerBytes = maxAnswerBytes
     }
 
     /// `DBUS_SESSION_BUS_ADDRESS`, else `unix:path=$XDG_RUNTIME_DIR/bus` when it exists.
@@ -44,7 +52,7 @@ public final class SessionBusBroker: IdentityBroker {
             try POSIX.startThread {
                 let answer = self.withConnection(own: false) { library, bus throws(BrokerCallError) -> String in
                     guard let call else { return "" }
-                    return try Self.perform(call, timeout: .seconds(10), library: library, bus: bus)
+                    return try self.perform(call, timeout: .seconds(10), library: library, bus: bus)
                 }
                 self.prefetch.withLockAndBroadcast { state in
                     state?.answer = answer
@@ -101,7 +109,7 @@ public final class SessionBusBroker: IdentityBroker {
     public func callNow(_ call: BrokerCall, timeout: Duration) -> Result<String, BrokerCallError>? {
         if prefetchServes(call.method, call.request), let answer = takePrefetched() { return answer }
         return withConnection(own: false) { library, bus throws(BrokerCallError) -> String in
-            try Self.perform(call, timeout: timeout, library: library, bus: bus)
+            try self.perform(call, timeout: timeout, library: library, bus: bus)
         }
     }
 
@@ -110,14 +118,34 @@ public final class SessionBusBroker: IdentityBroker {
     {
         if let answer = await prefetched(method, request: request) { return try answer.get() }
         let call = BrokerCall(method: method, correlationId: correlationId, request: request)
-        return try await onThread(ownConnection: timeout == nil) { library, bus throws(BrokerCallError) -> String in
-            try Self.perform(call, timeout: timeout, library: library, bus: bus)
+        guard timeout == nil || method == .acquireTokenInteractively else {
+            return try await onThread { library, bus throws(BrokerCallError) -> String in
+                try self.perform(call, timeout: timeout, library: library, bus: bus)
+            }
         }
+        // An interactive call, on its own connection: a cancelled task ends it and closes that
+        // connection (never an empty-body cancelInteractiveFlow: it took broker 3.0.2 off the bus).
+        let cancelled = PthreadMutex(false)
+        let result: Result<String, BrokerCallError> = await withTaskCancellationHandler {
+            do throws(BrokerCallError) {
+                return .success(
+                    try await onThread(ownConnection: true) { library, bus throws(BrokerCallError) -> String in
+                        try self.perform(call, timeout: timeout, library: library, bus: bus, cancelled: cancelled)
+                    })
+            } catch {
+                return .failure(error)
+            }
+        } onCancel: {
+            cancelled.withLock { $0 = true }
+        }
+        return try result.get()
     }
 
-    /// One call, blocking, on `bus`.
-    private static func perform(
-        _ call: BrokerCall, timeout: Duration?, library: DBusLibrary, bus: UnsafeMutableRawPointer
+    /// One call, blocking, on `bus`; `cancelled` (an interactive call, on its own connection):
+    /// the call waits in steps of 200 ms and ends when it is set (the caller then closes the
+    /// connection: the broker sees its caller leave the bus).
+    private func perform(
+        _ call: BrokerCall, timeout: Duration?, library: DBusLibrary, bus: UnsafeMutableRawPointer, cancelled: PthreadMutex<Bool>? = nil
     ) throws(BrokerCallError) -> String {
         let method = call.method
         guard
@@ -125,6 +153,8 @@ public final class SessionBusBroker: IdentityBroker {
                 BrokerInterface.busName, BrokerInterface.objectPath, BrokerInterface.interface, method.rawValue)
         else { throw .failed(name: "org.freedesktop.DBus.Error.NoMemory", message: "no message") }
         defer { library.messageUnref(message) }
+        // After one failed activation the bus is asked to start nothing more (one per process).
+        if activationFailed.withLock({ $0 != nil }) { library.setAutoStart(message, 0) }
         let iterator = UnsafeMutableRawPointer.allocate(byteCount: DBusLibrary.iterSize, alignment: 8)
         defer { iterator.deallocate() }
         library.iterInitAppend(message, iterator)
@@ -134,19 +164,60 @@ public final class SessionBusBroker: IdentityBroker {
             }
             guard appended != 0 else { throw .failed(name: "org.freedesktop.DBus.Error.InvalidArgs", message: "an argument was refused") }
         }
-        let milliseconds = timeout.map { Int32(clamping: $0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000) }
-        let (reply, failure) = library.withError { error in
-            library.sendWithReplyAndBlock(bus, message, milliseconds ?? DBusLibrary.noTimeout, error)
+        let reply: UnsafeMutableRawPointer
+        if let cancelled {
+            reply = try Self.waitForReply(message, library: library, bus: bus, cancelled: cancelled, timeout: timeout)
+        } else {
+            let milliseconds = timeout.map {
+                Int32(clamping: $0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000)
+            }
+            let (answer, failure) = library.withError { error in
+                library.sendWithReplyAndBlock(bus, message, milliseconds ?? DBusLibrary.noTimeout, error)
+            }
+            if let failure { throw classify(failure, timeout: timeout) }
+            guard let answer else { throw .failed(name: "org.freedesktop.DBus.Error.NoReply", message: "no reply") }
+            reply = answer
         }
-        if let failure { throw classify(failure, timeout: timeout) }
-        guard let reply else { throw .failed(name: "org.freedesktop.DBus.Error.NoReply", message: "no reply") }
         defer { library.messageUnref(reply) }
+        let (isError, failure) = library.withError { error in library.setErrorFromMessage(error, reply) }
+        if isError != 0, let failure { throw classify(failure, timeout: timeout) }
         guard library.iterInit(reply, iterator) != 0, library.iterArgType(iterator) == DBusLibrary.stringType else {
             throw .failed(name: "org.freedesktop.DBus.Error.InvalidSignature", message: "the broker's answer is not a string")
         }
         var text: UnsafePointer<CChar>?
         withUnsafeMutablePointer(to: &text) { library.iterGetBasic(iterator, UnsafeMutableRawPointer($0)) }
-        return text.map { String(cString: $0) } ?? ""
+        guard let text else { return "" }
+        // Measured before it becomes a String (a 30 MB answer cost 566 MB when parsed).
+        guard strlen(text) <= maxAnswerBytes else { throw .tooLarge(maxAnswerBytes) }
+        return String(cString: text)
+    }
+
+    /// Sends `message` and waits for its reply, checking `cancelled` and `timeout` every 200 ms.
+    private static func waitForReply(
+        _ message: UnsafeMutableRawPointer, library: DBusLibrary, bus: UnsafeMutableRawPointer, cancelled: PthreadMutex<Bool>,
+        timeout: Duration?
+    ) throws(BrokerCallError) -> UnsafeMutableRawPointer {
+        let deadline = timeout.map { POSIX.monotonicMilliseconds() + $0.components.seconds * 1000 }
+        var pending: UnsafeMutableRawPointer?
+        guard library.sendWithReply(bus, message, &pending, DBusLibrary.noTimeout) != 0, let pending else {
+            throw .gone(busClosed)
+        }
+        defer { library.pendingUnref(pending) }
+        while library.pendingCompleted(pending) == 0 {
+            if cancelled.withLock({ $0 }) {
+                library.pendingCancel(pending)
+                throw .failed(name: "cancelled", message: "the request was cancelled")
+            }
+            if let deadline, let timeout, POSIX.monotonicMilliseconds() >= deadline {
+                library.pendingCancel(pending)
+                throw .timedOut(timeout)
+            }
+            if library.readWriteDispatch(bus, 200) == 0, library.pendingCompleted(pending) == 0 { throw .gone(busClosed) }
+        }
+        guard let reply = library.pendingStealReply(pending) else {
+            throw .failed(name: "org.freedesktop.DBus.Error.NoReply", message: "no reply")
+        }
+        return reply
     }
 
     /// Runs `body` with the library and a referenced connection on a thread of its own.
@@ -166,7 +237,7 @@ public final class SessionBusBroker: IdentityBroker {
     }
 
     private func withConnection(
-        own: Bool, _ body: (DBusLibrary, UnsafeMutableRawPointer) throws(BrokerCallError) -> String
+        own: Bool, retry: Bool = true, _ body: (DBusLibrary, UnsafeMutableRawPointer) throws(BrokerCallError) -> String
     ) -> Result<String, BrokerCallError> {
         // No bus, no broker: libdbus is not even loaded.
         guard connection.withLock({ $0 != nil }) || address() != nil else { return .failure(.unavailable(Self.noBus)) }
@@ -187,7 +258,11 @@ public final class SessionBusBroker: IdentityBroker {
         do throws(BrokerCallError) {
             return .success(try body(library, bus))
         } catch {
-            if !own, case .failed(let name, _) = error, name == "org.freedesktop.DBus.Error.Disconnected" { drop(bus, library) }
+            // The kept connection was closed (the bus restarted): once more on a new one.
+            if !own, error == .gone(Self.busClosed) {
+                drop(bus, library)
+                if retry { return withConnection(own: false, retry: false, body) }
+            }
             return .failure(error)
         }
     }
@@ -239,15 +314,40 @@ public final class SessionBusBroker: IdentityBroker {
 
     static let noBus = "no session D-Bus (DBUS_SESSION_BUS_ADDRESS is not set and $XDG_RUNTIME_DIR/bus is absent)"
 
-    /// A D-Bus error as the broker seam names it.
+    static let busClosed = "the session bus closed the connection"
+
+    /// A D-Bus error as the broker seam names it; a failed activation is remembered.
+    private func classify(_ failure: (name: String, message: String), timeout: Duration?) -> BrokerCallError {
+        let classified = Self.classify(failure, timeout: timeout)
+        if failure.name.hasPrefix(Self.spawnErrors) { activationFailed.withLock { $0 = failure.name } }
+        if case .unavailable(let reason) = classified, !failure.name.hasPrefix(Self.spawnErrors),
+            let earlier = activationFailed.withLock({ $0 })
+        {
+            return .unavailable(reason + " (its D-Bus activation failed earlier in this process, \(earlier); not tried again)")
+        }
+        return classified
+    }
+
+    static let spawnErrors = "org.freedesktop.DBus.Error.Spawn."
+
+    /// A D-Bus error as the broker seam names it: no owner or a failed activation
+    /// (`Spawn.*`: a broken package) is no broker; a broker that left the bus without
+    /// answering (`NoReply` naming the disconnection: it crashed) and a closed bus are gone;
+    /// only the rest of `NoReply`/`TimedOut` is a time-out.
     static func classify(_ failure: (name: String, message: String), timeout: Duration?) -> BrokerCallError {
         switch failure.name {
         case "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner":
-            .unavailable("\(BrokerInterface.busName) is not on the session bus: \(failure.message)")
+            return .unavailable("\(BrokerInterface.busName) is not on the session bus: \(failure.message)")
+        case let name where name.hasPrefix(spawnErrors):
+            return .unavailable("\(BrokerInterface.busName) could not be started by D-Bus activation (\(name)): \(failure.message)")
+        case "org.freedesktop.DBus.Error.Disconnected":
+            return .gone(busClosed)
+        case "org.freedesktop.DBus.Error.NoReply" where failure.message.lowercased().contains("disconnected"):
+            return .gone("it left the bus without answering (it stopped or crashed): \(failure.message)")
         case "org.freedesktop.DBus.Error.NoReply", "org.freedesktop.DBus.Error.TimedOut":
-            timeout.map(BrokerCallError.timedOut) ?? .failed(name: failure.name, message: failure.message)
+            return timeout.map(BrokerCallError.timedOut) ?? .failed(name: failure.name, message: failure.message)
         default:
-            .failed(name: failure.name, message: failure.message)
+            return .failed(name: failure.name, message: failure.message)
         }
     }
 }

@@ -34,7 +34,8 @@ public enum ApplicationFactory {
         client.postLogoutRedirectURI = configuration.postLogoutRedirectUri
         client.brokerMode = configuration.broker
         client.brokerSilentRescue = configuration.brokerSilentRescue
-        if configuration.brokerSilentRescue { client.display = SignInEnvironment.displayVariable() }
+        // The broker's sign-ins read it too (no time limit with a display).
+        client.display = SignInEnvironment.displayVariable()
         client.brokerTimeout = .seconds(configuration.httpTimeoutSeconds)
         client.clientAssertion = configuration.clientAssertion?.source()
         let app = PublicClientApplication(configuration: client, dependencies: dependencies)

@@ -57,6 +57,9 @@ public enum AuthErrorMapping {
         if let value = error.httpStatus { data["httpStatus"] = .int(Int64(value)) }
         if let value = error.retryAfter { data["retryAfter"] = .int(Int64(value)) }
         if let value = error.limit { data["limit"] = .int(Int64(value)) }
+        if let value = error.brokerStatus { data["brokerStatus"] = .int(Int64(value)) }
+        if let value = error.brokerTag { data["brokerTag"] = .int(Int64(value)) }
+        if let value = error.brokerErrorCode { data["brokerErrorCode"] = .int(Int64(value)) }
         return RPCError(code: code(for: error.kind), message: error.message, name: error.kind.rawValue, data: data)
     }
 

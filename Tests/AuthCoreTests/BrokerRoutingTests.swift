@@ -120,7 +120,8 @@ import TokenCache
         let signedIn = try await application.acquireTokenInteractively(interactive, correlationId: "c-3")
         #expect(signedIn.accessToken == "broker-at")
         let call = try #require(broker.calls.first { $0.method == .acquireTokenInteractively })
-        #expect(call.timeout == nil)
+        // No display in this configuration (nobody may see the window): interactiveTimeout.
+        #expect(call.timeout == .seconds(600))
         #expect(try Self.request(call)["authParameters"]?["authorizationType"]?.intValue == 6)
         #expect(try Self.request(call)["authParameters"]?["prompt"]?.stringValue == "select_account")
         #expect(try await application.accounts().map(\.username) == ["alice@contoso.com"])
@@ -151,6 +152,41 @@ import TokenCache
         let timedOut = FakeIdentityBroker { _, _ throws(BrokerCallError) in throw .timedOut(.seconds(7)) }
         await #expect(throws: AuthError(.timeout, "no answer from the identity broker to getAccounts within 7 s")) {
             _ = try await app(.auto, timedOut).accounts()
+        }
+    }
+
+    @Test func answersWithoutAccountAndGrantedScopesAsAString() async throws {
+        let clientInfo = "eyJ1aWQiOiJvaWQtMSIsInV0aWQiOiJ0aWQtMSJ9"  // {"uid":"oid-1","utid":"tid-1"}
+        let idToken = "e30.eyJvaWQiOiJvaWQtMSIsInRpZCI6InRpZC0xIiwicHJlZmVycmVkX3VzZXJuYW1lIjoiYWxpY2VAY29udG9zby5jb20ifQ.sig"
+        let bare =
+            #"{"brokerTokenResponse":{"accessToken":"at-2","expiresOn":1700003600000,"grantedScopes":"User.Read Mail.Read","clientInfo":""#
+            + clientInfo + #"","idToken":""# + idToken + #""}}"#
+        let broker = FakeIdentityBroker { method, _ in
+            method == .getAccounts ? #"{"accounts":[]}"# : bare
+        }
+        let result = try await app(.required, broker).acquireTokenInteractively(InteractiveRequest(), correlationId: "c")
+        #expect(result.account.homeAccountId == "oid-1.tid-1" && result.account.username == "alice@contoso.com")
+        #expect(result.scopes == ["User.Read", "Mail.Read"])
+        let sent = try Self.request(try #require(broker.calls.last))["authParameters"]
+        #expect(sent?["additionalQueryParametersForAuthorization"]?.objectValue != nil && sent?["isSignIn"] == true)
+    }
+
+    @Test func statusesAndTheErrorsDataAreKept() async throws {
+        let answers: [(Int, AuthError.Kind)] = [
+            (18, .interactionRequired), (19, .brokerUnavailable), (20, .workplaceJoinRequired), (21, .brokerUnavailable),
+        ]
+        for (status, kind) in answers {
+            let answer =
+                #"{"brokerTokenResponse":{"error":{"context":"AADSTS50097: device auth. suberror: bad_token","tag":508,"errorCode":5,"status":"#
+                + "\(status)" + #","subStatus":0,"diagnostics":{}}}}"#
+            let application = try app(.required, Self.signedIn(answer))
+            await #expect(throws: AuthError.self) {
+                do { _ = try await application.acquireTokenSilently(SilentRequest(), correlationId: "c") } catch let error as AuthError {
+                    #expect(error.kind == kind && error.brokerStatus == status && error.brokerTag == 508, "\(status)")
+                    #expect(error.errorCodes == [50097] && error.suberror == "bad_token" && error.brokerErrorCode == 5)
+                    throw error
+                }
+            }
         }
     }
 

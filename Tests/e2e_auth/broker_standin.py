@@ -8,11 +8,24 @@ is started on (run it under `dbus-run-session`), serves `com.microsoft.identity.
 without asking anyone: an interactive sign-in adds the account `--user` (or the request's
 username) at once. Its tokens are unsigned JWT-shaped strings carrying a `deviceid` claim.
 
-Every call is appended to `--log` as one JSON line: method, protocol, correlationId, request.
-`--control FILE` (JSON, read at every call) makes it answer errors:
-  {"fail": {"acquireTokenSilently": {"status": 2, "context": "..."}}, "interactiveWaits": true}
-`interactiveWaits`: an interactive sign-in answers only when `cancelInteractiveFlow` is called
-(then with status 7, UserCanceled).
+Every call is appended to `--log` as one JSON line: method, protocol, correlationId, request;
+a caller that leaves the bus while its interactive sign-in waits adds {"method": "callerGone"}.
+`--control FILE` (JSON, read at every call) makes it answer errors or change its answers:
+  {"fail": {"acquireTokenSilently": {"status": 2, "context": "..."}}, "interactiveWaits": true,
+   "omitAccount": true, "grantedScopesArray": true, "answerBytes": 31457280}
+`fail`: the method answers that error (any status 0-21, with the real broker's fields: `tag`,
+`errorCode`, `subStatus`, `diagnostics` default to numbers/{} unless given). `interactiveWaits`:
+an interactive sign-in answers only when `cancelInteractiveFlow` is called with a body (then
+with status 7, UserCanceled). `omitAccount`: token answers carry no `account` (himmelblau's
+broker-compatible server sends none). `grantedScopesArray`: the older array form.
+`answerBytes`: getAccounts' answer padded to that size (the message-size bound).
+`crash`: the method named makes the stand-in exit without answering.
+
+As the real broker behaves (broker 2.0.1's JSON schemas, teams-lite's notes on 3.0.2):
+errors are {context, tag, errorCode, status, subStatus, diagnostics}; object ids are UUIDs;
+`grantedScopes` is a string; the object has no org.freedesktop.DBus.Introspectable; a
+`cancelInteractiveFlow` with an empty body ("" or "{}") takes the broker off the bus (it exits).
+It can be started by D-Bus activation (broker_session.ActivatableBroker writes the .service file).
 
 Written from the open description (siemens/sso-mib's and siemens/linux-entra-sso's notes on
 the interface); it shares no code with either. Runs under Debian's /usr/bin/python3 with
@@ -27,6 +40,7 @@ import json
 import os
 import sys
 import time
+import uuid
 
 import dbus
 import dbus.service
@@ -50,7 +64,9 @@ def jwt(claims: dict) -> str:
 
 
 def error(status: int, context: str, **extra) -> dict:
-    return {"error": {"status": status, "context": context, "subStatus": 0, **extra}}
+    """The real broker's error object (Error.json): every field present, as MSALRuntime reads it."""
+    return {"error": {"context": context, "tag": 508_000_000 + status, "errorCode": 0, "status": status,
+                      "subStatus": 0, "diagnostics": {}, **extra}}
 
 
 class StandIn(dbus.service.Object):
@@ -83,9 +99,12 @@ class StandIn(dbus.service.Object):
         self.log(method, protocol, correlation_id, request)
         if protocol != "0.0":
             return json.dumps(error(6, f"unsupported protocol version {protocol}"))
+        if self.control().get("crash") == method:
+            os._exit(71)  # a broker that dies during the call (the bus answers NoReply: disconnected)
         failure = self.control().get("fail", {}).get(method)
         if failure:
-            answer = {"error": {"subStatus": 0, **failure}}
+            answer = error(failure.get("status", 0), failure.get("context", "failure"),
+                           **{k: v for k, v in failure.items() if k not in ("status", "context")})
             return json.dumps({"brokerTokenResponse": answer} if method.startswith("acquireToken") else answer)
         try:
             body = json.loads(request)
@@ -95,14 +114,20 @@ class StandIn(dbus.service.Object):
 
     # ---- tokens ----------------------------------------------------------------------------
     def account_for(self, username: str) -> dict:
-        oid = f"0000{int(hashlib.sha256(username.lower().encode()).hexdigest()[:7], 16) % 10**8:08d}-0000-4000-8000-000000000001"
+        """The account object with the 14 keys of Account.json (MSALRuntime's own)."""
+        oid = str(uuid.UUID(hashlib.sha256(username.lower().encode()).hexdigest()[:32]))
+        first = username.split("@")[0].title()
         return {"homeAccountId": f"{oid}.{TENANT}", "localAccountId": oid, "environment": "login.microsoftonline.com",
-                "realm": TENANT, "username": username, "name": username.split("@")[0].title(),
+                "homeEnvironment": "login.microsoftonline.com", "realm": TENANT, "username": username, "name": first,
+                "givenName": first, "familyName": "", "middleName": "", "alternativeAccountId": "",
+                "passwordChangeUrl": "", "passwordExpiry": 0,
                 "clientInfo": b64url(json.dumps({"uid": oid, "utid": TENANT}).encode())}
 
     def mint(self, account: dict, params: dict) -> dict:
         self.minted += 1
         scopes = params.get("requestedScopes") or []
+        if isinstance(scopes, str):
+            scopes = scopes.split()
         expires_ms = int((time.time() + 3600) * 1000)
         claims = {"aud": scopes[0].rsplit("/", 1)[0] if scopes and "/" in scopes[0] else "00000003-0000-0000-c000-000000000000",
                   "scp": " ".join(s.rsplit("/", 1)[-1] for s in scopes), "tid": TENANT, "oid": account["localAccountId"],
@@ -111,10 +136,23 @@ class StandIn(dbus.service.Object):
         if params.get("decodedClaims"):
             claims["xms_cc_satisfied"] = params["decodedClaims"]
         response = {"accessToken": jwt(claims), "accessTokenType": 0,
-                    "idToken": jwt({"tid": TENANT, "oid": account["localAccountId"], "preferred_username": account["username"]}),
+                    "idToken": jwt({"aud": params.get("clientId"), "iss": f"https://login.microsoftonline.com/{TENANT}/v2.0",
+                                    "tid": TENANT, "oid": account["localAccountId"], "sub": account["localAccountId"],
+                                    "preferred_username": account["username"], "name": account["name"],
+                                    "iat": int(time.time()), "nbf": int(time.time()), "exp": expires_ms // 1000}),
                     "account": account, "clientInfo": account["clientInfo"], "expiresOn": expires_ms,
-                    "extendedExpiresOn": expires_ms + 3600 * 1000, "grantedScopes": scopes}
+                    "extendedExpiresOn": expires_ms + 3600 * 1000, "grantedScopes": " ".join(scopes)}
         self.tokens[(account["homeAccountId"], tuple(sorted(scopes)))] = response
+        return self.shaped(response)
+
+    def shaped(self, response: dict) -> dict:
+        """The token answer as `--control` shapes it (no account; scopes as an array)."""
+        control = self.control()
+        response = dict(response)
+        if control.get("omitAccount"):
+            response.pop("account", None)
+        if control.get("grantedScopesArray"):
+            response["grantedScopes"] = response["grantedScopes"].split()
         return {"brokerTokenResponse": response}
 
     def interactive(self, body: dict) -> dict:
@@ -130,20 +168,42 @@ class StandIn(dbus.service.Object):
         account = self.accounts.get(named.get("homeAccountId"))
         if account is None:
             return {"brokerTokenResponse": error(2, "the account is not signed in with the broker")}
-        key = (account["homeAccountId"], tuple(sorted(params.get("requestedScopes") or [])))
+        scopes = params.get("requestedScopes") or []
+        key = (account["homeAccountId"], tuple(sorted(scopes.split() if isinstance(scopes, str) else scopes)))
         cached = self.tokens.get(key)
         renew = params.get("accessTokenToRenew")
         if cached and not params.get("decodedClaims") and cached["accessToken"] != renew \
                 and cached["expiresOn"] > time.time() * 1000 + 300_000:
-            return {"brokerTokenResponse": cached}
+            return self.shaped(cached)
         return self.mint(account, params)
 
     # ---- the interface -----------------------------------------------------------------------
-    @dbus.service.method(IFACE, in_signature="sss", out_signature="s", async_callbacks=("reply", "fail"))
-    def acquireTokenInteractively(self, protocol, correlation_id, request, reply, fail):
+    def _message_cb(self, connection, message):
+        # The real broker's object has no org.freedesktop.DBus.Introspectable (dbus-python adds one).
+        if message.get_interface() == dbus.INTROSPECTABLE_IFACE:
+            connection.send_message(dbus.lowlevel.ErrorMessage(
+                message, "org.freedesktop.DBus.Error.UnknownMethod", "No such interface"))
+            return
+        super()._message_cb(connection, message)
+
+    def watch_caller(self, sender: str) -> None:
+        """Logs `callerGone` when `sender` leaves the bus while its sign-in waits (and forgets it)."""
+        def changed(name, old, new):
+            if name == sender and not new:
+                before = len(self.pending)
+                self.pending = [(s, r) for s, r in self.pending if s != sender]
+                if len(self.pending) < before:
+                    self.log("callerGone", "", "", json.dumps({"sender": sender}))
+        self.connection.add_signal_receiver(changed, "NameOwnerChanged", "org.freedesktop.DBus",
+                                            "org.freedesktop.DBus", "/org/freedesktop/DBus", arg0=sender)
+
+    @dbus.service.method(IFACE, in_signature="sss", out_signature="s", async_callbacks=("reply", "fail"),
+                         sender_keyword="sender")
+    def acquireTokenInteractively(self, protocol, correlation_id, request, reply, fail, sender=None):
         if self.control().get("interactiveWaits") and protocol == "0.0":
             self.log("acquireTokenInteractively", protocol, correlation_id, request)
-            self.pending.append(reply)
+            self.pending.append((sender, reply))
+            self.watch_caller(sender)
             return
         reply(self.serve("acquireTokenInteractively", protocol, correlation_id, request, self.interactive))
 
@@ -153,8 +213,13 @@ class StandIn(dbus.service.Object):
 
     @dbus.service.method(IFACE, in_signature="sss", out_signature="s")
     def getAccounts(self, protocol, correlation_id, request):
-        return self.serve("getAccounts", protocol, correlation_id, request,
-                          lambda body: {"accounts": list(self.accounts.values())})
+        def listing(body):
+            answer = {"accounts": list(self.accounts.values())}
+            size = self.control().get("answerBytes")
+            if size:
+                answer["padding"] = "x" * max(0, int(size) - len(json.dumps(answer)) - 16)
+            return answer
+        return self.serve("getAccounts", protocol, correlation_id, request, listing)
 
     @dbus.service.method(IFACE, in_signature="sss", out_signature="s")
     def removeAccount(self, protocol, correlation_id, request):
@@ -168,9 +233,14 @@ class StandIn(dbus.service.Object):
 
     @dbus.service.method(IFACE, in_signature="sss", out_signature="s")
     def cancelInteractiveFlow(self, protocol, correlation_id, request):
+        if request.strip() in ("", "{}"):
+            # Broker 3.0.2 leaves the bus on an empty body (teams-lite's measurement).
+            self.log("cancelInteractiveFlow", protocol, correlation_id, request)
+            os._exit(70)
+
         def cancel(body):
             waiting, self.pending = self.pending, []
-            for reply in waiting:
+            for _, reply in waiting:
                 reply(json.dumps({"brokerTokenResponse": error(7, "the user cancelled the sign-in")}))
             return {}
         return self.serve("cancelInteractiveFlow", protocol, correlation_id, request, cancel)

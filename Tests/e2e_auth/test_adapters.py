@@ -421,3 +421,32 @@ def test_adapter_verbs_have_help(verbs):
         p = verbs.run(verb, "--help")
         assert p.returncode == 0 and f"auth-sidecar {verb}" in p.stdout
     assert all(v in verbs.run("--help").stdout for v in ("git-credential", "kubectl-credential", "managed-identity"))
+
+
+def test_managed_identity_renews_a_token_named_revoked(verbs, mock, endpoint):
+    """MSAL's revocation (docs/msiv1_token_revocation.md: msal-node >= 3.8.1, Go, .NET, Python):
+    after a resource refused a token, the client names it by hex SHA-256 in
+    token_sha256_to_refresh and its capabilities in xms_cc; the endpoint renews it instead of
+    serving it again until it expires. Another token's hash serves the cached one."""
+    import hashlib
+    verbs.ok("login")
+    mi = endpoint()
+    query = "api-version=2019-08-01&resource=https://graph.microsoft.com"
+    status, first = mi.get(query, mi.secret)
+    assert status == 200
+    refreshes = mock.admin.count("token:refresh_token")
+    status, again = mi.get(query + "&token_sha256_to_refresh=" + hashlib.sha256(b"another token").hexdigest(), mi.secret)
+    assert status == 200 and again["access_token"] == first["access_token"]
+    assert mock.admin.count("token:refresh_token") == refreshes
+    revoked = hashlib.sha256(first["access_token"].encode()).hexdigest()
+    status, renewed = mi.get(query + "&xms_cc=cp1&token_sha256_to_refresh=" + revoked, mi.secret)
+    assert status == 200 and renewed["access_token"] != first["access_token"], renewed
+    assert mock.admin.count("token:refresh_token") == refreshes + 1
+    asked = json.loads(mock.admin.log("token:refresh_token")[-1]["form"]["claims"])
+    assert "cp1" in asked["access_token"]["xms_cc"]["values"], asked
+    status, later = mi.get(query, mi.secret)
+    assert later["access_token"] == renewed["access_token"]  # the renewed one is the cached one now
+    for bad in ("&token_sha256_to_refresh=xyz", "&xms_cc=" + "a" * 40):
+        status, body = mi.get(query + bad, mi.secret)
+        assert status == 400, (bad, body)
+    mi.stop()

@@ -1,6 +1,7 @@
 import AuthSeams
 import JSON
 import Logging
+import POSIXSupport
 import Synchronization
 
 /// The auth core's calls through the Linux identity broker (``IdentityBroker``): what
@@ -14,8 +15,13 @@ final class BrokerClient: Sendable {
     private let logger: Logger
     /// A fresh correlation id for a call a request makes besides its own (an account lookup).
     private let newCorrelationId: @Sendable () -> String
-    /// `false` once a call in `auto` found no broker (then the usual flows answer).
-    private let absent = Mutex(false)
+    /// When (monotonic milliseconds) a call in `auto` last found no broker: the usual flows
+    /// answer for ``retryAfterMilliseconds``, then the broker is asked again (it may be back:
+    /// restarted, or the bus restarted); a broker still absent answers at once.
+    private let absentSince = Mutex<Int64?>(nil)
+    /// Whether the fallback was said on stderr (once).
+    private let said = Mutex(false)
+    static let retryAfterMilliseconds: Int64 = 5000
     /// The account signed in or chosen last in this engine (its `homeAccountId`).
     private let current = Mutex<String?>(nil)
     /// The broker's access tokens kept in memory until 5 minutes before they expire, by
@@ -51,17 +57,23 @@ final class BrokerClient: Sendable {
     }
 
     /// Whether requests go through the broker: `required` always (a call without a broker
-    /// fails, naming it); `auto` until a call finds no broker (no availability check of its
-    /// own: the first call tells, and costs no extra round trip when the broker is there).
-    var inUse: Bool { mode == .required || (mode == .auto && !absent.withLock { $0 }) }
+    /// fails, naming it); `auto` unless a call found no broker less than
+    /// ``retryAfterMilliseconds`` ago (no availability check of its own: the first call
+    /// tells, and costs no extra round trip when the broker is there).
+    var inUse: Bool {
+        guard mode == .auto else { return mode == .required }
+        guard let since = absentSince.withLock({ $0 }) else { return true }
+        return POSIX.monotonicMilliseconds() - since >= Self.retryAfterMilliseconds
+    }
 
     /// Whether the usual flows answer instead after `error`: in `auto`, when it says there is no
-    /// broker (said once on stderr; the engine does not ask the broker again).
+    /// broker (said once on stderr; asked again after ``retryAfterMilliseconds``).
     func fallsBack(from error: AuthError) -> Bool {
         guard mode == .auto, error.kind == .brokerUnavailable else { return false }
-        let first = absent.withLock { absent in
-            defer { absent = true }
-            return !absent
+        absentSince.withLock { $0 = POSIX.monotonicMilliseconds() }
+        let first = said.withLock { said in
+            defer { said = true }
+            return !said
         }
         if first { logger.warning("broker \"auto\": signing in without the broker: \(error.message)") }
         return true
@@ -72,17 +84,24 @@ final class BrokerClient: Sendable {
     func interactive(_ request: InteractiveRequest, correlationId: String) async throws(AuthError) -> TokenResult {
         let authority = try configuration.authority(for: request.authority)
         let scopes = Scopes.requested(request.scopes, defaults: configuration.defaultScopes) + request.extraScopesToConsent
-        var parameters = authParameters(authority: authority, scopes: scopes, type: 6, claims: request.claims)
+        let prompt = request.prompt.oauthValue
         var body: JSONObject = [:]
+        var parameters: JSONObject
         if let reference = request.account {
             let account = try await find(reference)
-            parameters["account"] = account.json
-            parameters["username"] = account.json["username"]
-            body["account"] = account.json
-        } else if let hint = request.loginHint {
-            parameters["username"] = .string(hint)
+            parameters = authParameters(
+                authority: authority, scopes: scopes, type: 6, claims: request.claims, account: account,
+                username: account.account.username, prompt: prompt)
+            body["account"] = BrokerAnswers.completeAccount(account.json)
+        } else {
+            parameters = authParameters(
+                authority: authority, scopes: scopes, type: 6, claims: request.claims, account: nil, username: request.loginHint,
+                prompt: prompt)
         }
-        if let prompt = request.prompt.oauthValue { parameters["prompt"] = .string(prompt) }
+        // As MSALRuntime's sign-in: a sign-in, with the parent window (the console's handle, 1).
+        parameters["isSignIn"] = true
+        parameters["parentWindow"] = ["handle": .int(BrokerInterface.consoleWindowHandle)]
+        body["parentWindowHandle"] = .int(BrokerInterface.consoleWindowHandle)
         body["authParameters"] = .object(parameters)
         let answer = try await cancellable(.acquireTokenInteractively, correlationId: correlationId, body: body)
         let (result, _) = try BrokerAnswers.token(answer, requested: scopes, account: nil, authority: authority, correlationId: correlationId)
@@ -149,7 +168,7 @@ final class BrokerClient: Sendable {
         guard let account else { return nil }
         let parameters = silentParameters(account, authority: authority, scopes: scopes, claims: nil)
         let correlationId = newCorrelationId()
-        let body: JSONObject = ["account": account.json, "authParameters": .object(parameters)]
+        let body: JSONObject = ["account": BrokerAnswers.completeAccount(account.json), "authParameters": .object(parameters)]
         guard
             case .success(let text)? = broker.callNow(
                 BrokerCall(method: .acquireTokenSilently, correlationId: correlationId, request: JSONValue.object(body).jsonText),
@@ -187,7 +206,8 @@ final class BrokerClient: Sendable {
         _ parameters: JSONObject, account: BrokerAccount, scopes: [String], authority: Authority, correlationId: String
     ) async throws(AuthError) -> (TokenResult, accountJSON: JSONValue?) {
         let answer = try await call(
-            .acquireTokenSilently, correlationId: correlationId, body: ["account": account.json, "authParameters": .object(parameters)])
+            .acquireTokenSilently, correlationId: correlationId,
+            body: ["account": BrokerAnswers.completeAccount(account.json), "authParameters": .object(parameters)])
         return try BrokerAnswers.token(answer, requested: scopes, account: account.json, authority: authority, correlationId: correlationId)
     }
 
@@ -215,7 +235,8 @@ final class BrokerClient: Sendable {
             do throws(AuthError) {
                 let answer = try await call(
                     .acquireTokenInteractively, correlationId: newCorrelationId(),
-                    body: ["account": account.json, "authParameters": .object(interactive)], timeout: .some(configuration.interactiveTimeout))
+                    body: ["account": BrokerAnswers.completeAccount(account.json), "authParameters": .object(interactive)],
+                    timeout: .some(configuration.interactiveTimeout))
                 let rescued = try BrokerAnswers.token(
                     answer, requested: scopes, account: account.json, authority: authority, correlationId: correlationId)
                 logger.notice("broker silent rescue: acquireTokenInteractively answered a token")
@@ -284,7 +305,7 @@ final class BrokerClient: Sendable {
         _ = try await call(
             .removeAccount, correlationId: newCorrelationId(),
             body: [
-                "account": account.json, "clientId": .string(configuration.clientId),
+                "account": BrokerAnswers.completeAccount(account.json), "clientId": .string(configuration.clientId),
                 "redirectUri": .string(BrokerInterface.redirectURI),
             ])
         current.withLock { if $0 == account.account.homeAccountId { $0 = nil } }
@@ -320,18 +341,29 @@ final class BrokerClient: Sendable {
 
     /// `acquireTokenSilently`'s `authParameters` for `account`.
     private func silentParameters(_ account: BrokerAccount, authority: Authority, scopes: [String], claims: String?) -> JSONObject {
-        var parameters = authParameters(authority: authority, scopes: scopes, type: 1, claims: claims)
-        parameters["account"] = account.json
-        parameters["username"] = .string(account.account.username)
-        return parameters
+        authParameters(
+            authority: authority, scopes: scopes, type: 1, claims: claims, account: account, username: account.account.username, prompt: nil)
     }
 
-    private func authParameters(authority: Authority, scopes: [String], type: Int64, claims: String?) -> JSONObject {
+    /// `authParameters` with every key MSALRuntime's carry (recorded through the stand-in,
+    /// Tests/e2e_auth/test_broker_msalruntime.py), empty where this request has nothing:
+    /// MSALRuntime's values for the ones the sidecar has no use for (`enrollmentId`,
+    /// `password`, `popParams`, `uxContextHandle`). `prompt` both at the top (older brokers)
+    /// and in `additionalQueryParametersForAuthorization` (what the broker puts on the URL).
+    private func authParameters(
+        authority: Authority, scopes: [String], type: Int64, claims: String?, account: BrokerAccount?, username: String?, prompt: String?
+    ) -> JSONObject {
+        var query: JSONObject = [:]
+        if let prompt { query["prompt"] = .string(prompt) }
         var parameters: JSONObject = [
-            "authority": .string(authority.url), "authorizationType": .int(type), "clientId": .string(configuration.clientId),
+            "accessTokenToRenew": "", "account": account.map { BrokerAnswers.completeAccount($0.json) } ?? .null,
+            "additionalQueryParametersForAuthorization": .object(query), "authority": .string(authority.url),
+            "authorizationType": .int(type), "clientId": .string(configuration.clientId), "decodedClaims": .string(claims ?? ""),
+            "enrollmentId": "", "isTestMode": false, "password": "", "popParams": .null,
             "redirectUri": .string(BrokerInterface.redirectURI), "requestedScopes": JSONValue(scopes),
+            "username": .string(username ?? ""), "uxContextHandle": -1,
         ]
-        if let claims { parameters["decodedClaims"] = .string(claims) }
+        if let prompt { parameters["prompt"] = .string(prompt) }
         return parameters
     }
 
@@ -358,24 +390,14 @@ final class BrokerClient: Sendable {
         return try BrokerAnswers.object(text, of: method)
     }
 
-    /// An interactive call: no time limit; a cancelled request asks the broker to end its
-    /// sign-in (`cancelInteractiveFlow`), whose answer then ends the call.
+    /// An interactive call: no time limit. A cancelled request ends it by dropping the call's
+    /// own connection (the broker sees its caller leave), never with an empty-body
+    /// `cancelInteractiveFlow`, which took broker 3.0.2 off the bus.
+    /// No time limit while a display is set (the broker's window waits for the person);
+    /// without one (a headless machine, where nobody may ever see it) `interactiveTimeoutSeconds`.
     private func cancellable(_ method: BrokerMethod, correlationId: String, body: JSONObject) async throws(AuthError) -> JSONObject {
-        let broker = broker
-        let limit = timeout
-        let result: Result<JSONObject, AuthError> = await withTaskCancellationHandler {
-            do throws(AuthError) {
-                return .success(try await call(method, correlationId: correlationId, body: body, timeout: .some(nil)))
-            } catch {
-                return .failure(error)
-            }
-        } onCancel: {
-            Task {
-                _ = try? await broker.call(
-                    .cancelInteractiveFlow, correlationId: correlationId, request: "{}", timeout: limit)
-            }
-        }
-        return try result.get()
+        let limit: Duration? = configuration.display == nil ? configuration.interactiveTimeout : nil
+        return try await call(method, correlationId: correlationId, body: body, timeout: .some(limit))
     }
 }
 

@@ -93,6 +93,10 @@ public struct AuthError: Error, Sendable, Equatable {
     public var retryAfter: Int?
     /// ``Kind/responseTooLarge``: the limit in bytes.
     public var limit: Int?
+    /// The identity broker's error: its `status` (0-21), `tag` (the code path) and `errorCode`.
+    public var brokerStatus: Int?
+    public var brokerTag: Int?
+    public var brokerErrorCode: Int?
 
     public init(_ kind: Kind, _ message: String) {
         self.kind = kind

@@ -58,7 +58,7 @@ struct InteractiveFlow: Sendable {
             Redemption(
                 resolved: resolved, scopes: scopes, claims: claims, redirectURI: pending.redirectURI, pkce: pkce, nonce: nonce,
                 sshKey: request.sshKey),
-            correlationId: correlationId)
+            clientInfo: response.clientInfo, correlationId: correlationId)
     }
 
     /// What redeeming a sign-in's code needs: what its authorize request sent.
@@ -74,15 +74,21 @@ struct InteractiveFlow: Sendable {
 
     /// Redeems `code` with the sign-in's PKCE verifier, validates the answer (the ID token's
     /// nonce included) and saves it: the browser's and the paste-back sign-in's last step.
-    func redeem(_ code: String, _ sent: Redemption, correlationId: String) async throws -> TokenResult {
+    /// `clientInfo`: the redirect's, for MSAL's routing hint (`X-AnchorMailbox`).
+    func redeem(_ code: String, _ sent: Redemption, clientInfo: String? = nil, correlationId: String) async throws -> TokenResult {
         let grant = AuthorizationCodeGrant(
             code: code, redirectURI: sent.redirectURI, verifier: sent.pkce.verifier,
             scopes: Scopes.decorated(sent.scopes), claims: sent.claims)
         let client = TokenEndpointClient(
             transport: dependencies.transport, clientId: configuration.clientId,
             clock: dependencies.clock, logger: dependencies.logger)
+        // MSAL's routing hint from the redirect's client_info, as it sends it.
+        let anchor = clientInfo.flatMap { try? ClientInfo(raw: $0) }.map {
+            TokenEndpointClient.anchorMailbox(homeAccountId: $0.homeAccountId)
+        }
         let tokens = try await client.redeem(
-            grant.fields, at: sent.resolved.metadata.tokenEndpoint, correlationId: correlationId, sshKey: sent.sshKey)
+            grant.fields, at: sent.resolved.metadata.tokenEndpoint, correlationId: correlationId, sshKey: sent.sshKey,
+            headers: anchor ?? [])
         return try await TokenResponseHandler(configuration: configuration, dependencies: dependencies, resolver: resolver).handle(
             tokens,
             .init(

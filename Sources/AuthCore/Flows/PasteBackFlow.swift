@@ -38,7 +38,7 @@ struct PasteBackFlow: Sendable {
                 .init(
                     resolved: resolved, scopes: scopes, claims: claims, redirectURI: redirectURI, pkce: pkce, nonce: nonce,
                     sshKey: request.sshKey),
-                correlationId: correlationId)
+                clientInfo: response.clientInfo, correlationId: correlationId)
         } catch let error as AuthError {
             throw PastedAddress.fromAnotherSignIn(error) ?? error
         }

@@ -232,7 +232,8 @@ struct SilentFlow: Sendable {
             let grant = RefreshTokenGrant(refreshToken: refreshToken.secret, scopes: Scopes.decorated(lookup.scopes), claims: merged)
             do {
                 let tokens = try await client.redeem(
-                    grant.fields, at: metadata.tokenEndpoint, correlationId: correlationId, sshKey: lookup.sshKey)
+                    grant.fields, at: metadata.tokenEndpoint, correlationId: correlationId, sshKey: lookup.sshKey,
+                    headers: TokenEndpointClient.anchorMailbox(homeAccountId: lookup.account.homeAccountId))
                 return try await handle(tokens, lookup, metadata: metadata, correlationId: correlationId)
             } catch let error as AuthError where error.oauthError == "invalid_grant" {
                 // MSAL's FOCI rule: the client's own token, then the family's; a service that

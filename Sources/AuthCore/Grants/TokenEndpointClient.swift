@@ -12,13 +12,24 @@ struct TokenEndpointClient: Sendable {
     /// Where a retry is reported (a warning: the failure, the wait, the attempt).
     var logger = Logger(label: "auth-sidecar.token-endpoint")
 
-    /// The headers MSAL sends with every call (correlation, SDK identification).
+    /// The headers MSAL sends with every call (correlation, SDK identification, and that
+    /// `Retry-After` and HTTP 429 are honoured: ``TransientRetry``).
     static func headers(correlationId: String) -> [(name: String, value: String)] {
         [
             ("client-request-id", correlationId), ("return-client-request-id", "true"),
             ("x-client-SKU", LibraryInfo.name), ("x-client-Ver", LibraryInfo.version), ("x-client-OS", "linux"),
-            ("Accept", "application/json"),
+            ("x-ms-lib-capability", "retry-after, h429"), ("Accept", "application/json"),
         ]
+    }
+
+    /// MSAL's routing hint for a grant made for a known account: `X-AnchorMailbox:
+    /// Oid:<uid>@<utid>` from its home account id (`<uid>.<utid>`).
+    static func anchorMailbox(homeAccountId: String) -> [(name: String, value: String)] {
+        guard let dot = homeAccountId.lastIndex(of: "."), dot != homeAccountId.startIndex else { return [] }
+        let uid = homeAccountId[..<dot]
+        let utid = homeAccountId[homeAccountId.index(after: dot)...]
+        guard !utid.isEmpty else { return [] }
+        return [("X-AnchorMailbox", "Oid:\(uid)@\(utid)")]
     }
 
     /// Redeems `fields` (plus `client_id` and `client_info=1`) at `endpoint`.
@@ -29,9 +40,11 @@ struct TokenEndpointClient: Sendable {
     /// `sshKey`: an `ssh-cert` request for that key (its fields sent, that type expected).
     func redeem(
         _ fields: [(String, String)], at endpoint: String, correlationId: String,
-        retrying budget: TransientRetry.Budget? = .oneShot, sshKey: SSHKeyBinding? = nil
+        retrying budget: TransientRetry.Budget? = .oneShot, sshKey: SSHKeyBinding? = nil,
+        headers extra: [(name: String, value: String)] = []
     ) async throws -> TokenResponse {
-        let json = try await post(fields + (sshKey?.fields ?? []), to: endpoint, correlationId: correlationId, retrying: budget)
+        let json = try await post(
+            fields + (sshKey?.fields ?? []), to: endpoint, correlationId: correlationId, retrying: budget, headers: extra)
         return try TokenResponse(json: json, sshKey: sshKey)
     }
 
@@ -39,11 +52,11 @@ struct TokenEndpointClient: Sendable {
     /// Transient failures are tried again within `budget` (`nil`: not at all).
     func post(
         _ fields: [(String, String)], to endpoint: String, correlationId: String,
-        retrying budget: TransientRetry.Budget? = .oneShot
+        retrying budget: TransientRetry.Budget? = .oneShot, headers extra: [(name: String, value: String)] = []
     ) async throws -> JSONValue {
         let request = HTTPRequest.form(
             url: endpoint, fields: [("client_id", clientId)] + fields + [("client_info", "1")],
-            headers: Self.headers(correlationId: correlationId))
+            headers: Self.headers(correlationId: correlationId) + extra)
         let grantType = fields.first { $0.0 == "grant_type" }?.1
         guard let budget else { return try await postOnce(request, grantType: grantType, correlationId: correlationId) }
         var retry = TransientRetry(budget)

@@ -62,8 +62,13 @@ final class EnginePool: @unchecked Sendable {
     /// The token for `scope`, acquired silently; else the reply in the SDKs' error shape:
     /// 400 when a sign-in is needed (the message names `auth-sidecar login`), 500 for other
     /// engine errors, 503 when the engine is gone and cannot be reached again.
-    func token(for scope: String) -> Result<LocalTokenServer.Token, ReplyError> {
-        token(["scopes": [.string(scope)]]).mapError { failure in
+    func token(for scope: String, renewal: LocalTokenServer.Renewal? = nil) -> Result<LocalTokenServer.Token, ReplyError> {
+        var params: JSONObject = ["scopes": [.string(scope)]]
+        if let renewal {
+            params["forceRefresh"] = true
+            params["claims"] = ManagedIdentityProtocol.capabilityClaims(renewal.capabilities).map { .string($0.jsonText) }
+        }
+        return token(.object(params)).mapError { failure in
             switch failure.kind {
             case .signInNeeded: ReplyError(.error(400, failure.message))
             case .failed: ReplyError(.error(500, failure.message))

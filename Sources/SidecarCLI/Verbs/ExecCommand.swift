@@ -106,11 +106,11 @@ private struct ExecRun {
             identity = try LocalTokenServer(
                 .managedIdentity(
                     clientId: clientId,
-                    tokens: { scope in
+                    tokens: { scope, renewal in
                         guard ExecCommand.allows(allowed, [scope]) else {
                             return .failure(ReplyError(.error(403, "auth-sidecar exec does not give \(scope) (--scope)")))
                         }
-                        return engine.token(for: scope)
+                        return engine.token(for: scope, renewal: renewal)
                     }), logger: logger)
             azd = try LocalTokenServer(
                 .azd(tokens: { request in

@@ -84,6 +84,15 @@ struct LoginCommand: ParsableCommand {
         if let tenant, let problem = VerbRequests.tenantProblem(tenant, option: "--tenant") { throw ValidationError(problem) }
     }
 
+    /// What runs, said on stderr: the identity broker's own window when `broker` is on (it
+    /// refuses a device code on Linux: `--device-code` too goes to its window), with the usual
+    /// way `auto` falls back to.
+    static func line(_ way: SignInWay, broker: String?) -> String {
+        guard let broker, broker != "off" else { return way.line }
+        let fallback = broker == "auto" ? "; without it, \(way.line)" : ""
+        return "signing in with the identity broker (broker \"\(broker)\"): its own window asks\(fallback)"
+    }
+
     func run() throws {
         if importSignIns { return try ImportSignIns.run(common, output: output) }
         var options = common.plain
@@ -98,7 +107,7 @@ struct LoginCommand: ParsableCommand {
                 // Unforced, so no browser opens here: the device code takes no hint.
                 way = SignInWay(method: .printedURL, reason: "--login-hint needs a browser sign-in: open the URL yourself")
             }
-            Console.say(way.line)
+            Console.say(Self.line(way, broker: try session.configuration["broker"]?.stringValue))
             session.use(URLOpener.system(way, environment: environment))
             var params = JSONObject()
             if !scopes.isEmpty { params["scopes"] = JSONValue(scopes) }

@@ -26,7 +26,9 @@ struct ManagedIdentityCommand: ParsableCommand {
             "managed-identity", common,
             settings: { session throws(VerbFailure) in try session.configuration["clientId"]?.stringValue ?? "" },
             start: { clientId, engine, logger throws(AdapterError) in
-                try LocalTokenServer(.managedIdentity(clientId: clientId, tokens: { scope in engine.token(for: scope) }), port: port, logger: logger)
+                try LocalTokenServer(
+                    .managedIdentity(clientId: clientId, tokens: { scope, renewal in engine.token(for: scope, renewal: renewal) }), port: port,
+                    logger: logger)
             })
     }
 }
