@@ -51,7 +51,7 @@ struct AuthMethods: Sendable {
             }
         }
         var request = InteractiveRequest()
-        request.sshKey = try SSHCertScope.key(p)
+        request.token = RequestedToken(sshKey: try SSHCertScope.key(p))
         request.scopes = try scopes(p, sshKey: request.sshKey)
         request.prompt = try p.optional("promptType", oneOf: PromptType.allCases.map(\.rawValue)).flatMap(PromptType.init) ?? .promptIfNecessary
         request.loginHint = try p.optional("loginHint")
@@ -93,7 +93,7 @@ struct AuthMethods: Sendable {
     private func silentRequest(_ params: JSONValue?) throws(RPCError) -> (SilentRequest, correlationId: String) {
         let p = try Params(params, allowed: Self.silentKeys)
         var request = SilentRequest()
-        request.sshKey = try SSHCertScope.key(p)
+        request.token = RequestedToken(sshKey: try SSHCertScope.key(p))
         request.scopes = try scopes(p, sshKey: request.sshKey)
         request.account = try AuthJSON.accountReference(p)
         request.authority = try AuthJSON.authority(p, of: app.configuration)
