@@ -114,6 +114,7 @@ let package = Package(
             name: "SidecarCLI",
             dependencies: [
                 "Sidecar", "JSONRPC", "JSON", "AuthSeams", "Loopback", "POSIXSupport", "Agent", "Adapters", "CBuildStamp", "HTTP",
+                "TokenCache",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),

@@ -84,8 +84,8 @@ enum ApplicationFactory {
             if resolution.encryption != nil { _ = try? file.changeToken() }
             report = CacheProtectionReport(setting: protection, resolution: resolution, store: file)
             store = file
-            refreshLock = FileRefreshLock(path: path + ".refresh.lock")
-            refreshErrors = FileRefreshErrorLog(path: path + FileRefreshErrorLog.suffix)
+            refreshLock = FileRefreshLock(path: file.layout.refreshLock)
+            refreshErrors = FileRefreshErrorLog(path: file.layout.lastRefreshError)
         }
         let caFile = ProcessEnvironment.value("SSL_CERT_FILE") ?? ProcessEnvironment.value("CURL_CA_BUNDLE")
         let transport = CurlTransport(

@@ -2,6 +2,7 @@ import Adapters
 import JSON
 import POSIXSupport
 import Sidecar
+import TokenCache
 
 #if canImport(Glibc)
     import Glibc
@@ -45,9 +46,13 @@ struct AzAccounts {
     /// The file kept for the account `homeAccountId` in `session`'s cache's directory; nil for
     /// a memory cache.
     static func profilePath(_ session: VerbSession, homeAccountId: String) -> String? {
-        guard let cache = try? session.configuration["cache"]?["path"]?.stringValue, let slash = cache.lastIndex(of: "/") else { return nil }
-        let id = homeAccountId.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "." ? $0 : "_" }
-        return String(cache[...slash]) + "azureProfile." + String(id) + ".json"
+        layout(session)?.azProfile(account: homeAccountId)
+    }
+
+    /// The files beside `session`'s file cache; nil for a memory cache.
+    static func layout(_ session: VerbSession) -> CacheFileLayout? {
+        guard let cache = try? session.configuration["cache"]?["path"]?.stringValue, cache.contains("/") else { return nil }
+        return CacheFileLayout(path: cache)
     }
 
     /// After a sign-in (`auth-sidecar login`): the account's kept subscriptions are dropped, so
@@ -83,8 +88,10 @@ struct AzAccounts {
 
     /// `entries` kept as the account's subscriptions.
     func write(_ entries: [JSONValue]) throws(AzShim.Failure) {
-        guard let path = profilePath else { return }
+        guard let layout = Self.layout(session), let path = profilePath else { return }
         let document: JSONValue = ["homeAccountId": account["homeAccountId"] ?? .null, "subscriptions": .array(entries)]
+        // With the broker no cache file is written, so nothing else made the directory.
+        do throws(TokenCacheError) { try layout.makeDirectory() } catch { throw AzShim.Failure(message: "auth-sidecar: \(error)") }
         do throws(VerbFailure) {
             try ProfileFileRewrite.replace(path, with: Array(AzOutput.json(document).utf8), mode: 0o600)
         } catch {
