@@ -144,8 +144,8 @@ let package = Package(
         .testTarget(
             name: "AgentTests",
             dependencies: [
-                "Agent", "Sidecar", "AuthCore", "AuthSeams", "AuthTestSupport", "SidecarTestSupport", "JSON", "POSIXSupport",
-                .product(name: "Logging", package: "swift-log"),
+                "Agent", "Sidecar", "AuthCore", "AuthSeams", "AuthTestSupport", "SidecarTestSupport", "JSON", "JSONRPC", "Loopback",
+                "POSIXSupport", .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(
             name: "SidecarCLITests",

@@ -241,11 +241,15 @@ public final class AgentServer: Sendable {
     private func serveSession(
         _ fd: Int32, peer: PeerCredentials, forwarded: ForwardPeer?, throughSSH: Bool, session: PthreadMutex<JSONRPCServer?>
     ) {
-        var serviceOptions = SidecarService.Options()
-        serviceOptions.applications = applications
-        serviceOptions.maxMessageSize = options.maxMessageSize
-        serviceOptions.dependencies = options.dependencies
-        serviceOptions.agentInfo = { [self] in agentInfo(forwarded: forwarded != nil) }
+        /// The session's options, under the rules of its door.
+        func sessionOptions(_ policy: any SessionPolicy) -> SidecarService.Options {
+            var serviceOptions = SidecarService.Options(policy: policy)
+            serviceOptions.applications = applications
+            serviceOptions.maxMessageSize = options.maxMessageSize
+            serviceOptions.dependencies = options.dependencies
+            serviceOptions.agentInfo = { [self] in agentInfo(forwarded: forwarded != nil) }
+            return serviceOptions
+        }
         let connectionLogger = Logger(label: "auth-sidecar.agent.\(peer.pid)")
         let service: any RPCService
         do throws(RPCError) {
@@ -255,16 +259,16 @@ public final class AgentServer: Sendable {
                 var startup = options.startup
                 startup.browser = .system
                 if let remote = own?.overrides { startup = try ForwardPolicy.configuration(remote: remote, base: options.startup) }
+                var serviceOptions = sessionOptions(
+                    ForwardSessionPolicy(
+                        base: options.startup, startup: startup, peer: forwarded, log: logger, summary: summary, approvals: approvals))
                 serviceOptions.startup = startup
-                serviceOptions.policy = ForwardSessionPolicy(
-                    base: options.startup, startup: startup, peer: forwarded, log: logger, summary: summary, approvals: approvals)
                 service = try SidecarService(options: serviceOptions, logger: connectionLogger)
             } else {
                 let given = own?.overrides ?? ConfigurationOverrides()
-                if throughSSH {
-                    try LocalSettingsPolicy.check(given, agent: options.startup)
-                    serviceOptions.policy = LocalSettingsPolicy(agent: options.startup)
-                }
+                if throughSSH { try LocalSettingsPolicy.check(given, agent: options.startup) }
+                // An ssh process may not choose what runs or reads something as the agent.
+                var serviceOptions = sessionOptions(throughSSH ? LocalSettingsPolicy(agent: options.startup) : OpenSessionPolicy())
                 serviceOptions.startup = given.merged(
                     over: try options.profiles.base(profile: own?.profile, given: given, startup: options.startup))
                 serviceOptions.startupProfile = own?.profile ?? options.startupProfile

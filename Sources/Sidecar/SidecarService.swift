@@ -31,9 +31,12 @@ public final class SidecarService: RPCService, Sendable {
         /// many connections; forwarded or not, the forwarded sessions); `nil` in the stdio mode.
         public var agentInfo: (@Sendable () -> JSONValue)?
         /// The door's rules, a stage of every request and reply (``RequestPipeline``): the
-        /// forward socket's ``ForwardPolicy``, an SSH peer's ``LocalSettingsPolicy``; open by default.
-        public var policy: any SessionPolicy = OpenSessionPolicy()
-        public init() {}
+        /// forward socket's ``ForwardPolicy``, an SSH peer's ``LocalSettingsPolicy``, the user's
+        /// own processes' ``OpenSessionPolicy``. No default: a door names its policy or does
+        /// not build.
+        public var policy: any SessionPolicy
+        /// The options of a door whose rules are `policy`.
+        public init(policy: any SessionPolicy) { self.policy = policy }
     }
 
     /// Makes the auth core's dependencies for one configured application.
