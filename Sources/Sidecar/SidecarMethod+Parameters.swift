@@ -1,0 +1,28 @@
+extension SidecarMethod {
+    /// The params members the method reads, declared once: the JSON edge allows exactly these
+    /// (each handler's `Params(allowed:)`), the forward socket's table allows those of them a
+    /// forwarded session may set (``ForwardPolicy/rule(_:)``, which names only what it takes
+    /// away), and the forward tests walk every one. `diagnostics/echo` answers whatever it is
+    /// sent (its members are not parameters).
+    public var parameters: Set<String> {
+        switch self {
+        case .initialize: ConfigurationOverrides.keys.union(SidecarService.initializeExtraKeys)
+        case .ping, .getDeviceInformation, .getCurrentAccount, .getCacheSummary, .diagnosticsEcho: []
+        case .getAccounts: ["username"]
+        case .setCurrentAccount: ["account"]
+        case .signout: ["account", "signoutFromBrowser"]
+        case .acquireToken:
+            [
+                "scopes", "promptType", "loginHint", "domainHint", "account", "authority", "claims", "extraScopesToConsent",
+                "extraQueryParameters", "flow", "correlationId", "sshCertificate",
+            ]
+        case .acquireTokenSilent: ["scopes", "account", "authority", "forceRefresh", "claims", "correlationId", "sshCertificate"]
+        case .callGraph:
+            [
+                "path", "method", "apiVersion", "query", "headers", "body", "account", "scopes", "allPages", "maxPages", "timeoutSeconds",
+                "correlationId",
+            ]
+        case .diagnosticsSleep: ["ms"]
+        }
+    }
+}
