@@ -11,18 +11,23 @@ extension SidecarMethod {
         case .getAccounts: ["username"]
         case .setCurrentAccount: ["account"]
         case .signout: ["account", "signoutFromBrowser"]
-        case .acquireToken:
-            [
-                "scopes", "promptType", "loginHint", "domainHint", "account", "authority", "claims", "extraScopesToConsent",
-                "extraQueryParameters", "flow", "correlationId", "sshCertificate",
-            ]
-        case .acquireTokenSilent: ["scopes", "account", "authority", "forceRefresh", "claims", "correlationId", "sshCertificate"]
-        case .callGraph:
-            [
-                "path", "method", "apiVersion", "query", "headers", "body", "account", "scopes", "allPages", "maxPages", "timeoutSeconds",
-                "correlationId",
-            ]
+        case .acquireToken: Self.acquireToken
+        case .acquireTokenSilent: Self.acquireTokenSilent
+        case .callGraph: Self.callGraph
         case .diagnosticsSleep: ["ms"]
         }
     }
+
+    // Made once: every request's params are checked against them.
+    private static let acquireToken: Set<String> = [
+        "scopes", "promptType", "loginHint", "domainHint", "account", "authority", "claims", "extraScopesToConsent",
+        "extraQueryParameters", "flow", "correlationId", "sshCertificate",
+    ]
+    private static let acquireTokenSilent: Set<String> = [
+        "scopes", "account", "authority", "forceRefresh", "claims", "correlationId", "sshCertificate",
+    ]
+    private static let callGraph: Set<String> = [
+        "path", "method", "apiVersion", "query", "headers", "body", "account", "scopes", "allPages", "maxPages", "timeoutSeconds",
+        "correlationId",
+    ]
 }

@@ -2,7 +2,7 @@
 /// (``Backend/servedKinds``); ``PublicClientApplication`` refuses the others by name
 /// (``AuthError/Kind/tokenKindNotServed``) before any request is made. A new kind
 /// (proof-of-possession, next) is a case here, a case of ``RequestedToken`` carrying what it
-/// needs, and the backends that serve it adding it to their ``Backend/servedKinds``.
+/// needs, and each backend saying whether it serves it in ``Backend/serves(_:)`` (exhaustive).
 public enum TokenKind: String, Sendable, CaseIterable {
     /// An OAuth bearer access token.
     case bearer

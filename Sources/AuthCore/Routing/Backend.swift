@@ -9,19 +9,23 @@ public enum Backend: String, Sendable, CaseIterable {
     /// CI federation).
     case appIdentity
 
-    /// The token kinds this backend issues; any other is refused before a request is made.
-    public var servedKinds: Set<TokenKind> {
-        switch self {
-        case .identityService: [.bearer, .sshCertificate]
+    /// Whether this backend issues tokens of `kind`: each backend's declaration, exhaustive, so
+    /// a new kind does not build until every backend says whether it serves it (a switch, not a
+    /// set: this runs on the fast path of a fresh process's first token).
+    public func serves(_ kind: TokenKind) -> Bool {
+        switch (self, kind) {
+        case (.identityService, .bearer), (.identityService, .sshCertificate): true
+        case (.broker, .bearer): true
         // The broker's D-Bus API has no SSH certificate request (req_cnf, token_type).
-        case .broker: [.bearer]
+        case (.broker, .sshCertificate): false
+        case (.appIdentity, .bearer): true
         // A client-credentials exchange is for the app's bearer token only.
-        case .appIdentity: [.bearer]
+        case (.appIdentity, .sshCertificate): false
         }
     }
 
-    /// Whether this backend issues tokens of `kind`.
-    public func serves(_ kind: TokenKind) -> Bool { servedKinds.contains(kind) }
+    /// The token kinds this backend issues; any other is refused before a request is made.
+    public var servedKinds: [TokenKind] { TokenKind.allCases.filter(serves) }
 
     /// The backend in words, for messages.
     public var displayName: String {
