@@ -83,7 +83,8 @@ public struct Params: Sendable {
         }
         self.path = path
         if let unknown = members.keys.first(where: { !allowed.contains($0) }) {
-            throw .invalidParams("unknown member '\(qualified(unknown))'", member: qualified(unknown))
+            let hint = NearestName.suggestion(for: unknown, among: allowed).map { " (did you mean '\($0)'?)" } ?? ""
+            throw .invalidParams("unknown member '\(qualified(unknown))'\(hint)", member: qualified(unknown))
         }
     }
 

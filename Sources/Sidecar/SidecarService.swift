@@ -68,7 +68,7 @@ public final class SidecarService: RPCService, Sendable {
 
     /// The engine's own route for `method`, before any policy.
     private func engineRoute(_ method: SidecarMethod) -> RPCRoute {
-        if method.needsConfiguration, !session.isConfigured { return .failure(.serverNotInitialized) }
+        if method.needsConfiguration, !session.isConfigured { return .failure(.notConfigured) }
         switch method {
         case .initialize:
             return .immediate { [self] params in try initialize(params) }
@@ -102,7 +102,7 @@ public final class SidecarService: RPCService, Sendable {
             }
         case .acquireToken: return auth { $0.acquireToken }
         case .acquireTokenSilent:
-            return session.silentRoute ?? .failure(.serverNotInitialized)
+            return session.silentRoute ?? .failure(.notConfigured)
         case .getCurrentAccount: return auth { $0.getCurrentAccount }
         case .getAccounts: return auth { $0.getAccounts }
         case .setCurrentAccount: return auth { $0.setCurrentAccount }
@@ -142,7 +142,7 @@ public final class SidecarService: RPCService, Sendable {
     }
 
     private func auth(_ handler: @escaping @Sendable (AuthMethods) -> @Sendable (JSONValue?, RequestContext) async throws -> JSONValue) -> RPCRoute {
-        guard let methods = session.methods else { return .failure(.serverNotInitialized) }
+        guard let methods = session.methods else { return .failure(.notConfigured) }
         return .concurrent(handler(methods))
     }
 

@@ -144,12 +144,40 @@ struct ConfigurationSources: Equatable {
             }
             text = String(decoding: bytes, as: UTF8.self)
         } catch {
-            throw .invalidParams("cannot read \(flag) \(error)")
+            throw Self.markedAsFile(.invalidParams("cannot read \(flag) \(error)"), path)
         }
         let value: JSONValue
         do { value = try JSONValue.parse(text) } catch {
-            throw .invalidParams("\(flag) \(path) is not valid JSON: \(error)")
+            throw Self.markedAsFile(.invalidParams("\(flag) \(path) is not valid JSON: \(error)"), path)
         }
-        return try ConfigurationFile(json: value, path: path)
+        do { return try ConfigurationFile(json: value, path: path) } catch {
+            throw Self.inFile(path, error)
+        }
+    }
+
+    /// A configuration file's own mistake (an unknown or mistyped key, a bad value): the
+    /// message names the file first and says "key", as the file's reader thinks of it, and
+    /// `data.file` marks it so the stdio mode exits with that one line (status 1), not usage.
+    static func inFile(_ path: String, _ error: RPCError) -> RPCError {
+        // (The user's line for it: ``fileMistakeLine(_:)``.)
+        let prefix = "Invalid params: "
+        let detail = (error.message.hasPrefix(prefix) ? String(error.message.dropFirst(prefix.count)) : error.message)
+            .replacing("unknown member ", with: "unknown key ", maxReplacements: 1)
+        return markedAsFile(.invalidParams("\(path): \(detail)", member: error.data["member"]?.stringValue), path)
+    }
+
+    /// `error` with `data.file`: the configuration file at `path` is what is wrong.
+    private static func markedAsFile(_ error: RPCError, _ path: String) -> RPCError {
+        var marked = error
+        marked.data["file"] = .string(path)
+        return marked
+    }
+
+    /// The one line for a mistake inside the configuration file (``inFile(_:_:)``), `nil` for
+    /// any other error: "configuration error: FILE: unknown key 'clientid' (did you mean …)".
+    static func fileMistakeLine(_ error: RPCError) -> String? {
+        guard error.data["file"] != nil else { return nil }
+        let prefix = "Invalid params: "
+        return "configuration error: " + (error.message.hasPrefix(prefix) ? String(error.message.dropFirst(prefix.count)) : error.message)
     }
 }

@@ -64,10 +64,17 @@ public enum Launcher {
     /// Serves until end of input; returns only by throwing a configuration error. With an
     /// agent of the user's running, forwards to it instead (``AgentRelay``).
     /// A configuration refused at start: a usage error (64, with the usage); a cache no key
-    /// store can protect is not one: its message (a line per layer) and status 1.
+    /// store can protect, or a mistake inside the configuration file, is not one: its message
+    /// (a line per layer; the file and the key) and status 1.
     static func exitRefusingToStart(_ error: RPCError) -> Never {
         if error.code == AuthErrorMapping.code(for: .cacheUnavailable) {
             Console.say(error.message)
+            Glibc.exit(VerbFailure.failureStatus)
+        }
+        // A mistake inside the configuration file is not a usage error: its one line (the
+        // file, the key, the key it meant), status 1 as README's exit table says.
+        if let line = ConfigurationSources.fileMistakeLine(error) {
+            Console.say(line)
             Glibc.exit(VerbFailure.failureStatus)
         }
         AuthSidecarCommand.exit(withError: ValidationError(error.message))

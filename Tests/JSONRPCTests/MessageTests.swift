@@ -102,3 +102,26 @@ import Testing
         }
     }
 }
+
+@Suite struct NearestNameTests {
+    @Test func suggestsTheKeyATypoMeant() throws {
+        let keys: Set<String> = ["clientId", "authority", "cache", "cacheProtection", "scopes"]
+        #expect(NearestName.suggestion(for: "clientid", among: keys) == "clientId")
+        #expect(NearestName.suggestion(for: "authorty", among: keys) == "authority")
+        #expect(NearestName.suggestion(for: "scope", among: keys) == "scopes")
+        #expect(NearestName.suggestion(for: "cacheProtecton", among: keys) == "cacheProtection")
+        // Nothing close, or too short to judge: no guess.
+        #expect(NearestName.suggestion(for: "browserCommand", among: keys) == nil)
+        #expect(NearestName.suggestion(for: "x", among: keys) == nil)
+    }
+
+    @Test func unknownMemberErrorSaysWhatWasMeant() throws {
+        do {
+            _ = try Params(["clientid": "abc"], allowed: ["clientId", "authority"])
+            Issue.record("a mistyped key was accepted")
+        } catch {
+            #expect(error.message.contains("unknown member 'clientid' (did you mean 'clientId'?)"))
+            #expect(error.data["member"]?.stringValue == "clientid")
+        }
+    }
+}

@@ -1,7 +1,8 @@
 """Configuration mistakes fail at once, with the fix in the message: a placeholder client id
 (for every authority), a client id that is not a GUID (for Microsoft authorities only), an
 authority that is not an absolute http(s) URL. At `initialize` (-32602 naming the key), from
-the command line and the config file (exit 64, nothing on stdout), and in the verbs."""
+the command line (exit 64, nothing on stdout), the config file (exit 1, one line naming the file
+and the key), and in the verbs."""
 from __future__ import annotations
 
 import json
@@ -74,6 +75,33 @@ def test_config_file_mistake_stops_the_process(sidecar_bin, sidecar_env, tmp_pat
     done = start_up(sidecar_bin, sidecar_env, "--config", str(config))
     assert done.returncode == 64 and done.stdout == b"", done
     assert b"clientId 'my-app' is not a GUID" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("text, expected", [
+    ('{"clientid": "x"}', b"unknown key 'clientid' (did you mean 'clientId'?)"),
+    ('{"profiles": {"work": {"authorty": "https://login.microsoftonline.com/common"}}}',
+     b"profile 'work': unknown key 'authorty' (did you mean 'authority'?)"),
+    ('{"clientId": ', b"is not valid JSON"),
+])
+def test_a_mistake_inside_the_config_file_names_the_file_and_the_key(sidecar_bin, sidecar_env, tmp_path, text, expected):
+    """#52: one line naming the file, the key and the key it meant; status 1 (a configuration
+    failure, README's exit table), no usage text; the same line from a verb."""
+    config = tmp_path / "config.json"
+    config.write_text(text)
+    for args in (["--config", str(config)], ["token", "--no-agent", "--config", str(config)]):
+        done = start_up(sidecar_bin, sidecar_env, *args)
+        assert done.returncode == 1 and done.stdout == b"", done
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith(b"auth-sidecar: configuration error: "), done.stderr
+        assert str(config).encode() in lines[0] and expected in lines[0], done.stderr
+
+
+def test_a_mistyped_initialize_member_is_named_with_the_one_it_meant(spawn):
+    p = spawn()
+    r = p.request("initialize", {"clientid": GUID}, 1)
+    e = sc.assert_error(r, -32602, name="invalidParams")
+    assert "unknown member 'clientid' (did you mean 'clientId'?)" in e["message"], e
+    assert e["data"]["member"] == "clientid", e
 
 
 def test_command_line_authority_that_is_not_a_url_stops_the_process(sidecar_bin, sidecar_env):

@@ -72,9 +72,22 @@ def test_initialize_after_command_line_client_id(spawn, framing):
     sc.assert_error(p.request("initialize", {}, 2), -32600, id=2, name="alreadyInitialized")
 
 
-def test_methods_before_initialize(spawn, framing):
+def default_config_file(env: dict) -> str:
+    """The file the sidecar reads by default (Sources/Sidecar/UserPaths.swift)."""
+    if env.get("AUTH_SIDECAR_CONFIG", "").startswith("/"):
+        return env["AUTH_SIDECAR_CONFIG"]
+    if env.get("XDG_CONFIG_HOME", "").startswith("/"):
+        return env["XDG_CONFIG_HOME"] + "/auth-sidecar/config.json"
+    return env["HOME"] + "/.config/auth-sidecar/config.json"
+
+
+def test_methods_before_initialize(spawn, framing, sidecar_env):
     p = spawn(framing=framing, client_id=None)
-    sc.assert_error(p.request("getDeviceInformation", {}, 1), -32002, id=1, name="serverNotInitialized")
+    e = sc.assert_error(p.request("getDeviceInformation", {}, 1), -32002, id=1, name="serverNotInitialized")
+    # #52: the server's own words name the file to write (as this process reads it: $HOME's
+    # default here) and the other two ways, so a shell pipe or an editor relaying it shows the fix
+    assert "no client id configured" in e["message"] and "--client-id" in e["message"], e
+    assert f'write {{"clientId": "ID"}} to {default_config_file(sidecar_env)},' in e["message"], e
     sc.assert_error(p.request("diagnostics/echo", {"a": 1}, 2), -32002, id=2, name="serverNotInitialized")
     p.ping("allowed")
     sc.assert_result(p.request("initialize", {"clientId": "11111111-2222-3333-4444-555555555555"}, 3), id=3)

@@ -413,3 +413,25 @@ def test_identity_platform_goes_away(launch, mock_session, tmp_path):
     assert r["fromCache"] is True and r["accessToken"] == first["accessToken"]
     p.error("acquireTokenSilent", {"scopes": SCOPES, "forceRefresh": True}, -51001, name="networkError", timeout=20)
     p.error("acquireToken", {"scopes": SCOPES, "flow": "deviceCode"}, -51001, name="networkError", timeout=20)
+    # #52: the browser sign-in fails as fast, instead of waiting the interactive time limit
+    # for a redirect that cannot come (the sign-in page is out of reach too)
+    start = time.monotonic()
+    e = p.error("acquireToken", {"scopes": SCOPES}, -51001, name="networkError", timeout=20)
+    assert time.monotonic() - start < 10, e
+    assert browser_runs(tmp_path)[-1:] and len(browser_runs(tmp_path)) == 1, "no browser opened for a dead service"
+
+
+def test_a_browser_sign_in_with_an_unknown_client_id_fails_at_once(launch, mock, tmp_path):
+    """#52: the sign-in page would only show AADSTS700016; the sidecar says so within seconds
+    (was: the browser opened and the sign-in waited the interactive time limit), naming the
+    service's sentence and what to check; no browser opens, nothing is cached."""
+    unknown = "99999999-8888-7777-6666-555555555555"
+    p = launch(clientId=unknown)
+    start = time.monotonic()
+    e = p.error("acquireToken", {"scopes": SCOPES}, -51010, name="invalidConfiguration", timeout=20)
+    assert time.monotonic() - start < 10, e
+    assert "AADSTS700016" in e["message"] and unknown in e["message"] and "clientId" in e["message"], e
+    assert browser_runs(tmp_path) == [], "the browser was opened for a sign-in that cannot succeed"
+    probes = mock.admin.log("authorize")
+    assert len(probes) == 1 and "scope" not in probes[0]["query"] and "state" not in probes[0]["query"], probes
+    assert p.ok("getAccounts", {})["accounts"] == [], "an account was kept from a refused sign-in"

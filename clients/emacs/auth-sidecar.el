@@ -29,6 +29,7 @@
 (require 'cl-lib)
 (require 'jsonrpc)
 (require 'json)
+(require 'seq)
 
 (defgroup auth-sidecar nil
   "Microsoft identity platform sign-in through auth-sidecar."
@@ -208,12 +209,29 @@ the log would hold access tokens in clear."
       auth-sidecar--connection
     (auth-sidecar--start)))
 
+(defun auth-sidecar--last-stderr-line ()
+  "The sidecar's last non-empty stderr line (its one-line reason for exiting), or nil."
+  ;; jsonrpc.el renames the stderr buffer to a hidden one (a leading space) once started.
+  (let ((buffer (or (get-buffer " *auth-sidecar stderr*") (get-buffer "*auth-sidecar stderr*"))))
+    (when buffer
+      ;; The stderr pipe may still hold the last line when the sentinel runs: read it out.
+      (let ((pipe (get-buffer-process buffer)))
+        (when (and pipe (process-live-p pipe)) (accept-process-output pipe 0.5)))
+      (with-current-buffer buffer
+        (let ((lines (split-string (buffer-substring-no-properties (point-min) (point-max))
+                                   "\n" t "[ \t\r]+")))
+          (car (last (seq-remove (lambda (line) (string-prefix-p "Process " line)) lines))))))))
+
 (defun auth-sidecar--jsonrpc-error-plist (e)
-  "The error plist from the data of a `jsonrpc-error' condition E."
-  (let ((d (cdr e)))
+  "The error plist from the data of a `jsonrpc-error' condition E.
+When the server died (jsonrpc.el's \"Server died\"), the message is the sidecar's own
+last stderr line: it names the cause and the fix (a configuration mistake, say)."
+  (let* ((d (cdr e))
+         (message (or (alist-get 'jsonrpc-error-message d) "error"))
+         (tail (and (string-prefix-p "Server died" message) (auth-sidecar--last-stderr-line))))
     (list :code (alist-get 'jsonrpc-error-code d)
-          :message (or (alist-get 'jsonrpc-error-message d) "error")
-          :data (alist-get 'jsonrpc-error-data d))))
+          :message (if tail (format "auth-sidecar exited: %s" tail) message)
+          :data (if tail '(:name "sidecarExited") (alist-get 'jsonrpc-error-data d)))))
 
 (defun auth-sidecar-request (method &optional params timeout)
   "Send METHOD with PARAMS (a plist; nil means {}) and wait for the result.

@@ -18,6 +18,9 @@ struct InteractiveFlow: Sendable {
         let pkce = PKCE()
         let state = PKCE.randomToken()
         let nonce = PKCE.randomToken()
+        try await AuthorizePreflight(transport: dependencies.transport).check(
+            authorizationEndpoint: metadata.authorizationEndpoint, clientId: configuration.clientId,
+            redirectURI: configuration.redirectURI)
 
         let pending: any PendingRedirect
         do {

@@ -128,7 +128,9 @@ final class VerbSession {
         let launch = options.launch
         let logger = Launcher.makeLogger(level: launch.logLevel)
         let sources: ConfigurationSources
-        do { sources = try ConfigurationSources.load(launch) } catch { throw VerbFailure(message: error.message) }
+        do { sources = try ConfigurationSources.load(launch) } catch {
+            throw VerbFailure(message: ConfigurationSources.fileMistakeLine(error) ?? error.message)
+        }
         return try connect(sources: sources, useAgent: !options.noAgent, redirectPort: options.redirectPort, logger: logger, output: output)
     }
 

@@ -228,6 +228,21 @@
   (auth-sidecar-test--should-fail -32603 (auth-sidecar-account))
   (auth-sidecar-stop))
 
+(ert-deftest auth-sidecar-test-10a-configuration-file-typo ()
+  "A mistyped key in the configuration file: the sidecar exits at once, and the error shown
+is its own line naming the file, the key and the key it meant (not \"Server died\")."
+  (let ((file (expand-file-name "typo.json" (auth-sidecar-test--env "TEST_TMP"))))
+    (with-temp-file file (insert "{\"clientid\": \"11111111-2222-3333-4444-555555555555\"}"))
+    (unwind-protect
+        (progn
+          (auth-sidecar-test--setup)
+          (setq auth-sidecar-configuration nil
+                auth-sidecar-environment (cons (concat "AUTH_SIDECAR_CONFIG=" file) auth-sidecar-environment))
+          (let ((err (should-error (auth-sidecar-account) :type 'auth-sidecar-error)))
+            (should (string-search "unknown key 'clientid' (did you mean 'clientId'?)" (error-message-string err)))
+            (should (string-search file (error-message-string err)))))
+      (auth-sidecar-stop))))
+
 (ert-deftest auth-sidecar-test-11-jsonrpc-shutdown-exit ()
   "Plain jsonrpc.el (as Eglot uses it) sends `\"params\": null' with shutdown and exit;
 the sidecar answers shutdown and then exits with status 0."

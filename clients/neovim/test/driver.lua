@@ -237,6 +237,15 @@ test('invalid configuration: the initialize error is reported', function(mark)
   check(m.msg:find('invalidParams', 1, true), m.msg)
 end)
 
+test('a typo in the configuration file: the sidecar\'s own line, naming the file and the key', function(mark)
+  local file = env.TEST_TMP .. '/typo.json'
+  vim.fn.writefile({ vim.json.encode({ clientid = base.clientId }) }, file)
+  sidecar.setup({ binary = base.binary, env = { SSL_CERT_FILE = env.MOCK_CA, AUTH_SIDECAR_CONFIG = file } })
+  vim.cmd('AuthSidecarAccount')
+  local m = wait_message("did you mean 'clientId'", mark)
+  check(m.msg:find("unknown key 'clientid'", 1, true) and m.msg:find(file, 1, true), m.msg)
+end)
+
 sidecar.stop()
 vim.notify = real_notify
 log(string.format('neovim: %d failure(s)', failures))
