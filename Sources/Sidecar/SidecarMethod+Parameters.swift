@@ -11,22 +11,22 @@ extension SidecarMethod {
         case .getAccounts: ["username"]
         case .setCurrentAccount: ["account"]
         case .signout: ["account", "signoutFromBrowser"]
-        case .acquireToken: Self.acquireToken
-        case .acquireTokenSilent: Self.acquireTokenSilent
-        case .callGraph: Self.callGraph
+        case .acquireToken: Self.acquireTokenParameters
+        case .acquireTokenSilent: Self.acquireTokenSilentParameters
+        case .callGraph: Self.callGraphParameters
         case .diagnosticsSleep: ["ms"]
         }
     }
 
     // Made once: every request's params are checked against them.
-    private static let acquireToken: Set<String> = [
+    private static let acquireTokenParameters: Set<String> = [
         "scopes", "promptType", "loginHint", "domainHint", "account", "authority", "claims", "extraScopesToConsent",
         "extraQueryParameters", "flow", "correlationId", "sshCertificate",
     ]
-    private static let acquireTokenSilent: Set<String> = [
+    private static let acquireTokenSilentParameters: Set<String> = [
         "scopes", "account", "authority", "forceRefresh", "claims", "correlationId", "sshCertificate",
     ]
-    private static let callGraph: Set<String> = [
+    private static let callGraphParameters: Set<String> = [
         "path", "method", "apiVersion", "query", "headers", "body", "account", "scopes", "allPages", "maxPages", "timeoutSeconds",
         "correlationId",
     ]
