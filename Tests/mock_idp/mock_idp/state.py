@@ -36,6 +36,7 @@ DEFAULT_CONFIG = {
     "graph_collection_size": 25,
     "ssh_cert_lifetime": 3600,              # seconds an ssh-cert token's certificate is valid
     "ssh_cert_unconsented_clients": [],     # client ids whose ssh-cert requests need consent
+    "arm_page_size": 0,                     # Resource Manager's subscriptions per page (0: one answer)
 }
 
 

@@ -181,6 +181,19 @@ def acquire_token_params(scopes=None, prompt_type=None, login_hint=None, domain_
                       extra_query_parameters=extra_query_parameters, flow=flow, correlation_id=correlation_id,
                       ssh_certificate=ssh_certificate(ssh_public_key))
 
+def paste_reply(callback: Callable[[str], Any], params: Dict[str, Any]) -> Dict[str, Any]:
+    """The reply to ``pasteSignIn``: ``{"redirectedTo": what the callback returned}``, or an
+    error when it returned nothing or raised (the sign-in then fails with userCanceled)."""
+    try:
+        pasted = callback(params.get("url"))
+    except Exception as err:  # noqa: BLE001 - reported to the server
+        return {"error": {"code": -32000, "message": "on_paste_sign_in failed: %s" % err,
+                          "data": {"name": "noPastedAddress"}}}
+    if not isinstance(pasted, str) or not pasted.strip():
+        return {"error": {"code": -32000, "message": "no address was pasted", "data": {"name": "noPastedAddress"}}}
+    return {"result": {"redirectedTo": pasted}}
+
+
 def acquire_token_silent_params(scopes=None, account=None, authority=None, force_refresh=None,
                                 claims=None, correlation_id=None, ssh_public_key=None) -> Dict[str, Any]:
     return drop_unset(scopes=scope_list(scopes), account=account_ref(account), authority=authority,
