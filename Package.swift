@@ -115,7 +115,8 @@ let package = Package(
         .target(
             name: "AzEmulator",
             dependencies: [
-                "Adapters", "Sidecar", "JSON", "JSONRPC", "AuthSeams", "POSIXSupport", .product(name: "Logging", package: "swift-log"),
+                "Adapters", "Sidecar", "JSON", "JSONRPC", "AuthSeams", "POSIXSupport", "TokenCache",
+                .product(name: "Logging", package: "swift-log"),
             ]),
         // The command line, stdout hygiene, signals and wiring; the shell verbs.
         .target(
@@ -155,8 +156,8 @@ let package = Package(
         .testTarget(
             name: "AgentTests",
             dependencies: [
-                "Agent", "Sidecar", "AuthCore", "AuthSeams", "AuthTestSupport", "SidecarTestSupport", "JSON", "POSIXSupport",
-                .product(name: "Logging", package: "swift-log"),
+                "Agent", "Sidecar", "AuthCore", "AuthSeams", "AuthTestSupport", "SidecarTestSupport", "JSON", "JSONRPC", "Loopback",
+                "POSIXSupport", .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(
             name: "SidecarCLITests",

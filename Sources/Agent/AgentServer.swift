@@ -247,11 +247,15 @@ public final class AgentServer: Sendable {
     private func serveSession(
         _ fd: Int32, peer: PeerCredentials, forwarded: ForwardPeer?, session: PthreadMutex<JSONRPCServer?>
     ) {
-        var serviceOptions = SidecarService.Options()
-        serviceOptions.applications = applications
-        serviceOptions.maxMessageSize = options.maxMessageSize
-        serviceOptions.dependencies = options.dependencies
-        serviceOptions.agentInfo = { [self] in agentInfo(forwarded: forwarded != nil) }
+        /// The session's options, under the rules of its door.
+        func sessionOptions(_ policy: any SessionPolicy) -> SidecarService.Options {
+            var serviceOptions = SidecarService.Options(policy: policy)
+            serviceOptions.applications = applications
+            serviceOptions.maxMessageSize = options.maxMessageSize
+            serviceOptions.dependencies = options.dependencies
+            serviceOptions.agentInfo = { [self] in agentInfo(forwarded: forwarded != nil) }
+            return serviceOptions
+        }
         let connectionLogger = Logger(label: "auth-sidecar.agent.\(peer.pid)")
         let service: any RPCService
         do throws(RPCError) {
@@ -261,11 +265,12 @@ public final class AgentServer: Sendable {
                 var startup = options.startup
                 startup.browser = .system
                 if let remote = own?.overrides { startup = try ForwardPolicy.configuration(remote: remote, base: options.startup) }
-                serviceOptions.startup = startup
                 let budget = ForwardRefreshBudget()
-                serviceOptions.policy = ForwardSessionPolicy(
-                    base: options.startup, startup: startup, peer: forwarded, log: logger, summary: summary, approvals: approvals,
-                    budget: budget)
+                var serviceOptions = sessionOptions(
+                    ForwardSessionPolicy(
+                        base: options.startup, startup: startup, peer: forwarded, log: logger, summary: summary, approvals: approvals,
+                        budget: budget))
+                serviceOptions.startup = startup
                 serviceOptions.graphTokens = ForwardGraphTokens(scopes: ForwardScopes(options.startup.forwardScopes), budget: budget)
                 service = try SidecarService(options: serviceOptions, logger: connectionLogger)
             } else {
@@ -274,7 +279,7 @@ public final class AgentServer: Sendable {
                 // comes from the agent's own configuration only.
                 let local = LocalSettingsPolicy(agent: options.startup, profiles: options.profiles)
                 try local.check(given, profile: own?.profile)
-                serviceOptions.policy = local
+                var serviceOptions = sessionOptions(local)
                 serviceOptions.startup = given.merged(
                     over: try options.profiles.base(profile: own?.profile, given: given, startup: options.startup))
                 serviceOptions.startupProfile = own?.profile ?? options.startupProfile

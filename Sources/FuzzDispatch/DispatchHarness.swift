@@ -37,7 +37,7 @@ final class DispatchHarness {
     @discardableResult
     func run(_ bytes: UnsafeRawBufferPointer) -> Int32 {
         guard load(bytes) else { fatalError("fuzz: cannot write the input to the temporary file") }
-        var options = SidecarService.Options()
+        var options = SidecarService.Options(policy: OpenSessionPolicy())
         options.dependencies = { logger in OfflineDependencies.make(logger: logger) }
         guard let service = try? SidecarService(options: options, logger: logger) else {
             fatalError("fuzz: the sidecar service did not start")

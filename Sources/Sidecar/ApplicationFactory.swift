@@ -98,8 +98,8 @@ public enum ApplicationFactory {
             if resolution.encryption != nil { _ = try? file.changeToken() }
             report = CacheProtectionReport(setting: protection, resolution: resolution, store: file)
             store = file
-            refreshLock = FileRefreshLock(path: path + ".refresh.lock")
-            refreshErrors = FileRefreshErrorLog(path: path + FileRefreshErrorLog.suffix)
+            refreshLock = FileRefreshLock(path: file.layout.refreshLock)
+            refreshErrors = FileRefreshErrorLog(path: file.layout.lastRefreshError)
         }
         var dependencies = AuthDependencies(
             transport: httpTransport(timeoutSeconds: configuration.httpTimeoutSeconds, logger: logger),

@@ -39,6 +39,7 @@ public enum AuthErrorMapping {
         case .ambiguousAccount: -51012
         case .passwordResetRequired: -51013
         case .brokerUnavailable: -51015
+        case .tokenKindNotServed: -51016
         case .pastedAddressRefused, .pastedStateMismatch, .pastedCodeFromAnotherSignIn: -51017
         case .deviceCodeBlocked: -51018
         }
@@ -60,6 +61,8 @@ public enum AuthErrorMapping {
         if let value = error.brokerStatus { data["brokerStatus"] = .int(Int64(value)) }
         if let value = error.brokerTag { data["brokerTag"] = .int(Int64(value)) }
         if let value = error.brokerErrorCode { data["brokerErrorCode"] = .int(Int64(value)) }
+        if let value = error.backend { data["backend"] = .string(value) }
+        if let value = error.tokenKind { data["tokenKind"] = .string(value) }
         return RPCError(code: code(for: error.kind), message: error.message, name: error.kind.rawValue, data: data)
     }
 

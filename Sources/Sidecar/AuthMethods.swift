@@ -22,13 +22,8 @@ struct AuthMethods: Sendable {
     /// What `callGraph`'s token may be for (the forward socket's rule); `nil`: no limit.
     var graphTokens: GraphTokenCheck? = nil
 
-    static let acquireTokenKeys: Set<String> = [
-        "scopes", "promptType", "loginHint", "domainHint", "account", "authority", "claims",
-        "extraScopesToConsent", "extraQueryParameters", "flow", "correlationId", "sshCertificate",
-    ]
-
     func acquireToken(_ params: JSONValue?, _ context: RequestContext) async throws -> JSONValue {
-        let p = try Params(params, allowed: Self.acquireTokenKeys)
+        let p = try Params(params, allowed: SidecarMethod.acquireToken.parameters)
         let flow = try p.optional("flow", oneOf: ["browser", "deviceCode", "paste"]) ?? "browser"
         let correlationId = try AuthJSON.correlationId(p)
         if flow == "deviceCode" {
@@ -53,7 +48,7 @@ struct AuthMethods: Sendable {
             }
         }
         var request = InteractiveRequest()
-        request.sshKey = try SSHCertScope.key(p)
+        request.token = RequestedToken(sshKey: try SSHCertScope.key(p))
         request.scopes = try scopes(p, sshKey: request.sshKey)
         request.prompt = try p.optional("promptType", oneOf: PromptType.allCases.map(\.rawValue)).flatMap(PromptType.init) ?? .promptIfNecessary
         request.loginHint = try p.optional("loginHint")
@@ -96,12 +91,10 @@ struct AuthMethods: Sendable {
             value: { AuthJSON.tokenResult(answer.result(correlationId)) })
     }
 
-    static let silentKeys: Set<String> = ["scopes", "account", "authority", "forceRefresh", "claims", "correlationId", "sshCertificate"]
-
     private func silentRequest(_ params: JSONValue?) throws(RPCError) -> (SilentRequest, correlationId: String) {
-        let p = try Params(params, allowed: Self.silentKeys)
+        let p = try Params(params, allowed: SidecarMethod.acquireTokenSilent.parameters)
         var request = SilentRequest()
-        request.sshKey = try SSHCertScope.key(p)
+        request.token = RequestedToken(sshKey: try SSHCertScope.key(p))
         request.scopes = try scopes(p, sshKey: request.sshKey)
         request.account = try AuthJSON.accountReference(p)
         request.authority = try AuthJSON.authority(p, of: app.configuration)
@@ -111,7 +104,7 @@ struct AuthMethods: Sendable {
     }
 
     func getCurrentAccount(_ params: JSONValue?, _ context: RequestContext) async throws -> JSONValue {
-        _ = try Params(params, allowed: [])
+        _ = try Params(params, allowed: SidecarMethod.getCurrentAccount.parameters)
         return try await AuthErrorMapping.translating {
             let (current, previous) = try await app.currentAccount()
             return ["account": AuthJSON.account(current), "previousAccount": AuthJSON.account(previous)]
@@ -119,14 +112,14 @@ struct AuthMethods: Sendable {
     }
 
     func getAccounts(_ params: JSONValue?, _ context: RequestContext) async throws -> JSONValue {
-        let username: String? = try Params(params, allowed: ["username"]).optional("username")
+        let username: String? = try Params(params, allowed: SidecarMethod.getAccounts.parameters).optional("username")
         return try await AuthErrorMapping.translating {
             ["accounts": .array(try await app.accountListing(username: username).map(AuthJSON.listedAccount))]
         }
     }
 
     func setCurrentAccount(_ params: JSONValue?, _ context: RequestContext) async throws -> JSONValue {
-        let p = try Params(params, allowed: ["account"])
+        let p = try Params(params, allowed: SidecarMethod.setCurrentAccount.parameters)
         guard let reference = try AuthJSON.accountReference(p) else {
             throw RPCError.invalidParams("missing member 'account'", member: "account")
         }
@@ -137,7 +130,7 @@ struct AuthMethods: Sendable {
     }
 
     func signout(_ params: JSONValue?, _ context: RequestContext) async throws -> JSONValue {
-        let p = try Params(params, allowed: ["account", "signoutFromBrowser"])
+        let p = try Params(params, allowed: SidecarMethod.signout.parameters)
         let reference = try AuthJSON.accountReference(p)
         let fromBrowser: Bool = try p.optional("signoutFromBrowser") ?? false
         let browser: (any BrowserLauncher)? = browserMode == .client ? ClientBrowserLauncher(context: context) : nil
@@ -152,7 +145,7 @@ struct AuthMethods: Sendable {
     /// What the cache holds for this client, without a secret: `status`'s cache lines, read by
     /// the engine that holds the key (a verb never opens the cache file itself).
     func getCacheSummary(_ params: JSONValue?, _ context: RequestContext) async throws -> JSONValue {
-        _ = try Params(params, allowed: [])
+        _ = try Params(params, allowed: SidecarMethod.getCacheSummary.parameters)
         let assertion = await app.clientAssertionStatus()
         return try await AuthErrorMapping.translating {
             let (inventory, lastError) = try app.cacheInventory()
@@ -177,13 +170,8 @@ struct AuthMethods: Sendable {
         }
     }
 
-    static let callGraphKeys: Set<String> = [
-        "path", "method", "apiVersion", "query", "headers", "body", "account", "scopes", "allPages", "maxPages", "timeoutSeconds",
-        "correlationId",
-    ]
-
     func callGraph(_ params: JSONValue?, _ context: RequestContext) async throws -> JSONValue {
-        let p = try Params(params, allowed: Self.callGraphKeys)
+        let p = try Params(params, allowed: SidecarMethod.callGraph.parameters)
         var request = GraphRequest()
         if let path: String = try p.optional("path") {
             guard path.hasPrefix("/"), !path.contains("://"), !path.contains("/../"), !path.hasSuffix("/.."),

@@ -62,26 +62,15 @@ public enum ForwardPolicy {
     /// is given a rule).
     public static func rule(_ method: SidecarMethod) -> Rule {
         switch method {
-        case .initialize:
-            Rule(access: .allowed, parameters: ConfigurationOverrides.keys.union(SidecarService.editorInitializeKeys), usesToken: false)
-        case .ping, .getDeviceInformation, .getCurrentAccount: Rule(access: .allowed, parameters: [], usesToken: false)
-        case .getAccounts: Rule(access: .allowed, parameters: ["username"], usesToken: false)
-        case .acquireTokenSilent:
-            Rule(access: .allowed, parameters: ["scopes", "account", "authority", "forceRefresh", "claims", "correlationId"], usesToken: true)
-        case .callGraph:
-            Rule(
-                access: .allowed,
-                parameters: [
-                    "path", "method", "apiVersion", "query", "headers", "body", "account", "scopes", "allPages", "maxPages",
-                    "timeoutSeconds", "correlationId",
-                ], usesToken: true)
+        // The method's declared parameters (``SidecarMethod/parameters``) less what a
+        // forwarded session may not set.
+        case .initialize: Rule(access: .allowed, parameters: method.parameters.subtracting(["profile"]), usesToken: false)
+        case .ping, .getDeviceInformation, .getCurrentAccount, .getAccounts:
+            Rule(access: .allowed, parameters: method.parameters, usesToken: false)
+        case .acquireTokenSilent: Rule(access: .allowed, parameters: method.parameters.subtracting(["sshCertificate"]), usesToken: true)
+        case .callGraph: Rule(access: .allowed, parameters: method.parameters, usesToken: true)
         case .acquireToken:
-            Rule(
-                access: .needsApproval,
-                parameters: [
-                    "scopes", "promptType", "loginHint", "domainHint", "account", "authority", "claims", "extraScopesToConsent", "flow",
-                    "correlationId",
-                ], usesToken: true)
+            Rule(access: .needsApproval, parameters: method.parameters.subtracting(["extraQueryParameters", "sshCertificate"]), usesToken: true)
         case .signout, .setCurrentAccount, .getCacheSummary, .diagnosticsSleep, .diagnosticsEcho: .refused
         }
     }

@@ -31,11 +31,14 @@ public final class SidecarService: RPCService, Sendable {
         /// many connections; forwarded or not, the forwarded sessions); `nil` in the stdio mode.
         public var agentInfo: (@Sendable () -> JSONValue)?
         /// The door's rules, a stage of every request and reply (``RequestPipeline``): the
-        /// forward socket's ``ForwardPolicy``, the agent main socket's ``LocalSettingsPolicy``; open by default.
-        public var policy: any SessionPolicy = OpenSessionPolicy()
+        /// forward socket's ``ForwardPolicy``, an SSH peer's ``LocalSettingsPolicy``, the user's
+        /// own processes' ``OpenSessionPolicy``. No default: a door names its policy or does
+        /// not build.
+        public var policy: any SessionPolicy
         /// What `callGraph`'s token may be for (the forward socket's ``ForwardGraphTokens``); `nil`: no limit.
         public var graphTokens: ForwardGraphTokens?
-        public init() {}
+        /// The options of a door whose rules are `policy`.
+        public init(policy: any SessionPolicy) { self.policy = policy }
     }
 
     /// Makes the auth core's dependencies for one configured application.
@@ -74,26 +77,26 @@ public final class SidecarService: RPCService, Sendable {
             return .immediate { [self] params in try initialize(params) }
         case .ping:
             return .immediate { params in
-                _ = try Params(params, allowed: [])
+                _ = try Params(params, allowed: SidecarMethod.ping.parameters)
                 return [:]
             }
         case .getDeviceInformation:
             // With a broker configured, what it says needs a call on the bus: a task.
             if let methods = session.methods, methods.app.configuration.brokerMode != .off {
                 return .concurrent { [session] params, _ in
-                    _ = try Params(params, allowed: [])
+                    _ = try Params(params, allowed: SidecarMethod.getDeviceInformation.parameters)
                     var information = Self.deviceInformation(session.configuration)
                     information.broker = await methods.app.brokerInformation().map { DeviceInformation.Broker(available: $0, version: $1) }
                     return information.json
                 }
             }
             return .immediate { [session] params in
-                _ = try Params(params, allowed: [])
+                _ = try Params(params, allowed: SidecarMethod.getDeviceInformation.parameters)
                 return Self.deviceInformation(session.configuration).json
             }
         case .diagnosticsSleep:
             return .concurrent { params, _ in
-                let milliseconds: Int = try Params(params, allowed: ["ms"]).required("ms")
+                let milliseconds: Int = try Params(params, allowed: SidecarMethod.diagnosticsSleep.parameters).required("ms")
                 guard (0...600_000).contains(milliseconds) else {
                     throw RPCError.invalidParams("'ms' must be between 0 and 600000", member: "ms")
                 }
@@ -156,7 +159,7 @@ public final class SidecarService: RPCService, Sendable {
 
     private func initialize(_ params: JSONValue?) throws -> JSONValue {
         let overrides = try ConfigurationOverrides(params: params, alsoAllowed: Self.initializeExtraKeys)
-        let profile: String? = try Params(params, allowed: ConfigurationOverrides.keys.union(Self.initializeExtraKeys)).optional("profile")
+        let profile: String? = try Params(params, allowed: SidecarMethod.initialize.parameters).optional("profile")
         let base = try options.profiles.base(profile: profile, given: overrides, startup: options.startup)
         let configuration = try overrides.merged(over: base).resolved()
         let configured = try Self.configure(configuration, options: options, logger: logger)

@@ -97,7 +97,8 @@ public enum Launcher {
         }
         let logger = makeLogger(level: options.logLevel)
         LongRunningProcess.begin()
-        var serviceOptions = SidecarService.Options()
+        // The stdio mode serves the user's own process.
+        var serviceOptions = SidecarService.Options(policy: OpenSessionPolicy())
         serviceOptions.diagnostics = options.enableDiagnostics
         serviceOptions.maxMessageSize = options.maxMessageSize
         serviceOptions.startup = sources.overrides

@@ -59,7 +59,7 @@ public final class InProcessServer: @unchecked Sendable {
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
             throw HarnessError("socketpair failed: errno \(errno)")
         }
-        var options = SidecarService.Options()
+        var options = SidecarService.Options(policy: OpenSessionPolicy())
         options.diagnostics = diagnostics
         options.dependencies = { logger in
             AuthDependencies(

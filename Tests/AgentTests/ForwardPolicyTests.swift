@@ -87,12 +87,9 @@ import Testing
         defer { agent.stop() }
         let remote = try agent.connect(agent.forwardPath)
         _ = try await remote.call("initialize", [:])
-        // Every name a request may carry anywhere in the protocol, and one no method has.
-        let everyParameter = ConfigurationOverrides.keys.union([
-            "scopes", "promptType", "loginHint", "domainHint", "account", "authority", "claims", "extraScopesToConsent",
-            "extraQueryParameters", "flow", "correlationId", "forceRefresh", "username", "signoutFromBrowser", "path", "method",
-            "apiVersion", "query", "headers", "body", "allPages", "maxPages", "timeoutSeconds", "profile", "ms", "sshCertificate", "noSuchParameter",
-        ])
+        // Every name a request may carry anywhere in the protocol (the methods' declared
+        // parameters), and one no method has.
+        let everyParameter = SidecarMethod.allCases.reduce(into: Set(["noSuchParameter"])) { $0.formUnion($1.parameters) }
         var allowedMethods: [String] = []
         for method in SidecarMethod.allCases {
             let rule = ForwardPolicy.rule(method)

@@ -14,7 +14,7 @@ import Testing
 /// not do (the engine's tasks need those threads).
 @Suite struct LocalEngineClientTests {
     private static func client(initialized: Bool = true) throws -> LocalEngineClient {
-        var options = SidecarService.Options()
+        var options = SidecarService.Options(policy: OpenSessionPolicy())
         options.diagnostics = true
         let engine = LocalEngineClient(service: try SidecarService(options: options, logger: Logger(label: "test")))
         if initialized {

@@ -132,7 +132,7 @@ import Testing
 
 @Suite struct SidecarServiceTests {
     private func service(clientId: String? = nil) throws -> SidecarService {
-        var options = SidecarService.Options()
+        var options = SidecarService.Options(policy: OpenSessionPolicy())
         options.startup.clientId = clientId
         return try SidecarService(options: options, logger: .init(label: "test"))
     }

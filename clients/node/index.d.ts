@@ -346,6 +346,8 @@ export declare class PasswordResetRequiredError extends PlatformError {}
 export declare class ForwardRefusedError extends PlatformError {}
 /** -51015: `broker` is "required" and the Linux identity broker cannot be called. */
 export declare class BrokerUnavailableError extends PlatformError {}
+/** -51016: the backend (the broker, the app identity) does not issue the token kind asked for (`data.backend`, `data.tokenKind`). */
+export declare class TokenKindNotServedError extends PlatformError {}
 /** -51017: a paste-back sign-in's pasted address is not this sign-in's (`data.name`: pastedAddressRefused,
  * pastedStateMismatch, pastedCodeFromAnotherSignIn); nothing was cached. */
 export declare class PastedAddressRefusedError extends PlatformError {}

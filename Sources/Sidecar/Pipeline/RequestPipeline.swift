@@ -14,7 +14,8 @@ import JSONRPC
 /// 5. the audit stage.
 ///
 /// The switch over ``RPCRoute`` is exhaustive, so a new route kind does not compile until it
-/// passes the stages. An engine failure (-32002 before `initialize`) is answered as it is: it
+/// passes the stages; an `.immediate` route of a method the policy may ask the user about runs
+/// as a task, so it passes the consent stage too. An engine failure (-32002 before `initialize`) is answered as it is: it
 /// carries nothing the engine holds.
 struct RequestPipeline: Sendable {
     let policy: any SessionPolicy
@@ -26,7 +27,12 @@ struct RequestPipeline: Sendable {
         switch engine {
         case .failure:
             return engine  // an error leaves, nothing the engine holds
+        case .immediate(let run) where policy.asksConsent(method):
+            // The consent stage waits for the user: not on the reader thread.
+            return .concurrent(staged(method) { params, _ in try run(params) })
         case .immediate(let run):
+            // No consent to ask (``SessionPolicy/asksConsent(_:)`` is false, so `approve` has
+            // nothing to decide) and no peer to speak to: admit, run, release, audit.
             return .immediate { [policy] params in
                 let admitted = try policy.admit(method, params: params)
                 guard case .send(let result) = try policy.release(method, params: admitted, result: try run(admitted)) else {

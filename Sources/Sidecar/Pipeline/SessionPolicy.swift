@@ -10,6 +10,19 @@ import JSONRPC
 /// refusal), ``approve(_:params:)`` (a question to the user, for what needs consent), the
 /// engine (on the ``channel(_:_:)`` this policy gives it), ``release(_:params:result:)``
 /// (what may leave), ``audit(_:params:result:)`` (a record of what left).
+///
+/// The contract every policy keeps (`SessionPolicyConformanceTests` runs each against it):
+/// - ``release(_:params:result:)`` is a pure function of `(method, params, result)`: the same
+///   three give the same decision, whatever was asked before and whenever it is asked (no
+///   clock, no counter, no state of the session). ``ReleasedReplyMemo`` relies on it: it reuses
+///   the released text for the same admitted params and the same engine answer. A rule that
+///   needs more (a time, a budget) belongs in ``admit(_:params:)`` or ``approve(_:params:)``.
+/// - ``admit(_:params:)`` may be called more than once for one request (the fast path, then
+///   the task when the fast path had no answer).
+/// - ``approve(_:params:)`` refuses only a method for which ``asksConsent(_:)`` is true; for
+///   the others it returns at once (an `.immediate` route does not call it).
+/// - A policy that does not see replies (``seesReplies`` false) releases every result as it is.
+/// - ``audit(_:params:result:)`` records; it changes nothing that leaves.
 public protocol SessionPolicy: Sendable {
     /// Whether ``release(_:params:result:)`` and ``audit(_:params:result:)`` must see every
     /// reply as a value. A policy that changes or checks replies says `true`: the engine's fast

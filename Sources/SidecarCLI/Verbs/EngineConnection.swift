@@ -64,7 +64,8 @@ struct EngineConnection {
         switch engine {
         case .agent: return JSONRPCClient(fd: fd)
         case .inProcess:
-            var options = SidecarService.Options()
+            // The verb's own engine, in this process: the user's own request.
+            var options = SidecarService.Options(policy: OpenSessionPolicy())
             options.applications = Self.inProcessApplications
             do {
                 return LocalEngineClient(service: try SidecarService(options: options, logger: logger))
