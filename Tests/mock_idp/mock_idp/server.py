@@ -9,7 +9,7 @@ import time
 import traceback
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from . import admin, arm, authorize, devicecode, discovery, faults, graph, issuers, tenancy, token_endpoint
+from . import admin, arm, authorize, devicecode, discovery, faults, graph, issuers, pop, tenancy, token_endpoint
 from .errors import OAuthError
 from .http_util import Request, Response, json_response
 
@@ -61,6 +61,8 @@ def endpoint_key(req):
         return "devicelogin"
     if segs[0] == "arm":
         return "arm"
+    if segs[0] == "pop":
+        return "pop"
     if path.rstrip("/") == "/common/discovery/instance":
         return "instance-discovery"
     if path.endswith("/.well-known/openid-configuration"):
@@ -82,6 +84,8 @@ def route(app, req, key):
         return devicecode.login_page(app, req)
     if key == "arm":
         return arm.handle(app, req)
+    if key == "pop":
+        return pop.resource(app, req)
     if key == "instance-discovery":
         return discovery.instance(app, req)
     if key in ("root", "other") and req.segments[-1:] != ["userrealm"]:
