@@ -1,15 +1,15 @@
 import Crypto
 import CryptoExtras
 import FoundationEssentials
-
-#if canImport(Glibc)
-    import Glibc
-#endif
 import JSON
 import Testing
 import TokenCache
 
 @testable import AuthCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The PoP signing key (RFC 7638 thumbprint, `req_cnf`), the signed HTTP request as
 /// PopTokenGenerator makes it, and the key kept beside the cache sealed under the cache's key.
