@@ -175,7 +175,7 @@ public final class PublicClientApplication: Sendable {
             let authority = try? configuration.authority(for: request.authority)
         else { return nil }
         let scopes = Scopes.requested(request.scopes, defaults: configuration.defaultScopes)
-        let key = SilentMemo.key(request.account, authority: authority, scopes: scopes, sshKey: request.sshKey)
+        let key = SilentMemo.key(request.account, authority: authority, scopes: scopes, binding: request.binding)
         if let stamp = try? dependencies.cache.stampIfReady(checkedAfter: checkedAfter),
             let answer = silentMemo.answer(key, stamp: stamp, now: dependencies.clock.now())
         {
@@ -183,7 +183,7 @@ public final class PublicClientApplication: Sendable {
         }
         guard mayRead, dependencies.cache.readsQuickly else { return nil }
         // Fills the memo for this version of the cache, which the stamp then names.
-        guard (try? silentFlow.find(request.account, authority: authority, scopes: scopes, sshKey: request.sshKey, useCache: true)) != nil,
+        guard (try? silentFlow.find(request.account, authority: authority, scopes: scopes, binding: request.binding, useCache: true)) != nil,
             let stamp = try? dependencies.cache.stampIfReady(checkedAfter: checkedAfter)
         else { return nil }
         return silentMemo.answer(key, stamp: stamp, now: dependencies.clock.now())

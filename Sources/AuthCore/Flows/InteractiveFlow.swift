@@ -61,12 +61,12 @@ struct InteractiveFlow: Sendable {
             transport: dependencies.transport, clientId: configuration.clientId,
             clock: dependencies.clock, logger: dependencies.logger)
         let tokens = try await client.redeem(
-            grant.fields, at: metadata.tokenEndpoint, correlationId: correlationId, sshKey: request.sshKey)
+            grant.fields, at: metadata.tokenEndpoint, correlationId: correlationId, binding: request.binding)
         return try await TokenResponseHandler(configuration: configuration, dependencies: dependencies, resolver: resolver).handle(
             tokens,
             .init(
                 authority: authority, metadata: metadata, requestedScopes: scopes,
-                correlationId: correlationId, nonce: nonce, grant: "authorization_code", sshKey: request.sshKey))
+                correlationId: correlationId, nonce: nonce, grant: "authorization_code", binding: request.binding))
     }
 
     func authorizeURL(
