@@ -119,7 +119,7 @@ final class ForwardSessionPolicy: SessionPolicy {
             }
             return .send(try ForwardReply.token(result, beyond: beyond))
         case .callGraph, .ping, .getDeviceInformation: return .send(result)
-        case .signout, .setCurrentAccount, .getCacheSummary, .diagnosticsSleep, .diagnosticsEcho:
+        case .signout, .setCurrentAccount, .getCacheSummary, .signHttpRequest, .diagnosticsSleep, .diagnosticsEcho:
             throw ForwardPolicy.methodRefused(method.rawValue)
         }
     }

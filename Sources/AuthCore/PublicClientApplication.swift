@@ -278,6 +278,33 @@ public final class PublicClientApplication: Sendable {
         tracker.note(account)
     }
 
+    /// The binding of this cache's proof-of-possession key (made, and kept beside an encrypted
+    /// cache, on first use): what a PoP request's ``TokenBinding`` carries.
+    public func popBinding() throws(AuthError) -> PopBinding {
+        PopBinding(key: try popKey())
+    }
+
+    /// A fresh signed HTTP request for `target` carrying the PoP access token `accessToken`
+    /// (signed with this cache's PoP key, `ts` now). No request to the identity service.
+    public func signedHttpRequest(accessToken: String, target: PopRequestTarget) throws(AuthError) -> String {
+        let key = try popKey()
+        do {
+            return try SignedHttpRequest.make(accessToken: accessToken, target: target, key: key, now: dependencies.clock.now())
+        } catch {
+            throw AuthError(.cacheUnavailable, "signing the HTTP request failed: \(error)")
+        }
+    }
+
+    private func popKey() throws(AuthError) -> PopSigningKey {
+        do {
+            return try dependencies.popKeys.key()
+        } catch let error as TokenCacheError {
+            throw AuthError(.cacheUnavailable, "the proof-of-possession key cannot be used: \(error.description)")
+        } catch {
+            throw AuthError(.cacheUnavailable, "the proof-of-possession key cannot be used: \(error)")
+        }
+    }
+
     static func accountNotFound(_ reference: AccountReference) -> AuthError {
         switch reference {
         case .homeAccountId(let id): AuthError(.accountNotFound, "no cached account has homeAccountId \(id)")

@@ -49,6 +49,7 @@ enum ApplicationFactory {
         let store: any TokenCacheStore
         var refreshLock: any RefreshLock = NoRefreshLock()
         var refreshErrors: any RefreshErrorLog = MemoryRefreshErrorLog()
+        var popKeyFile: PopKeyFile?
         switch configuration.cache {
         case .memory:
             store = MemoryTokenCacheStore()
@@ -86,6 +87,8 @@ enum ApplicationFactory {
             store = file
             refreshLock = FileRefreshLock(path: path + ".refresh.lock")
             refreshErrors = FileRefreshErrorLog(path: path + FileRefreshErrorLog.suffix)
+            // The PoP key beside the cache, sealed under its key; a plaintext cache keeps none.
+            popKeyFile = resolution.encryption.map { PopKeyFile(cachePath: path, encryption: $0) }
         }
         let caFile = ProcessEnvironment.value("SSL_CERT_FILE") ?? ProcessEnvironment.value("CURL_CA_BUNDLE")
         let transport = CurlTransport(
@@ -100,6 +103,7 @@ enum ApplicationFactory {
         // Made only when asked for: a start that does not use the broker never loads libdbus.
         if configuration.broker != .off { dependencies.broker = SessionBusBroker() }
         dependencies.newCorrelationId = { AuthJSON.correlationId() }
+        dependencies.popKeys = PopKeyHolder(file: popKeyFile)
         return dependencies
     }
 }

@@ -82,6 +82,8 @@ public enum ForwardPolicy {
                     "scopes", "promptType", "loginHint", "domainHint", "account", "authority", "claims", "extraScopesToConsent", "flow",
                     "correlationId",
                 ], usesToken: true)
+        // A PoP token's key never leaves this machine: no signing for a forwarded session.
+        case .signHttpRequest: .refused
         case .signout, .setCurrentAccount, .getCacheSummary, .diagnosticsSleep, .diagnosticsEcho: .refused
         }
     }

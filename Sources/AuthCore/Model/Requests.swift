@@ -30,6 +30,8 @@ public struct InteractiveRequest: Sendable {
     public var extraQueryParameters: [(String, String)] = []
     /// An SSH certificate for this key instead of a bearer token (`token_type=ssh-cert`).
     public var sshKey: SSHKeyBinding?
+    /// A proof-of-possession token bound to this key instead of a bearer token (`token_type=pop`).
+    public var popKey: PopBinding?
     public init() {}
 }
 
@@ -53,5 +55,7 @@ public struct SilentRequest: Sendable {
     /// An SSH certificate for this key instead of a bearer token (`token_type=ssh-cert`),
     /// cached under the key's id.
     public var sshKey: SSHKeyBinding?
+    /// A proof-of-possession token bound to this key instead of a bearer token (`token_type=pop`).
+    public var popKey: PopBinding?
     public init() {}
 }
