@@ -127,6 +127,9 @@ struct AuthMethods: Sendable {
         return try await AuthErrorMapping.translating {
             request.popKey = try app.popBinding()
             let result = try await app.acquireTokenSilently(request, correlationId: correlationId)
+            guard result.tokenType.lowercased() == PopBinding.tokenType else {
+                throw AuthError(.malformedResponse, "a proof-of-possession request was answered a \(result.tokenType.prefix(16)) token")
+            }
             let shr = try app.signedHttpRequest(accessToken: result.accessToken, target: target)
             return [
                 "signedHttpRequest": .string(shr), "authorizationHeader": .string(SignedHttpRequest.authorizationHeader(shr)),

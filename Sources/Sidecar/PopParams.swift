@@ -41,6 +41,10 @@ enum PopParams {
     /// The result of a token request: with a target, a fresh SHR for it and the header value.
     static func tokenResult(_ result: TokenResult, target: PopRequestTarget?, app: PublicClientApplication) throws -> JSONValue {
         guard let target else { return AuthJSON.tokenResult(result) }
+        // Never an SHR around another kind of token (a backend that ignored the binding).
+        guard result.tokenType.lowercased() == PopBinding.tokenType else {
+            throw AuthError(.malformedResponse, "a proof-of-possession request was answered a \(result.tokenType.prefix(16)) token")
+        }
         guard case .object(var object) = AuthJSON.tokenResult(result) else { return AuthJSON.tokenResult(result) }
         let shr = try app.signedHttpRequest(accessToken: result.accessToken, target: target)
         object["signedHttpRequest"] = .string(shr)

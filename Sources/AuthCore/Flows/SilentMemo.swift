@@ -34,7 +34,9 @@ final class SilentMemo: Sendable {
         case .username(let name)?: account = "user:" + name.lowercased()
         case nil: account = "current"
         }
-        var key = account + "|" + (binding.map { $0.tokenType + ":" + $0.keyId + "|" } ?? "") + authority.url.lowercased() + "|"
+        var key = account + "|"
+        if let binding { key += binding.tokenType + ":" + binding.keyId + "|" }
+        key += authority.url.lowercased() + "|"
         if scopes.count == 1, let scope = scopes.first {
             key += scope.lowercased()
         } else {
