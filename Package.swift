@@ -109,11 +109,18 @@ let package = Package(
             dependencies: [
                 "JSON", "JSONRPC", "AuthSeams", "Loopback", "POSIXSupport", .product(name: "Logging", package: "swift-log"),
             ]),
+        // The az emulator: `az` (argv[0]) or `auth-sidecar az`, Azure CLI's commands answered
+        // from the engine its host (SidecarCLI) opens; Resource Manager through the engine's HTTP client.
+        .target(
+            name: "AzEmulator",
+            dependencies: [
+                "Adapters", "Sidecar", "JSON", "JSONRPC", "AuthSeams", "POSIXSupport", .product(name: "Logging", package: "swift-log"),
+            ]),
         // The command line, stdout hygiene, signals and wiring; the shell verbs.
         .target(
             name: "SidecarCLI",
             dependencies: [
-                "Sidecar", "JSONRPC", "JSON", "AuthSeams", "Loopback", "POSIXSupport", "Agent", "Adapters", "CBuildStamp", "HTTP",
+                "Sidecar", "JSONRPC", "JSON", "AuthSeams", "Loopback", "POSIXSupport", "Agent", "Adapters", "AzEmulator", "CBuildStamp",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -131,6 +138,7 @@ let package = Package(
 
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "AdaptersTests", dependencies: ["Adapters", "JSON"]),
+        .testTarget(name: "AzEmulatorTests", dependencies: ["AzEmulator", "Adapters", "JSON"]),
         .testTarget(
             name: "JSONRPCTests",
             dependencies: ["JSONRPC", "JSON", "POSIXSupport", .product(name: "Logging", package: "swift-log")]),

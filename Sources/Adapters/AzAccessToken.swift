@@ -23,7 +23,7 @@ public enum AzAccessToken {
     }
 
     /// Unix seconds as local time, the way az prints them.
-    static func localTime(_ seconds: Int64) -> String {
+    package static func localTime(_ seconds: Int64) -> String {
         TimeText.format(seconds, "%Y-%m-%d %H:%M:%S", local: true) + ".000000"
     }
 }

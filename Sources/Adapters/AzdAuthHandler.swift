@@ -7,7 +7,7 @@ import Loopback
 /// source, and answers in the shape azd's `RemoteCredential` reads.
 struct AzdAuthHandler: LoopbackHTTPHandler {
     let key: String
-    let tokens: AzdAuthServer.TokenSource
+    let tokens: @Sendable (AzdAuthProtocol.TokenRequest) -> AzdAuthProtocol.Reply
     let logger: Logger
 
     func reply(to request: HTTPServerRequest) -> HTTPReply {

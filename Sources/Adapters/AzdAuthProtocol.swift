@@ -91,7 +91,7 @@ public enum AzdAuthProtocol {
         if let value = object["claims"], !value.isNull {
             guard let text = value.stringValue else { return .failure(bad("claims must be a string")) }
             if !text.isEmpty {
-                guard let json = AzResults.claims(fromChallenge: text) else {
+                guard let json = ClaimsChallenge.claims(fromChallenge: text) else {
                     return .failure(bad("claims must be a claims JSON object, or base64 of one"))
                 }
                 claims = json

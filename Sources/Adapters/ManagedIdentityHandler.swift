@@ -8,7 +8,7 @@ import Loopback
 struct ManagedIdentityHandler: LoopbackHTTPHandler {
     let secret: String
     let clientId: String
-    let tokens: ManagedIdentityServer.TokenSource
+    let tokens: @Sendable (_ scope: String) -> Result<LocalTokenServer.Token, ReplyError>
     let logger: Logger
 
     func reply(to request: HTTPServerRequest) -> HTTPReply {

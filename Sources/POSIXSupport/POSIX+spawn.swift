@@ -9,14 +9,15 @@ extension POSIX {
     /// shell, the arguments passed as they are. The one home of how this program starts
     /// helper programs (browsers, the forward approval command, a key command).
     ///
-    /// The child gets stdin from /dev/null, `stdout` (a descriptor of ours) as its stdout, no
+    /// The child gets stdin from /dev/null, `stdout` (a descriptor of ours) as its stdout, ours
+    /// as its stderr unless `stderr` names another (a process that outlives us), no
     /// descriptor above 2, default dispositions for the signals we block or ignore, an empty
     /// signal mask, and with `newSession` its own session (a Ctrl-C meant for us does not
     /// reach it).
     ///
     /// - Returns: the pid, or why it could not start (a NUL byte in an argument, an empty
     ///   command, `posix_spawnp`'s error).
-    public static func spawn(_ arguments: [String], stdout: Int32, newSession: Bool) -> Result<pid_t, SpawnFailure> {
+    public static func spawn(_ arguments: [String], stdout: Int32, stderr: Int32? = nil, newSession: Bool) -> Result<pid_t, SpawnFailure> {
         guard let program = arguments.first, !program.isEmpty else { return .failure(.emptyCommand) }
         guard !arguments.contains(where: { $0.utf8.contains(0) }) else { return .failure(.nulInArgument) }
 
@@ -25,6 +26,7 @@ extension POSIX {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_adddup2(&actions, stdout, 1)
+        if let stderr { posix_spawn_file_actions_adddup2(&actions, stderr, 2) }
         if let closeFrom = addCloseFrom() { _ = closeFrom(&actions, 3) }
 
         var attributes = posix_spawnattr_t()

@@ -1,4 +1,5 @@
 import AuthCore
+import AuthSeams
 import DBusBroker
 import Graph
 import HTTP
@@ -8,7 +9,7 @@ import Loopback
 import TokenCache
 
 /// Builds the auth core's application, with its live dependencies, from the configuration.
-enum ApplicationFactory {
+public enum ApplicationFactory {
     /// - Parameter replacement: when given, builds the dependencies instead of the live ones
     ///   (the configuration's cache, libcurl, the system browser, the loopback listener).
     /// - Parameter maxGraphResponseBytes: the largest Graph answer relayed (the message limit).
@@ -40,6 +41,16 @@ enum ApplicationFactory {
         graph.maxResponseBytes = maxGraphResponseBytes
         return AuthMethods(
             app: app, graph: graph, browserMode: configuration.browser, defaultScopes: configuration.scopes, cacheProtection: report)
+    }
+
+    /// The engine's HTTP client: libcurl (TLS verified, the CA file of `SSL_CERT_FILE` or
+    /// `CURL_CA_BUNDLE`), each request limited to `httpTimeoutSeconds` unless it says otherwise.
+    /// The az emulator's Resource Manager calls go through one made here too.
+    public static func httpTransport(timeoutSeconds: Int, logger: Logger) -> any HTTPTransport {
+        let caFile = ProcessEnvironment.value("SSL_CERT_FILE") ?? ProcessEnvironment.value("CURL_CA_BUNDLE")
+        return CurlTransport(
+            caFile: caFile, userAgent: "\(ServerInfo.name)/\(ServerInfo.version)", defaultTimeout: .seconds(timeoutSeconds),
+            logger: logger)
     }
 
     /// The live dependencies: the configured cache, libcurl, the system browser, the loopback listener.
@@ -90,12 +101,8 @@ enum ApplicationFactory {
             // The PoP key beside the cache, sealed under its key; a plaintext cache keeps none.
             popKeyFile = resolution.encryption.map { PopKeyFile(cachePath: path, encryption: $0) }
         }
-        let caFile = ProcessEnvironment.value("SSL_CERT_FILE") ?? ProcessEnvironment.value("CURL_CA_BUNDLE")
-        let transport = CurlTransport(
-            caFile: caFile, userAgent: "\(ServerInfo.name)/\(ServerInfo.version)",
-            defaultTimeout: .seconds(configuration.httpTimeoutSeconds), logger: logger)
         var dependencies = AuthDependencies(
-            transport: transport,
+            transport: httpTransport(timeoutSeconds: configuration.httpTimeoutSeconds, logger: logger),
             cache: TokenCache(store: store, refreshLock: refreshLock, refreshErrors: refreshErrors),
             browser: SystemBrowserLauncher(logger: logger),
             listener: LoopbackRedirectListener(logger: logger),

@@ -1,5 +1,6 @@
 import Agent
 import ArgumentParser
+import AzEmulator
 import JSON
 import JSONRPC
 import Logging
@@ -21,7 +22,7 @@ public enum Launcher {
         JSONHashSeed.plant()
         refuseTooFewDescriptors()
         if let azArguments = AzShim.arguments(programName: CommandLine.arguments.first, arguments) {
-            Glibc.exit(AzShim.run(azArguments))  // started as az: az's own small command line
+            Glibc.exit(AzShim.run(azArguments, host: VerbAzHost()))  // started as az: the az emulator
         }
         if arguments.first == AgentCommand.configuration.commandName {
             // A subcommand parses its own options as a root command: the root's options of the

@@ -5,17 +5,19 @@ import JSON
 extension CacheDocument {
     /// Writes a token response as MSAL does: account, ID token, refresh token (rotated),
     /// app metadata, and the access token after removing the account's access tokens for the
-    /// same environment, realm and client whose scopes intersect the new ones.
+    /// same environment, realm, client and key id whose scopes intersect the new ones. Bound
+    /// tokens (a key id) of other keys stay (each key its own entry, ``CacheKeys``) until they
+    /// expire: a write removes the client's expired ones, which no other SDK would.
     mutating func save(_ record: TokenResponseRecord) {
         let scopes = ScopeSet(record.scopes)
         let home = record.homeAccountId
         if let secret = record.accessToken {
             for (key, old) in entries(accessTokens, homeAccountId: home)
             where CacheEnvironment.same(old.environment, record.environment)
-                && old.realm.equalsIgnoringCase(record.realm)
-                && old.clientId.equalsIgnoringCase(record.clientId)
-                && old.keyId == record.keyId && !old.hasExtendedCacheKey
-                && old.scopes.intersects(scopes)
+                && old.clientId.equalsIgnoringCase(record.clientId) && !old.hasExtendedCacheKey
+                && ((old.realm.equalsIgnoringCase(record.realm) && old.keyId == record.keyId
+                    && old.scopes.intersects(scopes))
+                    || (old.keyId != nil && old.expiresOn < record.cachedAt))
             {
                 change(\.accessTokens) { $0.remove(key: key, in: $1) }
             }

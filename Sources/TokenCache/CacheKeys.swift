@@ -4,6 +4,7 @@
 /// | entity | key |
 /// |---|---|
 /// | access token | `{home_account_id}-{environment}-accesstoken-{client_id}-{realm}-{target}` |
+/// | bound access token (`ssh-cert`, `pop`) | `{home_account_id}-{environment}-accesstoken-{client_id}-{realm}-{target}--{token_type}-{key_id}` |
 /// | refresh token | `{home_account_id}-{environment}-refreshtoken-{client_id}--{target}` |
 /// | ID token | `{home_account_id}-{environment}-idtoken-{client_id}-{realm}-` |
 /// | account | `{home_account_id}-{environment}-{realm}` |
@@ -14,6 +15,15 @@
 /// whose paths differ in case never share a key). `target` is the space-separated scopes as
 /// stored (see ``ScopeSet/target``). Lookups never depend on a key's format: entries written
 /// by another SDK under another key are found by their fields and removed by their own key.
+///
+/// A bound token's key is msal-common's credential key for a token with an authentication
+/// scheme (`…-{target}-{requested claims hash}-{scheme}`, `generateCredentialKey`), the claims
+/// hash empty, with the `key_id` after it, so the certificates of any number of keys keep an
+/// entry each: MSAL for Python's key has no `key_id` (it is commented out in its key maker, "so
+/// ATs of different key_id can coexist"), so two keys' certificates would replace each other.
+/// MSAL for Python finds such an entry by its fields (`key_id` in its query, its O(n) search),
+/// as it does an entry msal-common wrote; it never removes it (its removal computes its own
+/// key), so the writer removes expired bound tokens (``CacheDocument/save(_:)``).
 public enum CacheKeys {
     /// The top-level sections of the document.
     public enum Section {
@@ -26,10 +36,17 @@ public enum CacheKeys {
         public static let sidecar = "AuthSidecar"
     }
 
+    /// The access token's key; a bound token's (a `keyId`, or a `tokenType` other than
+    /// `Bearer`) has the scheme and the key id after the target.
     public static func accessToken(
-        homeAccountId: String, environment: String, clientId: String, realm: String, target: String
+        homeAccountId: String, environment: String, clientId: String, realm: String, target: String,
+        tokenType: String? = nil, keyId: String? = nil
     ) -> String {
-        key(homeAccountId, environment, ["AccessToken", clientId, realm, target])
+        let scheme = tokenType.flatMap { $0.lowercased() == "bearer" ? nil : $0 }
+        guard scheme != nil || keyId != nil else {
+            return key(homeAccountId, environment, ["AccessToken", clientId, realm, target])
+        }
+        return key(homeAccountId, environment, ["AccessToken", clientId, realm, target, "", scheme ?? "", keyId ?? ""])
     }
 
     public static func refreshToken(

@@ -110,7 +110,7 @@ extension CachedAccessToken: CacheEntity {
     var cacheKey: String {
         CacheKeys.accessToken(
             homeAccountId: homeAccountId, environment: environment, clientId: clientId,
-            realm: realm, target: target)
+            realm: realm, target: target, tokenType: tokenType, keyId: keyId)
     }
 
 }

@@ -57,6 +57,36 @@ import Testing
         #expect(try at(alice, ["Mail.Read"])?.secret == "at-two")
     }
 
+    @Test func boundTokensOfEveryKeyKeepAnEntryEachUntilTheyExpire() throws {
+        let pas = "https://pas.windows.net/CheckMyAccess/Linux/.default"
+        func cert(_ key: String, _ secret: String, at now: Int64 = Fixture.now) -> TokenResponseRecord {
+            var record = Fixture.record(scopes: [pas], secret: secret, now: now)
+            record.tokenType = "ssh-cert"
+            record.keyId = key
+            return record
+        }
+        func lookup(_ key: String?) throws -> CachedAccessToken? {
+            try cache.read {
+                $0.accessToken(
+                    homeAccountId: alice, environments: Fixture.aliases, realm: Fixture.tenant,
+                    clientId: Fixture.client, scopes: ScopeSet([pas]), keyId: key)
+            }
+        }
+        try cache.save(Fixture.record(scopes: [pas], secret: "bearer"))
+        for index in 0..<5 { try cache.save(cert("Key\(index)", "cert\(index)")) }
+        for index in 0..<5 { #expect(try lookup("Key\(index)")?.secret == "at-cert\(index)") }
+        #expect(try lookup(nil)?.secret == "at-bearer")  // a bearer token never answers a key, nor a key a bearer
+        let keys = try cache.read { $0.all($0.accessTokens).map(\.key) }
+        #expect(
+            keys.contains(
+                "\(alice)-\(Fixture.env)-accesstoken-\(Fixture.client)-\(Fixture.tenant)-\(pas)--ssh-cert-key0".lowercased()))
+        // A key's new certificate replaces its own; a write removes the bound tokens that expired.
+        try cache.save(cert("Key1", "renewed", at: Fixture.now + 4000))
+        #expect(try lookup("Key1")?.secret == "at-renewed")
+        #expect(try lookup("Key0") == nil && lookup("Key4") == nil)
+        #expect(try cache.read { $0.all($0.accessTokens).count } == 2)  // and the bearer token
+    }
+
     @Test func refreshTokenRotationKeepsOnlyTheNewest() throws {
         try cache.save(Fixture.record(scopes: ["User.Read"], secret: "first"))
         try cache.save(Fixture.record(scopes: ["Files.Read"], secret: "second", now: Fixture.now + 10))

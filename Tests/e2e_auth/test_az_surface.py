@@ -12,6 +12,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -336,3 +337,126 @@ def test_a_failing_resource_manager_leaves_a_tenant_level_account_and_one_warnin
     verbs.write_config(armEndpoint=mock.url + "/arm/")
     fixed = run_az(verbs, az, "account", "list", "--refresh")
     assert fixed.returncode == 0 and [e["name"] for e in json.loads(fixed.stdout)] == ["One"]
+
+
+# ---- #47 finding 12: a failed listing retried, httpTimeoutSeconds, temporaries, large listings --
+
+def _shown_name(verbs, az) -> str:
+    p = run_az(verbs, az, "account", "show", "--query", "name", "-o", "tsv")
+    assert p.returncode == 0, p.stderr
+    return p.stdout.strip()
+
+
+def _wait_for(predicate, seconds: float, what: str):
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.1)
+
+
+def test_a_transient_resource_manager_failure_is_retried_in_the_background_at_a_later_call(verbs, mock, az):
+    """One 500 at the first az call after a sign-in: tenant-level, as before; within the back-off
+    (5 s) no call asks again; the first call after it answers at once and lists in the background,
+    and the calls after that see the subscriptions (before: tenant-level until --refresh)."""
+    mock.admin.subscriptions(username=ALICE, subscriptions=[{"id": RECORDED["subscriptions"][0]["id"], "name": "One"}])
+    verbs.write_config(armEndpoint=mock.url + "/arm/")
+    verbs.ok("login")
+    mock.admin.fault(endpoint="arm", type="status", status=500, retry_after=None, times=1)
+    first = run_az(verbs, az, "account", "show")
+    assert first.returncode == 0 and json.loads(first.stdout)["id"] == CONTOSO_TID
+    assert first.stderr.startswith("WARNING: auth-sidecar: cannot list subscriptions (") and "500" in first.stderr
+    failed_at = time.monotonic()
+    kept = json.loads(next(Path(verbs.cache).parent.glob("azureProfile.*.json")).read_text())
+    assert kept["subscriptions"] == [] and kept["listingFailed"]["attempts"] == 1
+    mock.admin.counts__reset()
+    assert _shown_name(verbs, az) == "N/A(tenant level account)"   # within the back-off: not asked
+    assert mock.admin.count("arm") == 0
+    time.sleep(max(0.0, failed_at + 5.2 - time.monotonic()))
+    started = time.monotonic()
+    later = run_az(verbs, az, "account", "get-access-token")
+    assert later.returncode == 0 and later.stderr == "" and json.loads(later.stdout)["subscription"] == CONTOSO_TID
+    assert time.monotonic() - started < 5
+    _wait_for(lambda: _shown_name(verbs, az) == "One", 15, "the background listing never kept the subscription")
+    assert mock.admin.count("arm") == 2   # tenants, subscriptions: once
+    kept = json.loads(next(Path(verbs.cache).parent.glob("azureProfile.*.json")).read_text())
+    assert "listingFailed" not in kept and [s["name"] for s in kept["subscriptions"]] == ["One"]
+
+
+@pytest.mark.time_limit(90)
+def test_a_hanging_resource_manager_costs_http_timeout_seconds_once_and_never_blocks_later_calls(verbs, mock, az):
+    mock.admin.subscriptions(username=ALICE, subscriptions=[{"id": RECORDED["subscriptions"][0]["id"], "name": "One"}])
+    verbs.write_config(armEndpoint=mock.url + "/arm/", httpTimeoutSeconds=2)
+    verbs.ok("login")
+    mock.admin.fault(endpoint="arm", type="latency", delay_ms=60_000, times=-1)
+    try:
+        started = time.monotonic()
+        first = run_az(verbs, az, "account", "get-access-token")
+        first_took = time.monotonic() - started
+        assert first.returncode == 0 and json.loads(first.stdout)["subscription"] == CONTOSO_TID
+        assert "cannot list subscriptions" in first.stderr
+        assert 2 <= first_took < 8, first_took   # httpTimeoutSeconds (2 s), not libcurl's 30 s
+        time.sleep(5.2)
+        # a call that waited on the listing would now take 20 s
+        verbs.write_config(armEndpoint=mock.url + "/arm/", httpTimeoutSeconds=20)
+        mock.admin.counts__reset()
+        started = time.monotonic()
+        later = run_az(verbs, az, "account", "get-access-token")   # past the back-off: the retry hangs in the background
+        assert later.returncode == 0 and later.stderr == ""
+        assert time.monotonic() - started < 5
+        _wait_for(lambda: mock.admin.count("arm") >= 1, 5, "no background retry")
+    finally:
+        mock.admin.faults__clear()
+    print(f"az get-access-token with a hanging ARM: first call {first_took:.2f} s")
+
+
+def test_temporaries_of_a_killed_profile_rewrite_are_removed_at_the_next_rewrite(subscribed, az):
+    assert _shown_name(subscribed, az) == "Contoso Production"
+    profile = next(Path(subscribed.cache).parent.glob("azureProfile.*.json"))
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    orphan = profile.parent / f".{profile.name}.tmp-{dead.pid}-12345"
+    live = profile.parent / f".{profile.name}.tmp-{os.getpid()}-12345"
+    for path in (orphan, live):
+        path.write_text('{"subscriptions": [')
+    p = run_az(subscribed, az, "account", "set", "--subscription", "Contoso Dev")
+    assert p.returncode == 0, p.stderr
+    assert not orphan.exists() and live.exists()   # a live writer's is left alone
+    live.unlink()
+    assert _shown_name(subscribed, az) == "Contoso Dev"
+
+
+@pytest.mark.time_limit(120)
+def test_three_thousand_subscriptions_in_one_answer_over_a_mib_or_in_pages(verbs, mock, az):
+    subscriptions = [{"id": "%08x-aaaa-4000-8000-%012x" % (i, i), "name": "Subscription %04d" % i} for i in range(3000)]
+    mock.admin.subscriptions(username=ALICE, subscriptions=subscriptions)
+    verbs.write_config(armEndpoint=mock.url + "/arm/")
+    verbs.ok("login")
+    mock.admin.config(arm_page_size=0)
+    mock.admin.counts__reset()
+    listed = run_az(verbs, az, "account", "list", "--all", "-o", "json")
+    assert listed.returncode == 0 and listed.stderr == "", listed.stderr[:500]
+    entries = json.loads(listed.stdout)
+    assert len(entries) == 3000 and {e["id"] for e in entries} == {s["id"] for s in subscriptions}
+    assert mock.admin.count("arm") == 2   # tenants, then one answer of them all
+    # the answer was over 1 MiB (the engine's default limit of an answer)
+    one = _arm_subscriptions_bytes(verbs, mock)
+    assert one > 1 << 20, one
+    mock.admin.config(arm_page_size=100)
+    mock.admin.counts__reset()
+    refreshed = run_az(verbs, az, "account", "list", "--refresh", "--all", "-o", "json")
+    assert refreshed.returncode == 0, refreshed.stderr[:500]
+    assert [e["id"] for e in json.loads(refreshed.stdout)] == [e["id"] for e in entries]
+    assert mock.admin.count("arm") == 1 + 30   # tenants, then 30 pages by nextLink
+    mock.admin.config(arm_page_size=0)
+
+
+def _arm_subscriptions_bytes(verbs, mock) -> int:
+    """The size of the mock's one-answer subscriptions listing, fetched with a token of ours."""
+    import urllib.request
+    import ssl
+    token = json.loads(verbs.ok("token", "--scope", "https://management.core.windows.net//.default", "--output", "json"))
+    context = ssl.create_default_context(cafile=mock.ca_file)
+    request = urllib.request.Request(mock.url + "/arm/subscriptions?api-version=2022-12-01",
+                                     headers={"Authorization": "Bearer " + token["accessToken"]})
+    with urllib.request.urlopen(request, context=context) as answer:
+        return len(answer.read())

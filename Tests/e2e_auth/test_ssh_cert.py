@@ -328,3 +328,44 @@ def test_a_browser_sign_in_can_ask_for_the_certificate_at_once(launch, mock, tmp
     again = p.ok("acquireTokenSilent", {"sshCertificate": {"publicKey": public}})
     assert again["fromCache"] is True and again["accessToken"] == signed_in["accessToken"]
     p.error("acquireToken", {"flow": "deviceCode", "sshCertificate": {"publicKey": public}}, -32602)
+
+
+@needs_openssh
+@pytest.mark.time_limit(120)
+def test_processes_alternating_two_keys_request_one_certificate_per_key_per_lifetime(verbs, mock, tmp_path):
+    """#47 finding 10: the file cache keeps a certificate per key_id. 8 processes alternating two
+    keys for 15 s, the certificates valid 3600 s (renewed 300 s before their end): one certificate
+    request per key in all (before: every call whose key differed from the last writer's made one)."""
+    import threading
+    from collections import Counter
+
+    verbs.ok("login")
+    keys = [rsa_key(tmp_path, name) for name in ("k0", "k1")]
+    failures: list[str] = []
+    calls = Counter()
+
+    def worker(index: int):
+        n, end = index, time.monotonic() + 15
+        while time.monotonic() < end:
+            key = keys[n % 2]
+            p = verbs.run("ssh-cert", "--key", key, "--no-agent")
+            if p.returncode != 0 or p.stdout != key + "-cert.pub\n":
+                failures.append(p.stderr)
+            calls[key] += 1
+            n += 1
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures, failures[:3]
+    requests = Counter(e["form"].get("key_id") for e in mock.admin.log(endpoint="token:refresh_token")
+                       if e["form"].get("token_type") == "ssh-cert")
+    assert min(calls.values()) >= 16, calls   # each key was asked for, over and over, from several processes
+    assert len(requests) == 2 and set(requests.values()) == {1}, (requests, calls)
+    # MSAL for Python's key has no key_id; ours is msal-common's for a bound token with the key_id after it.
+    with open(verbs.cache) as f:
+        bound = {k: v for k, v in json.load(f)["AccessToken"].items() if v.get("token_type") == "ssh-cert"}
+    assert sorted(v["key_id"] for v in bound.values()) == sorted(requests)
+    assert all(k.endswith("--ssh-cert-" + v["key_id"].lower()) for k, v in bound.items()), list(bound)

@@ -3,7 +3,7 @@ import ArgumentParser
 import JSON
 
 /// `auth-sidecar azd-auth-server`: azd's external-authentication endpoint on 127.0.0.1
-/// (``AzdAuthServer``), so `azd` uses the signed-in user's tokens. Prints the two `export`
+/// (``LocalTokenServer``), so `azd` uses the signed-in user's tokens. Prints the two `export`
 /// lines, closes stdout (so `eval "$(auth-sidecar azd-auth-server &)"` returns), and serves
 /// until SIGTERM/SIGINT, over one engine connection reopened when the agent restarts.
 struct AzdAuthServerCommand: ParsableCommand {
@@ -28,11 +28,8 @@ struct AzdAuthServerCommand: ParsableCommand {
             "azd-auth-server", common,
             settings: { session throws(VerbFailure) in try session.configuration["authority"]?.stringValue ?? "" },
             start: { authority, engine, logger throws(AdapterError) in
-                let key = AzdAuthProtocol.newKey()
-                let server = try AzdAuthServer(port: port, key: key, logger: logger) { request in
-                    Self.answer(request, authority: authority, engine: engine)
-                }
-                return (server, "export AZD_AUTH_ENDPOINT=\(server.endpoint)\nexport AZD_AUTH_KEY=\(key)")
+                try LocalTokenServer(
+                    .azd(tokens: { request in Self.answer(request, authority: authority, engine: engine) }), port: port, logger: logger)
             })
     }
 

@@ -62,7 +62,7 @@ final class EnginePool: @unchecked Sendable {
     /// The token for `scope`, acquired silently; else the reply in the SDKs' error shape:
     /// 400 when a sign-in is needed (the message names `auth-sidecar login`), 500 for other
     /// engine errors, 503 when the engine is gone and cannot be reached again.
-    func token(for scope: String) -> Result<ManagedIdentityServer.Token, ReplyError> {
+    func token(for scope: String) -> Result<LocalTokenServer.Token, ReplyError> {
         token(["scopes": [.string(scope)]]).mapError { failure in
             switch failure.kind {
             case .signInNeeded: ReplyError(.error(400, failure.message))
@@ -79,7 +79,7 @@ final class EnginePool: @unchecked Sendable {
 
     /// A token acquired silently with `params` (`acquireTokenSilent`'s): the answer of an
     /// identical request in flight, else one of its own on a session.
-    func token(_ params: JSONValue) -> Result<ManagedIdentityServer.Token, TokenFailure> {
+    func token(_ params: JSONValue) -> Result<LocalTokenServer.Token, TokenFailure> {
         let key = params.jsonText
         let (flight, leads) = flights.withLock { flights in
             if let running = flights[key] {
@@ -105,7 +105,7 @@ final class EnginePool: @unchecked Sendable {
     }
 
     /// `params`' token on a session of its own.
-    private func acquire(_ params: JSONValue) -> Result<ManagedIdentityServer.Token, TokenFailure> {
+    private func acquire(_ params: JSONValue) -> Result<LocalTokenServer.Token, TokenFailure> {
         permits.wait()
         defer { permits.signal() }
         let unavailable = TokenFailure(kind: .unavailable, message: "the endpoint is shutting down")
@@ -165,7 +165,7 @@ final class EnginePool: @unchecked Sendable {
 private final class Flight: @unchecked Sendable {
     let done = DispatchSemaphore(value: 0)
     var followers = 0
-    var outcome: Result<ManagedIdentityServer.Token, EnginePool.TokenFailure>?
+    var outcome: Result<LocalTokenServer.Token, EnginePool.TokenFailure>?
 }
 
 /// A session that one thread at a time uses (the one that took it from the pool); the box

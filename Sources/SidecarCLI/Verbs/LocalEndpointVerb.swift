@@ -1,19 +1,6 @@
 import Adapters
 import Logging
 
-/// A token endpoint a verb serves on 127.0.0.1 until it is stopped.
-protocol LocalTokenEndpoint: Sendable {
-    /// What the endpoint's clients are given (the `export` lines name it).
-    var endpoint: String { get }
-    /// Serves until ``stop()``.
-    func run()
-    /// Asks ``run()`` to return (from any thread).
-    func stop()
-}
-
-extension AzdAuthServer: LocalTokenEndpoint {}
-extension ManagedIdentityServer: LocalTokenEndpoint {}
-
 /// The life the endpoint verbs (`azd-auth-server`, `managed-identity`) share: read the
 /// settings, start the server over one engine connection, print the `export` lines, close
 /// stdout (so `eval "$(auth-sidecar VERB &)"` returns), serve until SIGTERM/SIGINT.
@@ -21,28 +8,28 @@ enum LocalEndpointVerb {
     /// Runs the verb called `name`.
     /// - Parameters:
     ///   - settings: what the endpoint needs from the configuration in force.
-    ///   - start: binds the endpoint; returns it with the `export` lines for stdout.
-    static func serve<Settings, Server: LocalTokenEndpoint>(
+    ///   - start: binds the endpoint (its `export` lines go to stdout).
+    static func serve<Settings>(
         _ name: String, _ common: VerbOptions,
         settings: (VerbSession) throws(VerbFailure) -> Settings,
-        start: (Settings, EnginePool, Logger) throws(AdapterError) -> (server: Server, exports: String)
+        start: (Settings, EnginePool, Logger) throws(AdapterError) -> LocalTokenServer
     ) throws {
         let slot = ServerSlot()
         TerminationSignals.onTerminate { slot.stop() }  // first: every thread started later blocks the signals
         try VerbSession.run(common) { session throws(VerbFailure) in
             let wanted = try settings(session)
             let engine = EnginePool(session)
-            let started: (server: Server, exports: String)
+            let server: LocalTokenServer
             do throws(AdapterError) {
-                started = try start(wanted, engine, session.logger)
+                server = try start(wanted, engine, session.logger)
             } catch {
                 throw VerbFailure(message: "\(name): \(error.description)")
             }
-            session.print(started.exports)
+            session.print(server.exports)
             session.closeOutput()
-            Console.say("\(name): serving \(started.server.endpoint) until SIGTERM or SIGINT")
-            if !slot.install(started.server.stop) { started.server.stop() }
-            started.server.run()
+            Console.say("\(name): serving \(server.endpoint) until SIGTERM or SIGINT")
+            if !slot.install(server.stop) { server.stop() }
+            server.run()
             engine.shutDown()
         }
     }

@@ -1,6 +1,7 @@
 import Adapters
 import ArgumentParser
 import AuthSeams
+import AzEmulator
 import JSON
 import Sidecar
 
@@ -68,7 +69,7 @@ struct LoginCommand: ParsableCommand {
             throw ValidationError(
                 "--import takes no --browser, --device-code, --redirect-port, --login-hint, --scope, --claims-challenge or --tenant")
         }
-        if let claimsChallenge, AzResults.claims(fromChallenge: claimsChallenge) == nil {
+        if let claimsChallenge, ClaimsChallenge.claims(fromChallenge: claimsChallenge) == nil {
             throw ValidationError("--claims-challenge takes base64 of a JSON object (as in WWW-Authenticate), or the JSON")
         }
         if let tenant, let problem = VerbRequests.tenantProblem(tenant, option: "--tenant") { throw ValidationError(problem) }
@@ -92,7 +93,7 @@ struct LoginCommand: ParsableCommand {
             var params = JSONObject()
             if !scopes.isEmpty { params["scopes"] = JSONValue(scopes) }
             if let loginHint { params["loginHint"] = .string(loginHint) }
-            if let claims = claimsChallenge.flatMap(AzResults.claims(fromChallenge:)) { params["claims"] = .string(claims) }
+            if let claims = claimsChallenge.flatMap(ClaimsChallenge.claims(fromChallenge:)) { params["claims"] = .string(claims) }
             if let tenant {
                 let configured = try session.configuration["authority"]?.stringValue ?? ""
                 guard let authority = VerbRequests.authority(configured, tenant: tenant) else {
@@ -110,7 +111,7 @@ struct LoginCommand: ParsableCommand {
                 }
                 throw .from(error)
             }
-            AzAccounts.forget(session, account: result["account"])
+            AzAccounts.forget(cachePath: try? session.configuration["cache"]?["path"]?.stringValue, account: result["account"])
             switch output {
             case .json: session.print(VerbOutput.signInSummary(result).jsonText)
             case .text: session.print("Signed in as \(VerbOutput.username(result["account"]))")

@@ -3,7 +3,7 @@ import ArgumentParser
 import JSON
 
 /// `auth-sidecar managed-identity`: the App Service managed-identity endpoint on 127.0.0.1
-/// (``ManagedIdentityServer``), so any Azure SDK's `ManagedIdentityCredential` gets the
+/// (``LocalTokenServer``), so any Azure SDK's `ManagedIdentityCredential` gets the
 /// signed-in user's tokens. Prints the two `export` lines, closes stdout (so
 /// `eval "$(auth-sidecar managed-identity &)"` returns), and serves until SIGTERM/SIGINT.
 struct ManagedIdentityCommand: ParsableCommand {
@@ -26,11 +26,7 @@ struct ManagedIdentityCommand: ParsableCommand {
             "managed-identity", common,
             settings: { session throws(VerbFailure) in try session.configuration["clientId"]?.stringValue ?? "" },
             start: { clientId, engine, logger throws(AdapterError) in
-                let secret = ManagedIdentityProtocol.newSecret()
-                let server = try ManagedIdentityServer(port: port, secret: secret, clientId: clientId, logger: logger) { scope in
-                    engine.token(for: scope)
-                }
-                return (server, "export IDENTITY_ENDPOINT=\(server.endpoint)\nexport IDENTITY_HEADER=\(secret)")
+                try LocalTokenServer(.managedIdentity(clientId: clientId, tokens: { scope in engine.token(for: scope) }), port: port, logger: logger)
             })
     }
 }

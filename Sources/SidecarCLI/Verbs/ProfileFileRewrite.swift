@@ -43,8 +43,10 @@ enum ProfileFileRewrite {
     }
 
     /// Writes `bytes` to a new file beside `path` (with `mode`, else the mode `path` has), syncs
-    /// it, renames it over `path`.
+    /// it, renames it over `path`. Temporaries of rewrites killed before their rename are
+    /// removed first, as the cache's are.
     static func replace(_ path: String, with bytes: [UInt8], mode: mode_t? = nil) throws(VerbFailure) {
+        POSIX.removeOrphanTemporaries(ofFile: path)
         var info = stat()
         if mode == nil, stat(path, &info) != 0 { throw VerbFailure(message: "cannot rewrite \(path): \(POSIX.lastErrorString)") }
         let temporary = POSIX.temporaryPath(beside: path)

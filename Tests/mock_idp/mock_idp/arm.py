@@ -6,6 +6,8 @@ expired by the mock's clock). Subscriptions are set per user with
 POST /_admin/subscriptions {"username", "subscriptions": [{"id", "name", "tenant_id",
 "state"?, "managed_by"?: [tenant ids]}]}; /arm/subscriptions lists the caller's subscriptions
 in the token's tenant, /arm/tenants the caller's home tenant and every tenant holding one.
+With config `arm_page_size` N (0: one answer, the default) the subscriptions come N to a page,
+each page but the last with a `nextLink` (`$skiptoken`), as Resource Manager pages them.
 """
 
 import uuid
@@ -70,7 +72,14 @@ def handle(app, req):
             return json_response({"value": [_tenant(app, t) for t in dict.fromkeys(tids)]})
         if req.segments[1:] == ["subscriptions"]:
             value = [_subscription(s) for s in mine if s["tenant_id"] == claims.get("tid")]
-            return json_response({"value": value, "count": {"type": "Total", "value": len(value)}})
+            size = int(app.state.config.get("arm_page_size") or 0)
+            if size <= 0:
+                return json_response({"value": value, "count": {"type": "Total", "value": len(value)}})
+            skip = int(req.param("$skiptoken") or 0)
+            body = {"value": value[skip: skip + size]}
+            if skip + size < len(value):
+                body["nextLink"] = "%s/arm/subscriptions?api-version=%s&$skiptoken=%d" % (app.base_url, API_VERSION, skip + size)
+            return json_response(body)
     return _error(404, "InvalidResourceType", "The resource type '%s' could not be found." % "/".join(req.segments[1:]))
 
 

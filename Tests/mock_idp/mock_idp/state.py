@@ -37,6 +37,7 @@ DEFAULT_CONFIG = {
     "ssh_cert_lifetime": 3600,              # seconds an ssh-cert token's certificate is valid
     "ssh_cert_unconsented_clients": [],     # client ids whose ssh-cert requests need consent
     "pop_require_nonce": False,             # True: a PoP resource wants a nonce it issued (pop.py)
+    "arm_page_size": 0,                     # Resource Manager's subscriptions per page (0: one answer)
 }
 
 

@@ -5,9 +5,8 @@ extension AzShim {
     /// `account show` when the engine signs in as an app (its configuration has a
     /// `clientAssertion`): the service principal, its tenant the configured authority's;
     /// `nil` for a user's sign-in.
-    static func servicePrincipalShow(_ subscription: String?, _ output: AzOutputOptions, _ session: VerbSession) throws(Failure) -> String? {
-        let configuration: JSONValue
-        do { configuration = try session.configuration } catch { throw Failure(message: "auth-sidecar: \(error.message)") }
+    static func servicePrincipalShow(_ subscription: String?, _ output: AzOutputOptions, _ session: any AzEngine) throws(Failure) -> String? {
+        let configuration = try session.configuration()
         guard configuration["clientAssertion"] != nil, let clientId = configuration["clientId"]?.stringValue,
             let authority = configuration["authority"]?.stringValue
         else { return nil }

@@ -19,10 +19,10 @@ import Sidecar
 /// azure-identity turns into `CredentialUnavailableError`), 2 for a usage error or a command
 /// not answered here (or, with `azPassthrough`, that command run by the real Azure CLI further
 /// down `PATH`: ``AzPassthrough``). Never a refresh token; the access token only on stdout.
-enum AzShim {
+public enum AzShim {
     /// The az line, when this process was started as `az` (`programName`'s last component) or
     /// as `auth-sidecar az ...`; nil otherwise.
-    static func arguments(programName: String?, _ arguments: [String]) -> [String]? {
+    public static func arguments(programName: String?, _ arguments: [String]) -> [String]? {
         if let programName, programName.utf8.reversed().prefix(while: { $0 != UInt8(ascii: "/") }).elementsEqual("za".utf8) {
             return arguments  // the last path component is `az`
         }
@@ -30,16 +30,17 @@ enum AzShim {
         return nil
     }
 
-    /// Answers the line; returns the exit status.
-    static func run(_ arguments: [String]) -> Int32 {
+    /// Answers the line over `host`'s engine; returns the exit status.
+    public static func run(_ arguments: [String], host: any AzHost) -> Int32 {
+        if arguments == [AzAccounts.retryArgument] { return retryListing(host) }
         switch AzCommandLine.parse(arguments) {
         case .failure(let failure):
             return fail(failure.description, status: AzCommandLine.usageStatus)
         case .success(.help(let text)):
-            Console.write(text, to: STDOUT_FILENO)
+            AzConsole.write(text, to: STDOUT_FILENO)
             return 0
         case .success(.other(let words)):
-            if AzPassthrough.isEnabled {
+            if host.passthroughEnabled {
                 if let loop = AzPassthrough.loopMessage(words) { return fail(loop, status: AzCommandLine.usageStatus) }
                 guard let real = AzPassthrough.realAz(path: ProcessEnvironment.value("PATH")) else {
                     return fail(
@@ -54,34 +55,46 @@ enum AzShim {
                     + "--claims-challenge'): run the real Azure CLI for it",
                 status: AzCommandLine.usageStatus)
         case .success(.getAccessToken(let request, let output)):
-            return answer { session throws(Failure) in try getAccessToken(request, output, session) }
+            return answer(host) { session throws(Failure) in try getAccessToken(request, output, session) }
         case .success(.accountShow(let subscription, let output)):
-            return answer { session throws(Failure) in try accountShow(subscription, output, session) }
+            return answer(host) { session throws(Failure) in try accountShow(subscription, output, session) }
         case .success(.version(let output)):
-            Console.write(AzOutput.render(AzVersion.result(sidecarVersion: ServerInfo.version), output), to: STDOUT_FILENO)
+            AzConsole.write(AzOutput.render(AzVersion.result(sidecarVersion: ServerInfo.version), output), to: STDOUT_FILENO)
             return 0
         case .success(.accountList(let all, let refresh, let output)):
-            return answer { session throws(Failure) in try accountList(all: all, refresh: refresh, output, session) }
+            return answer(host) { session throws(Failure) in try accountList(all: all, refresh: refresh, output, session) }
         case .success(.accountSet(let subscription)):
-            return answer { session throws(Failure) in try accountSet(subscription, session) }
+            return answer(host) { session throws(Failure) in try accountSet(subscription, session) }
         case .success(.loginWithClaims(let login)):
             return runLogin(login)
         }
     }
 
-    /// A failure: the lines after `ERROR: ` and az's exit status.
-    struct Failure: Error {
-        var message: String
-        var status: Int32 = 1
+    /// The background retry of a failed subscription listing (``AzAccounts/retryListing()``).
+    private static func retryListing(_ host: any AzHost) -> Int32 {
+        guard let session = try? host.open() else { return 1 }
+        defer { session.close() }
+        guard let accounts = try? AzAccounts.current(session) else { return 1 }
+        return accounts.retryListing()
     }
 
-    private static func answer(_ body: (VerbSession) throws(Failure) -> String) -> Int32 {
+    /// A failure: the lines after `ERROR: ` and az's exit status.
+    public struct Failure: Error {
+        public var message: String
+        public var status: Int32 = 1
+
+        public init(message: String, status: Int32 = 1) {
+            self.message = message
+            self.status = status
+        }
+    }
+
+    private static func answer(_ host: any AzHost, _ body: (any AzEngine) throws(Failure) -> String) -> Int32 {
         do throws(Failure) {
-            let session: VerbSession
-            do { session = try VerbSession.open(VerbLaunchOptions()) } catch { throw Failure(message: "auth-sidecar: \(error.message)") }
+            let session = try host.open()
             let text = try body(session)
             if !text.isEmpty { session.print(text) }
-            session.client.close()
+            session.close()
             return 0
         } catch {
             return fail(error.message, status: error.status)
@@ -89,7 +102,7 @@ enum AzShim {
     }
 
     private static func getAccessToken(
-        _ request: AzCommandLine.GetAccessToken, _ output: AzOutputOptions, _ session: VerbSession
+        _ request: AzCommandLine.GetAccessToken, _ output: AzOutputOptions, _ session: any AzEngine
     ) throws(Failure) -> String {
         if request.subscription != nil, request.tenant != nil {
             throw Failure(message: "Please specify only one of subscription and tenant, not both")
@@ -103,14 +116,14 @@ enum AzShim {
         let subscription = try subscription(for: request, configured: configured, session)
         if let authority = subscription?.authority { params["authority"] = .string(authority) }
         if let tenant = request.tenant {
-            if let problem = VerbRequests.tenantProblem(tenant, option: "--tenant") { throw Failure(message: problem, status: 2) }
-            guard let authority = VerbRequests.authority(configured, tenant: tenant) else {
+            if let problem = session.tenantProblem(tenant, option: "--tenant") { throw Failure(message: problem, status: 2) }
+            guard let authority = session.authority(configured, tenant: tenant) else {
                 throw Failure(message: "auth-sidecar: the configured authority \(configured) has no host to put a tenant on")
             }
             params["authority"] = .string(authority)
         }
         if let challenge = request.claimsChallenge {
-            guard let claims = AzResults.claims(fromChallenge: challenge) else {
+            guard let claims = ClaimsChallenge.claims(fromChallenge: challenge) else {
                 throw Failure(message: "--claims-challenge must be base64 of a JSON object (as in WWW-Authenticate)", status: 2)
             }
             params["claims"] = .string(claims)
@@ -139,7 +152,7 @@ enum AzShim {
         return AzOutput.render(az, output)
     }
 
-    private static func accountShow(_ subscription: String?, _ output: AzOutputOptions, _ session: VerbSession) throws(Failure) -> String {
+    private static func accountShow(_ subscription: String?, _ output: AzOutputOptions, _ session: any AzEngine) throws(Failure) -> String {
         if let app = try servicePrincipalShow(subscription, output, session) { return app }
         if let shown = try subscriptionShown(subscription, output, session) { return shown }
         let result = try call(session, "getCurrentAccount", [:])
@@ -151,18 +164,17 @@ enum AzShim {
         }
         let environment = account["environment"]?.stringValue ?? ""
         let shown = AzResults.account(
-            username: VerbOutput.username(account), tenantId: tenantId, cloud: AzCloud.forAuthority("https://" + environment))
+            username: session.username(account), tenantId: tenantId, cloud: AzCloud.forAuthority("https://" + environment))
         return AzOutput.render(shown, output)
     }
 
-    static func configuredAuthority(_ session: VerbSession) throws(Failure) -> String {
-        do { return try session.configuration["authority"]?.stringValue ?? "" } catch { throw Failure(message: "auth-sidecar: \(error.message)") }
+    static func configuredAuthority(_ session: any AzEngine) throws(Failure) -> String {
+        try session.configuration()["authority"]?.stringValue ?? ""
     }
 
     /// A request's result, or its error in az's words.
-    static func call(_ session: VerbSession, _ method: String, _ params: JSONValue) throws(Failure) -> JSONValue {
-        let outcome: Result<JSONValue, RPCError>
-        do { outcome = try session.outcome(method, params) } catch { throw Failure(message: "auth-sidecar: \(error.message)") }
+    static func call(_ session: any AzEngine, _ method: String, _ params: JSONValue) throws(Failure) -> JSONValue {
+        let outcome = try session.outcome(method, params)
         switch outcome {
         case .success(let result): return result
         case .failure(let error) where error.code == AuthErrorMapping.interactionRequiredCode && error.data["suberror"]?.stringValue == "no_account":
@@ -171,10 +183,10 @@ enum AzShim {
             throw notLoggedIn
         case .failure(let error) where error.code == AuthErrorMapping.interactionRequiredCode:
             throw Failure(
-                message: VerbFailure.oneLine(error.message)
+                message: session.oneLine(error.message)
                     + "\nInteractive authentication is needed: this az is auth-sidecar's, so run 'auth-sidecar login' (not 'az login').")
         case .failure(let error):
-            throw Failure(message: VerbFailure.from(error).message)
+            throw Failure(message: session.message(for: error))
         }
     }
 
@@ -184,7 +196,7 @@ enum AzShim {
 
     /// Writes `ERROR: message` to stderr as az does; returns `status`.
     private static func fail(_ message: String, status: Int32) -> Int32 {
-        Console.write("ERROR: \(message)\n", to: STDERR_FILENO)
+        AzConsole.write("ERROR: \(message)\n", to: STDERR_FILENO)
         return status
     }
 }

@@ -1,7 +1,7 @@
 import JSON
 import Testing
 
-@testable import Adapters
+@testable import AzEmulator
 
 /// `az version`, `account list/set`, `login --claims-challenge`, `-o table` and the
 /// subscriptions' rules (#39); the e2e tests compare the whole output with Azure CLI 2.91.0's.

@@ -25,12 +25,6 @@ enum AzPassthrough {
             + "time: install the real Azure CLI, or take the other copy off PATH"
     }
 
-    /// Whether the configuration (the default file, or `$AUTH_SIDECAR_CONFIG`) enables it; an
-    /// unreadable configuration does not.
-    static var isEnabled: Bool {
-        (try? ConfigurationSources.load(LaunchOptions()).overrides.azPassthrough) == true
-    }
-
     /// The first executable `az` in `path`'s directories that is not the file `selfPath`
     /// names (compared by device and inode, links followed).
     static func realAz(path: String?, selfPath: String = "/proc/self/exe") -> String? {
@@ -53,7 +47,7 @@ enum AzPassthrough {
         unsetenv(marker)
         let reason = String(cString: strerror(errno))
         for pointer in argv { free(pointer) }
-        Console.write("ERROR: cannot run \(az): \(reason)\n", to: STDERR_FILENO)
+        AzConsole.write("ERROR: cannot run \(az): \(reason)\n", to: STDERR_FILENO)
         return 1
     }
 

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import SidecarCLI
+@testable import AzEmulator
 
 @Suite struct AzShimDispatchTests {
     @Test func startedAsAzOrWithTheAzVerb() {

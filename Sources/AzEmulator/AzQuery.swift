@@ -1,3 +1,4 @@
+import Adapters
 import JSON
 
 /// The `--query` forms tools pass, a small subset of JMESPath: a field path (`accessToken`,
@@ -43,11 +44,5 @@ public struct AzQuery: Equatable, Sendable {
 
     private static func isLetter(_ scalar: Unicode.Scalar) -> Bool {
         (scalar.value >= 0x41 && scalar.value <= 0x5A) || (scalar.value >= 0x61 && scalar.value <= 0x7A)
-    }
-}
-
-extension String {
-    var trimmingSpaces: String {
-        String(drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
     }
 }

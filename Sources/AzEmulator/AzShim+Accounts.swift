@@ -15,23 +15,23 @@ extension AzShim {
     /// the authority of its tenant when that is not the account's own; nil with `--tenant`, or
     /// for a tenant-level account (no subscriptions kept, or Resource Manager not known).
     static func subscription(
-        for request: AzCommandLine.GetAccessToken, configured: String, _ session: VerbSession
+        for request: AzCommandLine.GetAccessToken, configured: String, _ session: any AzEngine
     ) throws(Failure) -> (entry: JSONValue, authority: String?)? {
-        guard request.tenant == nil, AzCloud.resourceManager(configured: session.sources.overrides.armEndpoint, authority: configured) != nil
+        guard request.tenant == nil, AzCloud.resourceManager(configured: session.armEndpoint, authority: configured) != nil
         else { return nil }
         let accounts = try AzAccounts.current(session)
         let entries = try accounts.subscriptions()
         guard !entries.isEmpty else { return nil }
         guard let entry = try chosen(request.subscription, in: entries) else { return nil }
         guard let tenant = entry["tenantId"]?.stringValue, tenant.lowercased() != accounts.tenantId.lowercased() else { return (entry, nil) }
-        return (entry, VerbRequests.authority(configured, tenant: tenant))
+        return (entry, session.authority(configured, tenant: tenant))
     }
 
     /// `account show` of a kept subscription (`--subscription`, else the default); nil for a
     /// tenant-level account.
-    static func subscriptionShown(_ subscription: String?, _ output: AzOutputOptions, _ session: VerbSession) throws(Failure) -> String? {
+    static func subscriptionShown(_ subscription: String?, _ output: AzOutputOptions, _ session: any AzEngine) throws(Failure) -> String? {
         let configured = try configuredAuthority(session)
-        guard AzCloud.resourceManager(configured: session.sources.overrides.armEndpoint, authority: configured) != nil else { return nil }
+        guard AzCloud.resourceManager(configured: session.armEndpoint, authority: configured) != nil else { return nil }
         let entries = try AzAccounts.current(session).subscriptions()
         guard !entries.isEmpty, let entry = try chosen(subscription, in: entries) else { return nil }
         return AzOutput.render(entry, output)
@@ -47,10 +47,10 @@ extension AzShim {
     /// `account list [--all] [--refresh]`: the kept subscriptions (`cloudName` for
     /// `environmentName`), or the tenant-level account; `[]` and az's warning when no one is
     /// signed in.
-    static func accountList(all: Bool, refresh: Bool, _ output: AzOutputOptions, _ session: VerbSession) throws(Failure) -> String {
+    static func accountList(all: Bool, refresh: Bool, _ output: AzOutputOptions, _ session: any AzEngine) throws(Failure) -> String {
         let accounts: AzAccounts
         do throws(Failure) { accounts = try AzAccounts.current(session) } catch  where error.message == notLoggedIn.message {
-            Console.write("WARNING: Please run \"az login\" to access your accounts.\n", to: STDERR_FILENO)
+            AzConsole.write("WARNING: Please run \"az login\" to access your accounts.\n", to: STDERR_FILENO)
             return AzOutput.render([], output)
         }
         if refresh, accounts.resourceManager == nil {
@@ -62,7 +62,7 @@ extension AzShim {
         }
         let listed = AzSubscriptions.listed(entries, all: all)
         if listed.count != entries.count {
-            Console.write(
+            AzConsole.write(
                 "WARNING: A few accounts are skipped as they don't have 'Enabled' state. Use '--all' to display them.\n",
                 to: STDERR_FILENO)
         }
@@ -70,7 +70,7 @@ extension AzShim {
     }
 
     /// `account set --subscription ID|NAME`: that subscription becomes the default; nothing printed.
-    static func accountSet(_ subscription: String, _ session: VerbSession) throws(Failure) -> String {
+    static func accountSet(_ subscription: String, _ session: any AzEngine) throws(Failure) -> String {
         let accounts = try AzAccounts.current(session)
         let entries = try accounts.subscriptions()
         if entries.isEmpty, AzResults.names(subscription, tenantId: accounts.tenantId) { return "" }
@@ -96,7 +96,7 @@ extension AzShim {
         execv("/proc/self/exe", argv)
         let reason = String(cString: strerror(errno))
         for pointer in argv { free(pointer) }
-        Console.write("ERROR: cannot run auth-sidecar login: \(reason)\n", to: STDERR_FILENO)
+        AzConsole.write("ERROR: cannot run auth-sidecar login: \(reason)\n", to: STDERR_FILENO)
         return 1
     }
 }
