@@ -114,7 +114,8 @@ let package = Package(
         .target(
             name: "AzEmulator",
             dependencies: [
-                "Adapters", "Sidecar", "JSON", "JSONRPC", "AuthSeams", "POSIXSupport", .product(name: "Logging", package: "swift-log"),
+                "Adapters", "Sidecar", "JSON", "JSONRPC", "AuthSeams", "POSIXSupport", "TokenCache",
+                .product(name: "Logging", package: "swift-log"),
             ]),
         // The command line, stdout hygiene, signals and wiring; the shell verbs.
         .target(

@@ -40,15 +40,46 @@ public final class PublicClientApplication: Sendable {
                 newCorrelationId: dependencies.newCorrelationId)
     }
 
-    /// `body`'s answer through the broker when it is in use; `nil`: the usual flows answer
-    /// (`broker` off, or `auto` and the broker not there: found by the first call, said once).
-    private func throughBroker<T>(_ body: (BrokerClient) async throws -> T) async throws -> T? {
-        guard let broker, broker.inUse else { return nil }
-        do {
-            return try await body(broker)
-        } catch let error as AuthError where broker.fallsBack(from: error) {
-            return nil
+    /// The one routing table: the ``Backend`` that answers a call now, refusing a token kind it
+    /// does not serve (``Backend/refusal(_:)``) before any network or D-Bus call. `kind`: the
+    /// token a call asks for; `nil` for a call about accounts, which the app identity leaves to
+    /// the broker or the cache. The app identity (`clientAssertion`) answers every token
+    /// request; the broker, while in use (`required`, or `auto` until a call found it absent);
+    /// else the engine's own flows.
+    private func backend(for kind: TokenKind?) throws(AuthError) -> Backend {
+        let backend: Backend =
+            if kind != nil, configuration.clientAssertion != nil {
+                .appIdentity
+            } else if let broker, broker.inUse {
+                .broker
+            } else {
+                .identityService
+            }
+        if let kind, !backend.serves(kind) { throw backend.refusal(kind) }
+        return backend
+    }
+
+    /// A call answered by its backend (``backend(for:)``): `viaBroker` by the broker, `viaFlows`
+    /// by the engine's flows (also when `broker` is `auto` and the call found no broker: said
+    /// once, and routed again). `viaApp` by the app identity; `nil`: it answers like the flows.
+    private func routed<T>(
+        _ kind: TokenKind?, viaApp: (() async throws -> T)? = nil, viaBroker: (BrokerClient) async throws -> T,
+        viaFlows: () async throws -> T
+    ) async throws -> T {
+        switch try backend(for: kind) {
+        case .appIdentity:
+            if let viaApp { return try await viaApp() }
+        case .broker:
+            if let broker {
+                do {
+                    return try await viaBroker(broker)
+                } catch let error as AuthError where broker.fallsBack(from: error) {
+                    return try await routed(kind, viaApp: viaApp, viaBroker: viaBroker, viaFlows: viaFlows)
+                }
+            }
+        case .identityService: break
         }
+        return try await viaFlows()
     }
 
     /// Whether the Linux identity broker serves this client, and its version (`getDeviceInformation`);
@@ -76,7 +107,7 @@ public final class PublicClientApplication: Sendable {
         _ request: InteractiveRequest, browser: (any BrowserLauncher)? = nil,
         correlationId: String
     ) async throws -> TokenResult {
-        try refuseUserSignIn("acquireToken")
+        if try backend(for: request.token.kind) == .appIdentity { try refuseUserSignIn("acquireToken") }
         let started = interactiveRunning.withLock { running in
             defer { running = true }
             return !running
@@ -85,37 +116,48 @@ public final class PublicClientApplication: Sendable {
             throw AuthError(.interactiveInProgress, "another interactive sign-in is in progress; finish or cancel it first")
         }
         defer { interactiveRunning.withLock { $0 = false } }
-        if let result = try await throughBroker({ try await $0.interactive(request, correlationId: correlationId) }) {
-            tracker.note(result.account)
-            return result
-        }
-        let directory = directory()
-        let account = try request.account.map { reference throws in
-            guard let found = try directory.resolve(reference) else { throw Self.accountNotFound(reference) }
-            return found
-        }
-        let flow = InteractiveFlow(configuration: configuration, dependencies: dependencies, resolver: resolver)
-        let result = try await flow.run(request, account: account, browser: browser ?? dependencies.browser, correlationId: correlationId)
-        try await makeCurrent(result.account)
-        return result
+        return try await routed(
+            request.token.kind,
+            viaBroker: { broker in
+                let result = try await broker.interactive(request, correlationId: correlationId)
+                tracker.note(result.account)
+                return result
+            },
+            viaFlows: {
+                let directory = directory()
+                let account = try request.account.map { reference throws in
+                    guard let found = try directory.resolve(reference) else { throw Self.accountNotFound(reference) }
+                    return found
+                }
+                let flow = InteractiveFlow(configuration: configuration, dependencies: dependencies, resolver: resolver)
+                let result = try await flow.run(
+                    request, account: account, browser: browser ?? dependencies.browser, correlationId: correlationId)
+                try await makeCurrent(result.account)
+                return result
+            })
     }
 
     /// Signs in with a device code shown to the user (headless machines).
     public func acquireTokenByDeviceCode(_ request: DeviceCodeRequest, correlationId: String) async throws -> TokenResult {
-        try refuseUserSignIn("acquireTokenByDeviceCode")
+        if try backend(for: .bearer) == .appIdentity { try refuseUserSignIn("acquireTokenByDeviceCode") }
         // The broker has its own way of asking the user: no device code of ours.
         var interactive = InteractiveRequest()
         interactive.scopes = request.scopes
         interactive.authority = request.authority
         interactive.claims = request.claims
-        if let result = try await throughBroker({ try await $0.interactive(interactive, correlationId: correlationId) }) {
-            tracker.note(result.account)
-            return result
-        }
-        let flow = DeviceCodeFlow(configuration: configuration, dependencies: dependencies, resolver: resolver)
-        let result = try await flow.run(request, correlationId: correlationId)
-        try await makeCurrent(result.account)
-        return result
+        return try await routed(
+            .bearer,
+            viaBroker: { broker in
+                let result = try await broker.interactive(interactive, correlationId: correlationId)
+                tracker.note(result.account)
+                return result
+            },
+            viaFlows: {
+                let flow = DeviceCodeFlow(configuration: configuration, dependencies: dependencies, resolver: resolver)
+                let result = try await flow.run(request, correlationId: correlationId)
+                try await makeCurrent(result.account)
+                return result
+            })
     }
 
     private var silentFlow: SilentFlow {
@@ -127,13 +169,16 @@ public final class PublicClientApplication: Sendable {
     /// A token without UI; `interactionRequired` when only the user can help. A valid
     /// cached token costs no network request.
     public func acquireTokenSilently(_ request: SilentRequest, correlationId: String) async throws -> TokenResult {
-        if let source = configuration.clientAssertion {
-            let flow = AppTokenFlow(
-                configuration: configuration, dependencies: dependencies, resolver: resolver, coordinator: refreshes, source: source)
-            return try await flow.run(request, correlationId: correlationId)
-        }
-        if let result = try await throughBroker({ try await $0.silent(request, correlationId: correlationId) }) { return result }
-        return try await silentFlow.run(request, correlationId: correlationId)
+        try await routed(
+            request.token.kind,
+            viaApp: { [self] in
+                guard let source = configuration.clientAssertion else { return try await silentFlow.run(request, correlationId: correlationId) }
+                let flow = AppTokenFlow(
+                    configuration: configuration, dependencies: dependencies, resolver: resolver, coordinator: refreshes, source: source)
+                return try await flow.run(request, correlationId: correlationId)
+            },
+            viaBroker: { try await $0.silent(request, correlationId: correlationId) },
+            viaFlows: { try await silentFlow.run(request, correlationId: correlationId) })
     }
 
     /// The error of a user sign-in asked of an app (a client assertion is configured).
@@ -161,10 +206,11 @@ public final class PublicClientApplication: Sendable {
     ///     the cache is encrypted), the
     ///     token is looked up now, as the full call would look it up: no task, no thread.
     public func cachedSilentAnswer(_ request: SilentRequest, checkedAfter: UInt64? = nil, mayRead: Bool = false) -> CachedSilentAnswer? {
-        guard configuration.clientAssertion == nil else { return nil }
+        // Another backend's answer, or a refusal, is the full call's.
+        guard let backend = try? backend(for: request.token.kind), backend != .appIdentity else { return nil }
         if let broker {
             // A kept token, or (the reader idle) the broker's answer to blocking calls.
-            guard let (result, stamp) = broker.silentNow(request, mayCall: mayRead) else { return nil }
+            guard backend == .broker, let (result, stamp) = broker.silentNow(request, mayCall: mayRead) else { return nil }
             return CachedSilentAnswer(identity: .init(stamp: stamp, key: result.fromCache ? "broker kept" : "broker")) { correlationId in
                 var answer = result
                 answer.correlationId = correlationId
@@ -215,15 +261,16 @@ public final class PublicClientApplication: Sendable {
 
     /// The accounts in the cache (optionally those with `username`).
     public func accounts(username: String? = nil) async throws -> [Account] {
-        if let accounts = try await throughBroker({ try await $0.accounts(username: username) }) { return accounts.map(\.account) }
-        return try directory().all(username: username)
+        try await routed(
+            nil, viaBroker: { try await $0.accounts(username: username).map(\.account) },
+            viaFlows: { try directory().all(username: username) })
     }
 
     /// The accounts in the cache (optionally those with `username`), each with its tenants and
     /// whether it is the current account.
     public func accountListing(username: String? = nil) async throws -> [ListedAccount] {
-        if let listing = try await throughBroker({ try await $0.listing(username: username) }) { return listing }
-        return try directory().listing(username: username)
+        try await routed(
+            nil, viaBroker: { try await $0.listing(username: username) }, viaFlows: { try directory().listing(username: username) })
     }
 
     /// Makes the account `reference` names the current account (what ``currentAccount()``
@@ -231,26 +278,37 @@ public final class PublicClientApplication: Sendable {
     /// Unlike a sign-in, not noted as this process's own change: the next ``currentAccount()``
     /// reports the switch, since several clients may share this engine (the agent).
     public func setCurrentAccount(_ reference: AccountReference) async throws -> (account: Account, previous: Account?) {
-        if let answer = try await throughBroker({ try await $0.setCurrent(reference) }) { return answer }
-        let directory = directory()
-        guard let account = try directory.resolve(reference) else { throw Self.accountNotFound(reference) }
-        let previous = try directory.current()
-        try directory.setCurrent(account)
-        return (account, previous)
+        try await routed(
+            nil,
+            viaBroker: { broker in
+                let (account, previous) = try await broker.setCurrent(reference)
+                return (account: account, previous: previous)
+            },
+            viaFlows: {
+                let directory = directory()
+                guard let account = try directory.resolve(reference) else { throw Self.accountNotFound(reference) }
+                let previous = try directory.current()
+                try directory.setCurrent(account)
+                return (account: account, previous: previous)
+            })
     }
 
     /// The current account, and the one known before if it changed since
     /// (another process signed in or out). A sign-out is reported once as the previous
     /// account, also to a process that never knew the account (a shell pipeline).
     public func currentAccount() async throws -> (current: Account?, previous: Account?) {
-        if let found = try await throughBroker({ try await $0.currentAccount() }) {
-            let current = found?.account
-            return (current, tracker.update(current))
-        }
-        let directory = directory()
-        let current = try directory.current()
-        let signedOut = current == nil ? try directory.takeSignedOut() : nil
-        return (current, tracker.update(current) ?? signedOut)
+        try await routed(
+            nil,
+            viaBroker: { broker in
+                let current = try await broker.currentAccount()?.account
+                return (current, tracker.update(current))
+            },
+            viaFlows: {
+                let directory = directory()
+                let current = try directory.current()
+                let signedOut = current == nil ? try directory.takeSignedOut() : nil
+                return (current, tracker.update(current) ?? signedOut)
+            })
     }
 
     /// Removes the account's tokens; with `fromBrowser` (always on a shared device) also
@@ -260,17 +318,20 @@ public final class PublicClientApplication: Sendable {
     public func signOut(_ reference: AccountReference?, fromBrowser: Bool, browser: (any BrowserLauncher)? = nil) async throws
         -> (account: Account, browserSignOut: BrowserSignOut?)
     {
-        if let account = try await throughBroker({ try await $0.signOut(reference) }) { return (account, nil) }
-        let directory = directory()
-        guard let account = try directory.resolve(reference) else {
-            if let reference { throw Self.accountNotFound(reference) }
-            throw AuthError(.accountNotFound, "no account is signed in")
-        }
-        let flow = SignOutFlow(configuration: configuration, dependencies: dependencies, resolver: resolver)
-        let browserSignOut = try await flow.run(
-            account, directory: directory, fromBrowser: fromBrowser,
-            browser: browser ?? dependencies.browser)
-        return (account, browserSignOut)
+        try await routed(
+            nil, viaBroker: { (try await $0.signOut(reference), nil) },
+            viaFlows: {
+                let directory = directory()
+                guard let account = try directory.resolve(reference) else {
+                    if let reference { throw Self.accountNotFound(reference) }
+                    throw AuthError(.accountNotFound, "no account is signed in")
+                }
+                let flow = SignOutFlow(configuration: configuration, dependencies: dependencies, resolver: resolver)
+                let browserSignOut = try await flow.run(
+                    account, directory: directory, fromBrowser: fromBrowser,
+                    browser: browser ?? dependencies.browser)
+                return (account, browserSignOut)
+            })
     }
 
     private func makeCurrent(_ account: Account) async throws {

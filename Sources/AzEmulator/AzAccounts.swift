@@ -2,6 +2,7 @@ import Adapters
 import JSON
 import POSIXSupport
 import Sidecar
+import TokenCache
 
 #if canImport(Glibc)
     import Glibc
@@ -50,9 +51,13 @@ public struct AzAccounts {
     /// The file kept for the account `homeAccountId` beside the cache file `cachePath`; nil
     /// for a memory cache (no path).
     static func profilePath(cachePath cache: String?, homeAccountId: String) -> String? {
-        guard let cache, let slash = cache.lastIndex(of: "/") else { return nil }
-        let id = homeAccountId.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "." ? $0 : "_" }
-        return String(cache[...slash]) + "azureProfile." + String(id) + ".json"
+        layout(cachePath: cache)?.azProfile(account: homeAccountId)
+    }
+
+    /// The files beside the file cache `cachePath`; nil for a memory cache (no path).
+    static func layout(cachePath cache: String?) -> CacheFileLayout? {
+        guard let cache, cache.contains("/") else { return nil }
+        return CacheFileLayout(path: cache)
     }
 
     /// After a sign-in (`auth-sidecar login`): the account's kept subscriptions are dropped, so
@@ -144,7 +149,10 @@ public struct AzAccounts {
 
     /// `entries` kept as the account's subscriptions, with the failed listing when there is one.
     func write(_ entries: [JSONValue], failure: ListingFailure? = nil) throws(AzShim.Failure) {
-        guard let path = profilePath else { return }
+        guard let path = profilePath, let layout = Self.layout(cachePath: try? session.configuration()["cache"]?["path"]?.stringValue)
+        else { return }
+        // With the broker no cache file is written, so nothing else made the directory.
+        do throws(TokenCacheError) { try layout.makeDirectory() } catch { throw AzShim.Failure(message: "auth-sidecar: \(error)") }
         var document: JSONObject = ["homeAccountId": account["homeAccountId"] ?? .null, "subscriptions": .array(entries)]
         if let failure { document["listingFailed"] = failure.json }
         try session.replaceFile(path, with: Array(AzOutput.json(.object(document)).utf8), mode: 0o600)

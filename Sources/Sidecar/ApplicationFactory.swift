@@ -96,10 +96,10 @@ public enum ApplicationFactory {
             if resolution.encryption != nil { _ = try? file.changeToken() }
             report = CacheProtectionReport(setting: protection, resolution: resolution, store: file)
             store = file
-            refreshLock = FileRefreshLock(path: path + ".refresh.lock")
-            refreshErrors = FileRefreshErrorLog(path: path + FileRefreshErrorLog.suffix)
+            refreshLock = FileRefreshLock(path: file.layout.refreshLock)
+            refreshErrors = FileRefreshErrorLog(path: file.layout.lastRefreshError)
             // The PoP key beside the cache, sealed under its key; a plaintext cache keeps none.
-            popKeyFile = resolution.encryption.map { PopKeyFile(cachePath: path, encryption: $0) }
+            popKeyFile = resolution.encryption.map { PopKeyFile(layout: file.layout, encryption: $0) }
         }
         var dependencies = AuthDependencies(
             transport: httpTransport(timeoutSeconds: configuration.httpTimeoutSeconds, logger: logger),

@@ -35,6 +35,7 @@ public enum AuthErrorMapping {
         case .ambiguousAccount: -51012
         case .passwordResetRequired: -51013
         case .brokerUnavailable: -51015
+        case .tokenKindNotServed: -51016
         }
     }
 
@@ -51,6 +52,8 @@ public enum AuthErrorMapping {
         if let value = error.httpStatus { data["httpStatus"] = .int(Int64(value)) }
         if let value = error.retryAfter { data["retryAfter"] = .int(Int64(value)) }
         if let value = error.limit { data["limit"] = .int(Int64(value)) }
+        if let value = error.backend { data["backend"] = .string(value) }
+        if let value = error.tokenKind { data["tokenKind"] = .string(value) }
         return RPCError(code: code(for: error.kind), message: error.message, name: error.kind.rawValue, data: data)
     }
 

@@ -55,7 +55,7 @@ struct AuthMethods: Sendable {
         }
         var request = InteractiveRequest()
         let target = try PopParams.target(p)
-        request.sshKey = try SSHCertScope.key(p)
+        request.token = RequestedToken(sshKey: try SSHCertScope.key(p))
         request.scopes = try scopes(p, sshKey: request.sshKey)
         request.prompt = try p.optional("promptType", oneOf: PromptType.allCases.map(\.rawValue)).flatMap(PromptType.init) ?? .promptIfNecessary
         request.loginHint = try p.optional("loginHint")
@@ -67,7 +67,7 @@ struct AuthMethods: Sendable {
         request.extraQueryParameters = try Self.stringPairs(p, "extraQueryParameters")
         let browser: (any BrowserLauncher)? = browserMode == .client ? ClientBrowserLauncher(context: context) : nil
         return try await AuthErrorMapping.translating {
-            if target != nil { request.popKey = try app.popBinding() }
+            if target != nil { request.token = .proofOfPossession(try app.popBinding()) }
             let result = try await app.acquireTokenInteractively(request, browser: browser, correlationId: correlationId)
             return try PopParams.tokenResult(result, target: target, app: app)
         }
@@ -76,7 +76,7 @@ struct AuthMethods: Sendable {
     func acquireTokenSilent(_ params: JSONValue?, _ context: RequestContext) async throws -> JSONValue {
         var (request, correlationId, target) = try silentRequest(params)
         return try await AuthErrorMapping.translating {
-            if target != nil { request.popKey = try app.popBinding() }
+            if target != nil { request.token = .proofOfPossession(try app.popBinding()) }
             let result = try await app.acquireTokenSilently(request, correlationId: correlationId)
             return try PopParams.tokenResult(result, target: target, app: app)
         }
@@ -105,7 +105,7 @@ struct AuthMethods: Sendable {
         let p = try Params(params, allowed: Self.silentKeys)
         let target = try PopParams.target(p)
         var request = SilentRequest()
-        request.sshKey = try SSHCertScope.key(p)
+        request.token = RequestedToken(sshKey: try SSHCertScope.key(p))
         request.scopes = try scopes(p, sshKey: request.sshKey)
         request.account = try AuthJSON.accountReference(p)
         request.authority = try AuthJSON.authority(p, of: app.configuration)
@@ -125,7 +125,7 @@ struct AuthMethods: Sendable {
         request.account = try AuthJSON.accountReference(p)
         let correlationId = try AuthJSON.correlationId(p)
         return try await AuthErrorMapping.translating {
-            request.popKey = try app.popBinding()
+            request.token = .proofOfPossession(try app.popBinding())
             let result = try await app.acquireTokenSilently(request, correlationId: correlationId)
             guard result.tokenType.lowercased() == PopBinding.tokenType else {
                 throw AuthError(.malformedResponse, "a proof-of-possession request was answered a \(result.tokenType.prefix(16)) token")

@@ -31,8 +31,10 @@ import Synchronization
 public final class FileTokenCacheStore: TokenCacheStore {
     /// The cache file.
     public let path: String
+    /// The files beside the cache (``CacheFileLayout``).
+    public let layout: CacheFileLayout
     /// The lock file, `<path>.lockfile`.
-    public let lockPath: String
+    public var lockPath: String { layout.lockFile }
     private let lockTimeout: Duration
     private let encryption: (any CacheEncryption)?
     private let setAsideUnopenable: Bool
@@ -86,7 +88,7 @@ public final class FileTokenCacheStore: TokenCacheStore {
         logger: Logger = Logger(label: "auth-sidecar.token-cache")
     ) {
         self.path = path
-        self.lockPath = path + ".lockfile"
+        layout = CacheFileLayout(path: path)
         self.lockTimeout = lockTimeout
         self.encryption = encryption
         self.setAsideUnopenable = setAsideUnopenable
@@ -176,13 +178,14 @@ public final class FileTokenCacheStore: TokenCacheStore {
     /// `<path>.undecryptable-<time>` still beside the cache (until the user removes it).
     public var setAsidePath: String? {
         if let made = state.withLock({ $0.setAside }) { return made }
-        return Self.newestSetAside(of: path)
+        return Self.newestSetAside(of: layout)
     }
 
-    private static func newestSetAside(of path: String) -> String? {
-        let slash = path.lastIndex(of: "/").map { path.index(after: $0) } ?? path.startIndex
-        let directory = String(path[..<slash])
-        let prefix = String(path[slash...]) + ".undecryptable-"
+    private static func newestSetAside(of layout: CacheFileLayout) -> String? {
+        let full = layout.undecryptablePrefix
+        let slash = full.lastIndex(of: "/").map { full.index(after: $0) } ?? full.startIndex
+        let directory = String(full[..<slash])
+        let prefix = String(full[slash...])
         guard let dir = opendir(directory.isEmpty ? "." : directory) else { return nil }
         defer { closedir(dir) }
         var newest: (Int, String)?
@@ -282,7 +285,7 @@ public final class FileTokenCacheStore: TokenCacheStore {
 
     /// Under the lock: a sealed file this key cannot open moved aside (``init(path:lockTimeout:encryption:setAsideUnopenable:logger:)``).
     private func setAside(_ state: inout State) throws(TokenCacheError) {
-        let aside = path + ".undecryptable-\(time(nil))"
+        let aside = layout.undecryptable(at: time(nil))
         guard rename(path, aside) == 0 else { throw .writeFailed(path, "rename to \(aside): \(POSIX.lastErrorString)") }
         state.setAside = aside
         logger.warning(

@@ -12,10 +12,10 @@ public struct PopKeyFile: Sendable {
     private let lockTimeout: Duration
     private let encryption: any CacheEncryption
 
-    /// The key file of the cache at `cachePath`, sealed with `encryption` (the cache's).
-    public init(cachePath: String, encryption: any CacheEncryption, lockTimeout: Duration = .seconds(10)) {
-        path = cachePath + ".pop-key"
-        lockPath = cachePath + ".lockfile"
+    /// The key file of the cache `layout` names, sealed with `encryption` (the cache's).
+    public init(layout: CacheFileLayout, encryption: any CacheEncryption, lockTimeout: Duration = .seconds(10)) {
+        path = layout.popKey
+        lockPath = layout.lockFile
         self.lockTimeout = lockTimeout
         self.encryption = encryption
     }

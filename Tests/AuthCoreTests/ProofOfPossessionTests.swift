@@ -74,8 +74,8 @@ import TokenCache
         let directory = FileManagerless.temporaryDirectory()
         let cache = directory + "/cache.json"
         let encryption = try #require(AESGCMCacheEncryption(key: [UInt8](repeating: 7, count: 32)))
-        let first = try PopKeyHolder(file: PopKeyFile(cachePath: cache, encryption: encryption)).key()
-        let second = try PopKeyHolder(file: PopKeyFile(cachePath: cache, encryption: encryption)).key()
+        let first = try PopKeyHolder(file: PopKeyFile(layout: CacheFileLayout(path: cache), encryption: encryption)).key()
+        let second = try PopKeyHolder(file: PopKeyFile(layout: CacheFileLayout(path: cache), encryption: encryption)).key()
         #expect(first.keyId == second.keyId)
         let stored = try #require(FileManagerless.read(cache + ".pop-key"))
         #expect(AESGCMCacheEncryption.isSealed(stored))
@@ -83,7 +83,7 @@ import TokenCache
         #expect(FileManagerless.mode(cache + ".pop-key") == 0o600)
         // Another key cannot open it: an error, and the file is left as it is (never a new key).
         let other = try #require(AESGCMCacheEncryption(key: [UInt8](repeating: 8, count: 32)))
-        #expect(throws: (any Error).self) { try PopKeyHolder(file: PopKeyFile(cachePath: cache, encryption: other)).key() }
+        #expect(throws: (any Error).self) { try PopKeyHolder(file: PopKeyFile(layout: CacheFileLayout(path: cache), encryption: other)).key() }
         #expect(FileManagerless.read(cache + ".pop-key") == stored)
         // A plaintext cache keeps no key: one per holder.
         #expect(try PopKeyHolder(file: nil).key().keyId != PopKeyHolder(file: nil).key().keyId)

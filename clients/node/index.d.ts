@@ -379,6 +379,8 @@ export declare class PasswordResetRequiredError extends PlatformError {}
 export declare class ForwardRefusedError extends PlatformError {}
 /** -51015: `broker` is "required" and the Linux identity broker cannot be called. */
 export declare class BrokerUnavailableError extends PlatformError {}
+/** -51016: the backend (the broker, the app identity) does not issue the token kind asked for (`data.backend`, `data.tokenKind`). */
+export declare class TokenKindNotServedError extends PlatformError {}
 
 export declare class SidecarProcessError extends SidecarError {
   constructor(message: string, options?: { stderrTail?: string; exitCode?: number | null; signal?: NodeJS.Signals | null; cause?: unknown });

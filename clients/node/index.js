@@ -82,6 +82,7 @@ export const AmbiguousAccountError = named(define(PlatformError, -51012, 'ambigu
 export const PasswordResetRequiredError = named(define(PlatformError, -51013, 'passwordResetRequired'), 'PasswordResetRequiredError');
 export const ForwardRefusedError = named(define(PlatformError, -51014, 'forwardRefused'), 'ForwardRefusedError');
 export const BrokerUnavailableError = named(define(PlatformError, -51015, 'brokerUnavailable'), 'BrokerUnavailableError');
+export const TokenKindNotServedError = named(define(PlatformError, -51016, 'tokenKindNotServed'), 'TokenKindNotServedError');
 
 /** The process could not be started or is gone: `code` null, `stderrTail`, `exitCode`, `signal`. */
 export class SidecarProcessError extends SidecarError {
@@ -110,7 +111,7 @@ export const ERROR_CLASSES = Object.freeze(Object.fromEntries([
   ServerError, NetworkError, ServiceTimeoutError, TlsError, MalformedResponseError, CacheUnavailableError,
   BrowserUnavailableError, InteractiveInProgressError, AuthorityNotTrustedError, InsecureAuthorityError,
   InvalidConfigurationError, AccountNotFoundError, AmbiguousAccountError, PasswordResetRequiredError,
-  ForwardRefusedError, BrokerUnavailableError,
+  ForwardRefusedError, BrokerUnavailableError, TokenKindNotServedError,
 ].map((cls) => [cls.code, cls])));
 
 /** The configuration file the sidecar reads by default (Sources/Sidecar/UserPaths.swift):

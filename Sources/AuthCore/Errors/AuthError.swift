@@ -64,6 +64,11 @@ public struct AuthError: Error, Sendable, Equatable {
         /// The Linux identity broker is not there (no D-Bus library, no session bus, its name
         /// not on the bus) while `broker` is `"required"`, or went away during a call (-51015).
         case brokerUnavailable
+        /// The backend answering this configuration does not issue the token kind asked for
+        /// (``Backend/servedKinds``: the broker or the app identity asked for an SSH
+        /// certificate); refused before any request is made. ``AuthError/backend`` and
+        /// ``AuthError/tokenKind`` name them (-51016).
+        case tokenKindNotServed
     }
 
     public var kind: Kind
@@ -80,6 +85,10 @@ public struct AuthError: Error, Sendable, Equatable {
     public var retryAfter: Int?
     /// ``Kind/responseTooLarge``: the limit in bytes.
     public var limit: Int?
+    /// ``Kind/tokenKindNotServed``: the ``Backend`` (its raw value) that refused.
+    public var backend: String?
+    /// ``Kind/tokenKindNotServed``: the ``TokenKind`` (its raw value) refused.
+    public var tokenKind: String?
 
     public init(_ kind: Kind, _ message: String) {
         self.kind = kind

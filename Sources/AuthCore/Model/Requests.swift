@@ -28,10 +28,10 @@ public struct InteractiveRequest: Sendable {
     public var claims: String?
     public var extraScopesToConsent: [String] = []
     public var extraQueryParameters: [(String, String)] = []
+    /// The kind of token asked for (a bearer token unless said).
+    public var token = RequestedToken.bearer
     /// An SSH certificate for this key instead of a bearer token (`token_type=ssh-cert`).
-    public var sshKey: SSHKeyBinding?
-    /// A proof-of-possession token bound to this key instead of a bearer token (`token_type=pop`).
-    public var popKey: PopBinding?
+    public var sshKey: SSHKeyBinding? { token.sshKey }
     public init() {}
 }
 
@@ -52,10 +52,10 @@ public struct SilentRequest: Sendable {
     public var authority: String?
     public var forceRefresh = false
     public var claims: String?
+    /// The kind of token asked for (a bearer token unless said).
+    public var token = RequestedToken.bearer
     /// An SSH certificate for this key instead of a bearer token (`token_type=ssh-cert`),
     /// cached under the key's id.
-    public var sshKey: SSHKeyBinding?
-    /// A proof-of-possession token bound to this key instead of a bearer token (`token_type=pop`).
-    public var popKey: PopBinding?
+    public var sshKey: SSHKeyBinding? { token.sshKey }
     public init() {}
 }

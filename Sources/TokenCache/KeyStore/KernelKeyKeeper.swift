@@ -37,7 +37,7 @@ final class KernelKeyKeeper: Sendable {
 
     private init(key: KernelKey, cachePath: String) {
         self.key = key
-        lockPath = cachePath + ".lockfile"
+        lockPath = CacheFileLayout(path: cachePath).lockFile
     }
 
     private static let keepers = PthreadMutex<[String: KernelKeyKeeper]>([:])

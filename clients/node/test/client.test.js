@@ -108,7 +108,7 @@ describe('client without the identity service', { ...needsBinary, timeout: 60000
       '-51005': 'CacheUnavailableError', '-51006': 'BrowserUnavailableError', '-51007': 'InteractiveInProgressError',
       '-51008': 'AuthorityNotTrustedError', '-51009': 'InsecureAuthorityError', '-51010': 'InvalidConfigurationError',
       '-51011': 'AccountNotFoundError', '-51012': 'AmbiguousAccountError', '-51013': 'PasswordResetRequiredError',
-      '-51014': 'ForwardRefusedError', '-51015': 'BrokerUnavailableError',
+      '-51014': 'ForwardRefusedError', '-51015': 'BrokerUnavailableError', '-51016': 'TokenKindNotServedError',
     };
     for (const [code, name] of Object.entries(expected)) {
       const err = sidecar.errorFromObject({ code: Number(code), message: 'm', data: { name: 'n', claims: '{}' } });

@@ -188,7 +188,7 @@ def test_error_mapping_table():
         -51007: a.InteractiveInProgressError, -51008: a.AuthorityNotTrustedError,
         -51009: a.InsecureAuthorityError, -51010: a.InvalidConfigurationError, -51011: a.AccountNotFoundError,
         -51012: a.AmbiguousAccountError, -51013: a.PasswordResetRequiredError, -51014: a.ForwardRefusedError,
-        -51015: a.BrokerUnavailableError,
+        -51015: a.BrokerUnavailableError, -51016: a.TokenKindNotServedError,
     }
     for code, cls in expected.items():
         err = a.error_from_object({"code": code, "message": "m", "data": {"name": "n", "claims": "{}"}})

@@ -23,7 +23,7 @@ __all__ = [
     "CacheUnavailableError", "BrowserUnavailableError", "InteractiveInProgressError",
     "AuthorityNotTrustedError", "InsecureAuthorityError", "InvalidConfigurationError",
     "AccountNotFoundError", "AmbiguousAccountError", "PasswordResetRequiredError",
-    "ForwardRefusedError", "BrokerUnavailableError",
+    "ForwardRefusedError", "BrokerUnavailableError", "TokenKindNotServedError",
     "SidecarProcessError", "SidecarNotFoundError", "SidecarExitedError", "AgentUnavailableError",
     "UntrustedSocketError",
     "ERROR_CLASSES", "error_from_object", "not_configured_message",
@@ -162,6 +162,9 @@ ForwardRefusedError = _cls("ForwardRefusedError", PlatformError, -51014, "forwar
                            "(``data['name']`` says which rule: forwardScopeRefused, forwardTokenRefused, ...).")
 BrokerUnavailableError = _cls("BrokerUnavailableError", PlatformError, -51015, "brokerUnavailable",
                               "-51015: broker is \"required\" and the Linux identity broker cannot be called.")
+TokenKindNotServedError = _cls("TokenKindNotServedError", PlatformError, -51016, "tokenKindNotServed",
+                               "-51016: the backend (the broker, the app identity) does not issue the token kind "
+                               "asked for, e.g. an SSH certificate (``data['backend']``, ``data['tokenKind']``).")
 
 
 class SidecarProcessError(SidecarError):
@@ -212,7 +215,7 @@ ERROR_CLASSES: Dict[int, Type[SidecarError]] = {
         NetworkError, ServiceTimeoutError, TlsError, MalformedResponseError, CacheUnavailableError,
         BrowserUnavailableError, InteractiveInProgressError, AuthorityNotTrustedError,
         InsecureAuthorityError, InvalidConfigurationError, AccountNotFoundError, AmbiguousAccountError,
-        PasswordResetRequiredError, ForwardRefusedError, BrokerUnavailableError,
+        PasswordResetRequiredError, ForwardRefusedError, BrokerUnavailableError, TokenKindNotServedError,
     ]
 }
 
