@@ -340,9 +340,11 @@ public final class PublicClientApplication: Sendable {
     }
 
     /// The binding of this cache's proof-of-possession key (made, and kept beside an encrypted
-    /// cache, on first use): what a PoP request's ``TokenBinding`` carries.
+    /// cache, on first use): what a PoP request's ``RequestedToken`` carries. A backend that
+    /// does not serve PoP tokens refuses here, before a key is made.
     public func popBinding() throws(AuthError) -> PopBinding {
-        PopBinding(key: try popKey())
+        _ = try backend(for: .proofOfPossession)
+        return PopBinding(key: try popKey())
     }
 
     /// A fresh signed HTTP request for `target` carrying the PoP access token `accessToken`
