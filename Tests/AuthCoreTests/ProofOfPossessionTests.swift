@@ -70,6 +70,25 @@ import TokenCache
         #expect(throws: PopTargetError.method) { try PopRequestTarget(method: "", url: "https://a/") }
     }
 
+    /// A PoP request takes only a `pop` answer, a bearer request never one; the request's
+    /// fields are msal-browser's (`token_type=pop`, `req_cnf`), and the cache key id the kid.
+    @Test func aPopRequestTakesOnlyAPopAnswer() throws {
+        let key = try PopSigningKey.generate()
+        let binding = TokenBinding.proofOfPossession(PopBinding(key: key))
+        #expect(binding.fields.map(\.0) == ["token_type", "req_cnf"] && binding.fields.first?.1 == "pop")
+        #expect(binding.keyId == key.keyId && binding.tokenType == "pop")
+        #expect(RequestedToken.proofOfPossession(PopBinding(key: key)).kind == .proofOfPossession)
+        func parse(_ type: String, _ binding: TokenBinding?) throws(AuthError) -> TokenResponse {
+            let body = #"{"access_token":"a.b.c","token_type":"\#(type)","expires_in":3600}"#
+            guard let json = try? JSONValue.parse(Array(body.utf8)) else { fatalError("test JSON") }
+            return try TokenResponse(json: json, binding: binding)
+        }
+        #expect(try parse("pop", binding).tokenType == "pop")
+        #expect(try parse("PoP", binding).tokenType == "PoP")
+        #expect(throws: AuthError.self) { try parse("Bearer", binding) }
+        #expect(throws: AuthError.self) { try parse("pop", nil) }
+    }
+
     @Test func theKeyIsKeptSealedBesideTheCache() throws {
         let directory = FileManagerless.temporaryDirectory()
         let cache = directory + "/cache.json"
