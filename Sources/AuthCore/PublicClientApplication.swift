@@ -137,6 +137,37 @@ public final class PublicClientApplication: Sendable {
             })
     }
 
+    /// Signs in with the paste-back flow: `prompt` shows the URL and returns the address the
+    /// browser ended on (remote shells where no browser opens here and no port is forwarded).
+    /// One interactive sign-in at a time, as for the browser; the broker, when in use, asks the
+    /// user its own way, as for the device code.
+    public func acquireTokenByPastedAddress(
+        _ request: InteractiveRequest, prompt: any PasteBackPrompt, correlationId: String
+    ) async throws -> TokenResult {
+        try refuseUserSignIn("acquireToken")
+        let started = interactiveRunning.withLock { running in
+            defer { running = true }
+            return !running
+        }
+        guard started else {
+            throw AuthError(.interactiveInProgress, "another interactive sign-in is in progress; finish or cancel it first")
+        }
+        defer { interactiveRunning.withLock { $0 = false } }
+        if let result = try await throughBroker({ try await $0.interactive(request, correlationId: correlationId) }) {
+            tracker.note(result.account)
+            return result
+        }
+        let directory = directory()
+        let account = try request.account.map { reference throws in
+            guard let found = try directory.resolve(reference) else { throw Self.accountNotFound(reference) }
+            return found
+        }
+        let flow = PasteBackFlow(configuration: configuration, dependencies: dependencies, resolver: resolver)
+        let result = try await flow.run(request, account: account, prompt: prompt, correlationId: correlationId)
+        try await makeCurrent(result.account)
+        return result
+    }
+
     /// Signs in with a device code shown to the user (headless machines).
     public func acquireTokenByDeviceCode(_ request: DeviceCodeRequest, correlationId: String) async throws -> TokenResult {
         if try backend(for: .bearer) == .appIdentity { try refuseUserSignIn("acquireTokenByDeviceCode") }

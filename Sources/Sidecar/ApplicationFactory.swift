@@ -33,6 +33,8 @@ public enum ApplicationFactory {
         client.interactiveTimeout = .seconds(configuration.interactiveTimeoutSeconds)
         client.postLogoutRedirectURI = configuration.postLogoutRedirectUri
         client.brokerMode = configuration.broker
+        client.brokerSilentRescue = configuration.brokerSilentRescue
+        if configuration.brokerSilentRescue { client.display = SignInEnvironment.displayVariable() }
         client.brokerTimeout = .seconds(configuration.httpTimeoutSeconds)
         client.clientAssertion = configuration.clientAssertion?.source()
         let app = PublicClientApplication(configuration: client, dependencies: dependencies)

@@ -10,6 +10,10 @@ public enum AuthErrorMapping {
     public static let interactionRequiredCode = code(for: .interactionRequired)
     /// -51011: the account the request named is not signed in.
     public static let accountNotFoundCode = code(for: .accountNotFound)
+    /// -51018: the tenant refuses the device code flow (the verbs name the ways that work).
+    public static let deviceCodeBlockedCode = code(for: .deviceCodeBlocked)
+    /// The service codes by which Conditional Access refuses the device code flow.
+    public static let deviceCodeRefusals = OAuthErrorClassifier.deviceCodeRefusals
 
     /// The JSON-RPC error code of `kind`.
     public static func code(for kind: AuthError.Kind) -> Int {
@@ -36,6 +40,8 @@ public enum AuthErrorMapping {
         case .passwordResetRequired: -51013
         case .brokerUnavailable: -51015
         case .tokenKindNotServed: -51016
+        case .pastedAddressRefused, .pastedStateMismatch, .pastedCodeFromAnotherSignIn: -51017
+        case .deviceCodeBlocked: -51018
         }
     }
 

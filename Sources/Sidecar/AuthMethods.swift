@@ -27,7 +27,7 @@ struct AuthMethods: Sendable {
 
     func acquireToken(_ params: JSONValue?, _ context: RequestContext) async throws -> JSONValue {
         let p = try Params(params, allowed: Self.acquireTokenKeys)
-        let flow = try p.optional("flow", oneOf: ["browser", "deviceCode"]) ?? "browser"
+        let flow = try p.optional("flow", oneOf: ["browser", "deviceCode", "paste"]) ?? "browser"
         let correlationId = try AuthJSON.correlationId(p)
         if flow == "deviceCode" {
             for key in [
@@ -65,6 +65,12 @@ struct AuthMethods: Sendable {
         request.claims = try p.optional("claims")
         request.extraScopesToConsent = try p.optional("extraScopesToConsent") ?? []
         request.extraQueryParameters = try Self.stringPairs(p, "extraQueryParameters")
+        if flow == "paste" {
+            return try await AuthErrorMapping.translating {
+                AuthJSON.tokenResult(
+                    try await app.acquireTokenByPastedAddress(request, prompt: ClientPastePrompt(context: context), correlationId: correlationId))
+            }
+        }
         let browser: (any BrowserLauncher)? = browserMode == .client ? ClientBrowserLauncher(context: context) : nil
         return try await AuthErrorMapping.translating {
             if target != nil { request.token = .proofOfPossession(try app.popBinding()) }

@@ -63,6 +63,10 @@ public struct Configuration: Sendable, Equatable {
     public var postLogoutRedirectUri: String?
     /// Whether sign-in goes through the Linux identity broker (`off`, `auto`, `required`).
     public var broker = BrokerMode.off
+    /// A silent call the broker answers InteractionRequired (status 2) is tried once more as
+    /// an interactive one with the same parameters, within ``interactiveTimeoutSeconds``, where
+    /// a display is set (a broker can often mint the token with no window). Off by default.
+    public var brokerSilentRescue = false
     /// Set: the engine signs in as the app with this client assertion (app tokens only).
     public var clientAssertion: ClientAssertionSetting?
     /// The scope of `ssh-cert` requests; `nil`: the PAS scope of the authority's cloud (``SSHCertScope``).
@@ -109,6 +113,7 @@ public struct Configuration: Sendable, Equatable {
         // Echoed only when set: the shape clients already compare stays as it was.
         if let postLogoutRedirectUri { object["postLogoutRedirectUri"] = .string(postLogoutRedirectUri) }
         if broker != .off { object["broker"] = .string(broker.rawValue) }
+        if brokerSilentRescue { object["brokerSilentRescue"] = true }
         if let clientAssertion { object[ClientAssertionSetting.key] = clientAssertion.json }
         if let sshCertScope { object["sshCertScope"] = .string(sshCertScope) }
         // Echoed for a file cache only (a memory cache has nothing to protect), when not the default.

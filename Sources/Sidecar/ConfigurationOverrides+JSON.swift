@@ -24,6 +24,7 @@ extension ConfigurationOverrides {
         members["httpTimeoutSeconds"] = httpTimeoutSeconds.map { .int(Int64($0)) }
         members["interactiveTimeoutSeconds"] = interactiveTimeoutSeconds.map { .int(Int64($0)) }
         members["broker"] = broker.map { .string($0.rawValue) }
+        members["brokerSilentRescue"] = brokerSilentRescue.map(JSONValue.bool)
         members[ClientAssertionSetting.key] = clientAssertion?.json
         members["sshCertScope"] = sshCertScope.map(JSONValue.string)
         return .object(members)

@@ -29,6 +29,8 @@ public struct ConfigurationOverrides: Sendable, Equatable {
     public var postLogoutRedirectUri: String?
     /// Whether sign-in goes through the Linux identity broker.
     public var broker: BrokerMode?
+    /// The broker's silent rescue (``Configuration/brokerSilentRescue``).
+    public var brokerSilentRescue: Bool?
     /// The scope of `ssh-cert` requests (``SSHCertScope``).
     public var sshCertScope: String?
     /// Whether the `az` shim hands a command it does not answer to a real Azure CLI further
@@ -56,7 +58,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         "clientId", "authority", "redirectUri", "knownAuthorities", "scopes", "graphEndpoint",
         "cache", "sharedDeviceMode", "clientCapabilities", "browser", "authorityType", "instanceDiscovery",
         "httpTimeoutSeconds", "interactiveTimeoutSeconds", "postLogoutRedirectUri", "azPassthrough", "armEndpoint", "cacheProtection",
-        "secretServiceKeyCacheSeconds", "redirectPort", "forwardScopes", "forwardApproval", "broker",
+        "secretServiceKeyCacheSeconds", "redirectPort", "forwardScopes", "forwardApproval", "broker", "brokerSilentRescue",
         ClientAssertionSetting.key, "sshCertScope", "sshCertificates", "sshAgent",
     ]
 
@@ -79,6 +81,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         interactiveTimeoutSeconds = try p.optional("interactiveTimeoutSeconds")
         postLogoutRedirectUri = try p.optional("postLogoutRedirectUri")
         broker = try p.optional("broker", oneOf: BrokerMode.allCases.map(\.rawValue)).flatMap(BrokerMode.init)
+        brokerSilentRescue = try p.optional("brokerSilentRescue")
         sshCertScope = try p.optional("sshCertScope")
         sshCertificates = try SSHCertScope.keptKeys(p)
         sshAgent = try p.optional("sshAgent")
@@ -130,6 +133,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         result.interactiveTimeoutSeconds = interactiveTimeoutSeconds ?? base.interactiveTimeoutSeconds
         result.postLogoutRedirectUri = postLogoutRedirectUri ?? base.postLogoutRedirectUri
         result.broker = broker ?? base.broker
+        result.brokerSilentRescue = brokerSilentRescue ?? base.brokerSilentRescue
         result.sshCertScope = sshCertScope ?? base.sshCertScope
         result.sshCertificates = sshCertificates ?? base.sshCertificates
         result.sshAgent = sshAgent ?? base.sshAgent
@@ -165,6 +169,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         if let interactiveTimeoutSeconds { config.interactiveTimeoutSeconds = interactiveTimeoutSeconds }
         config.postLogoutRedirectUri = postLogoutRedirectUri
         if let broker { config.broker = broker }
+        if let brokerSilentRescue { config.brokerSilentRescue = brokerSilentRescue }
         config.clientAssertion = clientAssertion
         config.sshCertScope = sshCertScope
         try ConfigurationValidator.validate(config)

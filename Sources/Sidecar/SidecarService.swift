@@ -168,7 +168,7 @@ public final class SidecarService: RPCService, Sendable {
             "capabilities": [
                 "methods": JSONValue(["shutdown"] + methods.map(\.rawValue)),
                 "notifications": ["$/cancelRequest", "exit"],
-                "serverRequests": ["openUrl"],
+                "serverRequests": ["openUrl", "pasteSignIn"],
                 "serverNotifications": ["deviceCode"],
                 "framings": ["ndjson", "lsp"],
             ],

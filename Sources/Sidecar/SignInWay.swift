@@ -51,6 +51,12 @@ public struct SignInEnvironment: Sendable, Equatable {
             sshHost: sshHost(connection: environment.value("SSH_CONNECTION"), user: environment.value("USER"), hostName: hostName()))
     }
 
+    /// Which variable says there is a display (`DISPLAY=:0`), if any: what ``display`` holds.
+    public static func displayVariable() -> String? {
+        ["WAYLAND_DISPLAY", "DISPLAY"].first { ProcessEnvironment.value($0)?.isEmpty == false }
+            .map { "\($0)=\(ProcessEnvironment.value($0) ?? "")" }
+    }
+
     /// `/proc/version`, or the file `AUTH_SIDECAR_TEST_PROC_VERSION` names (tests only).
     public static func defaultProcVersion() -> String? {
         ProcessEnvironment.readTextFile(ProcessEnvironment.value("AUTH_SIDECAR_TEST_PROC_VERSION") ?? "/proc/version", limit: 4096)
@@ -83,11 +89,14 @@ public struct SignInWay: Sendable, Equatable {
         /// The URL printed, with the `ssh -L` line for its loopback redirect.
         case printedURL
         case deviceCode
+        /// The paste-back sign-in: the URL printed, opened in any browser anywhere, and the
+        /// address the browser ends on pasted back (nothing listens; no port to forward).
+        case paste
     }
 
     /// What the command line forces.
     public enum Forced: Sendable, Equatable {
-        case browser, deviceCode
+        case browser, deviceCode, paste
     }
 
     public var method: Method
@@ -99,13 +108,17 @@ public struct SignInWay: Sendable, Equatable {
         self.reason = reason
     }
 
-    /// The way: forced by `--browser`/`--device-code`, else the system browser when it can
-    /// open here, WSL's Windows browser, the printed URL when the redirect port was fixed for
+    /// The way: forced by `--browser`/`--device-code`/`--paste`, else the system browser when it
+    /// can open here, WSL's Windows browser, the printed URL when the redirect port was fixed for
     /// forwarding, and the device code otherwise (over SSH, or with neither display nor
-    /// `$BROWSER`).
+    /// `$BROWSER`), whose reason offers the paste-back where no browser opens and no port can be
+    /// forwarded (a tenant may refuse the device code: then the paste-back is the way left).
     public static func choose(_ environment: SignInEnvironment, forced: Forced? = nil, redirectPort: Int? = nil) -> SignInWay {
         let browser = environment.browser
         if forced == .deviceCode { return SignInWay(method: .deviceCode, reason: "--device-code was given") }
+        if forced == .paste {
+            return SignInWay(method: .paste, reason: "--paste was given: open the URL in any browser, then paste back the address it ends on")
+        }
         if browser.browserVariableSet, browser.browserCommand != nil {
             return SignInWay(method: .systemBrowser, reason: forced == .browser ? "--browser was given; $BROWSER is set" : "$BROWSER is set")
         }
@@ -130,13 +143,17 @@ public struct SignInWay: Sendable, Equatable {
         if let ssh = environment.ssh {
             return SignInWay(
                 method: .deviceCode,
-                reason: "over SSH (\(ssh) is set) with no forwarded display; --browser --redirect-port N for a browser through ssh -L")
+                reason: "over SSH (\(ssh) is set) with no forwarded display; --browser --redirect-port N for a browser through ssh -L, "
+                    + "--paste to sign in in any browser and paste back the address")
         }
         if let display = environment.display {
             return SignInWay(
                 method: .deviceCode, reason: "a display (\(display)) but no xdg-open and no $BROWSER; --browser to open the URL yourself")
         }
-        return SignInWay(method: .deviceCode, reason: "no display (DISPLAY, WAYLAND_DISPLAY) and no $BROWSER; --browser to open the URL yourself")
+        return SignInWay(
+            method: .deviceCode,
+            reason: "no display (DISPLAY, WAYLAND_DISPLAY), no $BROWSER and no SSH session to forward a port through; "
+                + "--paste to sign in in any browser and paste back the address")
     }
 
     /// The line for stderr: which way, and why.
@@ -147,6 +164,7 @@ public struct SignInWay: Sendable, Equatable {
             case .windowsBrowser: "signing in with the Windows browser"
             case .printedURL: "signing in with a browser you open"
             case .deviceCode: "signing in with a device code"
+            case .paste: "signing in with a pasted address"
             }
         return "\(what): \(reason)"
     }

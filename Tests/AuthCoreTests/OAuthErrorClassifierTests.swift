@@ -39,6 +39,10 @@ import Testing
         (.init(error: "authorization_declined"), .deviceCodePolling, .fails(.userCanceled)),
         (.init(error: "server_error", suberror: "cancel"), .authorizeRedirect, .fails(.userCanceled)),
         (.init(error: "invalid_request", description: "AADB2C90091: the user cancelled"), .authorizeRedirect, .fails(.userCanceled)),
+        // Conditional Access refusing the device code flow, only while polling (before a cancellation).
+        (.init(error: "invalid_grant", description: "AADSTS53003: blocked", errorCodes: [53003]), .deviceCodePolling, .fails(.deviceCodeBlocked)),
+        (.init(error: "access_denied", description: "AADSTS50005: platform not allowed"), .deviceCodePolling, .fails(.deviceCodeBlocked)),
+        (.init(error: "invalid_grant", errorCodes: [53003]), .refresh, .fails(.interactionRequired)),
         // Device code polling's own answers, only while polling.
         (.init(error: "authorization_pending"), .deviceCodePolling, .keepPolling),
         (.init(error: "slow_down"), .deviceCodePolling, .slowDown),

@@ -38,6 +38,11 @@ import Testing
         #expect(SignInWay.choose(ssh, redirectPort: 8400).method == .printedURL)
         #expect(SignInWay.choose(ssh, forced: .browser).method == .printedURL)
         #expect(SignInWay.choose(SignInEnvironment(browser: Self.headless)).reason.hasPrefix("no display"))
+        // Where no browser opens and no port can be forwarded, the paste-back is offered.
+        #expect(
+            SignInWay.choose(SignInEnvironment(browser: Self.headless)).reason.hasSuffix(
+                "--paste to sign in in any browser and paste back the address"))
+        #expect(way.reason.contains("--paste"))
         let noOpener = BrowserAvailability(headless: false, browserVariableSet: false, browserCommand: nil)
         #expect(
             SignInWay.choose(SignInEnvironment(browser: noOpener, display: "DISPLAY=:1")).reason.hasPrefix("a display (DISPLAY=:1) but no xdg-open"))
@@ -45,6 +50,8 @@ import Testing
 
     @Test func forcedWaysWin() {
         let desktop = SignInEnvironment(browser: Self.desktop, display: "DISPLAY=:0")
+        #expect(SignInWay.choose(desktop, forced: .paste).method == .paste)
+        #expect(SignInWay.choose(desktop, forced: .paste).line.hasPrefix("signing in with a pasted address: --paste was given"))
         #expect(SignInWay.choose(desktop, forced: .deviceCode) == SignInWay(method: .deviceCode, reason: "--device-code was given"))
         #expect(SignInWay.choose(SignInEnvironment(browser: Self.browserSet), forced: .browser).method == .systemBrowser)
     }

@@ -38,7 +38,7 @@ def test_initialize_result_shape(spawn, framing):
     for planned in sc.protocol_requests("planned"):
         assert planned not in caps["methods"], f"{planned} is planned (openrpc.json) but listed: {caps}"
     assert caps["notifications"] == ["$/cancelRequest", "exit"]
-    assert caps["serverRequests"] == ["openUrl"]
+    assert caps["serverRequests"] == ["openUrl", "pasteSignIn"]
     assert caps["serverNotifications"] == ["deviceCode"]
     assert sorted(caps["framings"]) == ["lsp", "ndjson"]
 

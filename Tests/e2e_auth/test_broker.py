@@ -296,3 +296,42 @@ def test_the_forward_socket_hands_out_broker_tokens_within_its_policy(verbs, moc
         log.close()
     assert all(c["request"]["authParameters"]["requestedScopes"] == [graph_read] for c in broker.calls("acquireTokenSilently"))
     assert_no_identity_service_request(mock)
+
+
+# ---- the silent rescue (issue 51) ------------------------------------------------------------
+
+def test_silent_rescue_asks_the_broker_interactively_once_with_the_same_parameters(launch, broker, tmp_path):
+    """The stand-in answers the silent call InteractionRequired (status 2) and the interactive
+    one at once, with no window: with brokerSilentRescue and a display, the token comes from
+    that one interactive call; without the option, or without a display, -50002 as before."""
+    p = launch(env={**broker_env(broker), "DISPLAY": ":77"}, cache=str(tmp_path / "cache.json"), broker="auto",
+               brokerSilentRescue=True)
+    assert p.ok("getDeviceInformation")["brokerAvailable"] is True
+    p.sign_in(scopes=GRAPH_SCOPES)
+    broker.control(fail={"acquireTokenSilently": {"status": 2, "context": "AADSTS50076: MFA required"}})
+    mail = ["https://graph.microsoft.com/Mail.Read"]  # no token kept for it: the broker is asked
+    interactive_before = len(broker.calls("acquireTokenInteractively"))
+    rescued = p.silent(scopes=mail)
+    assert claims(rescued["accessToken"])["upn"] == ALICE and rescued["fromCache"] is False
+    rescue = broker.calls("acquireTokenInteractively")
+    assert len(rescue) == interactive_before + 1
+    silent = broker.calls("acquireTokenSilently")[-1]["request"]
+    asked, failed = rescue[-1]["request"]["authParameters"], silent["authParameters"]
+    assert {k: v for k, v in asked.items() if k != "authorizationType"} == \
+        {k: v for k, v in failed.items() if k != "authorizationType"}, (asked, failed)
+    assert rescue[-1]["request"]["account"] == silent["account"]
+    assert "broker silent rescue: the broker answered InteractionRequired" in p.stderr_text()
+    assert_calls_well_formed(broker)
+    # Once per request: the rescue failing too answers the silent call's -50002.
+    broker.control(fail={"acquireTokenSilently": {"status": 2, "context": "MFA"},
+                         "acquireTokenInteractively": {"status": 2, "context": "a window is needed"}})
+    p.error("acquireTokenSilent", {"scopes": ["https://graph.microsoft.com/Files.Read"]}, -50002)
+    assert len(broker.calls("acquireTokenInteractively")) == interactive_before + 2
+    assert "broker silent rescue: failed" in p.stderr_text()
+
+    broker.control(fail={"acquireTokenSilently": {"status": 2, "context": "MFA"}})
+    for env, config in (({"DISPLAY": "", "WAYLAND_DISPLAY": ""}, {"brokerSilentRescue": True}), ({"DISPLAY": ":77"}, {})):
+        q = launch(env={**broker_env(broker), **env}, cache=str(tmp_path / "other.json"), broker="auto", **config)
+        before = len(broker.calls("acquireTokenInteractively"))
+        q.error("acquireTokenSilent", {"scopes": GRAPH_SCOPES, "account": {"username": ALICE}}, -50002)
+        assert len(broker.calls("acquireTokenInteractively")) == before, config

@@ -116,7 +116,8 @@ def test_over_ssh_without_a_display_the_device_code_is_used(verbs, mock):
     assert proc.returncode == 0, (lines, err)
     assert out == f"Signed in as {ALICE}\n"
     assert lines[0] == ("auth-sidecar: signing in with a device code: over SSH (SSH_CONNECTION is set) with no "
-                        "forwarded display; --browser --redirect-port N for a browser through ssh -L")
+                        "forwarded display; --browser --redirect-port N for a browser through ssh -L, "
+                        "--paste to sign in in any browser and paste back the address")
     code = [line for line in lines if "enter the code" in line]
     assert len(code) == 1 and re.fullmatch(r"auth-sidecar: to sign in, open https://\S+/devicelogin and enter the code "
                                            r"[A-Z0-9-]+", code[0]), lines
@@ -132,8 +133,9 @@ def test_headless_without_ssh_uses_the_device_code_and_says_why(verbs, mock):
     mock.admin.device("approve", "latest")
     _, err = proc.communicate(timeout=20)
     assert proc.returncode == 0, err
-    assert lines[0].startswith("auth-sidecar: signing in with a device code: no display (DISPLAY, WAYLAND_DISPLAY) "
-                               "and no $BROWSER"), lines
+    assert lines[0].startswith("auth-sidecar: signing in with a device code: no display (DISPLAY, WAYLAND_DISPLAY), "
+                               "no $BROWSER and no SSH session to forward a port through"), lines
+    assert lines[0].endswith("--paste to sign in in any browser and paste back the address"), lines
 
 
 def test_a_display_or_browser_wins_and_the_flags_force_a_way(verbs, mock):
@@ -193,7 +195,8 @@ def test_a_refused_device_code_names_the_alternatives(verbs, mock, code, text):
     p = verbs.run("login", env={"SSH_CONNECTION": "10.1.2.3 50000 10.9.8.7 22", "USER": "me"})
     assert p.returncode == FAILURE, p.stderr
     last = p.stderr.strip().splitlines()[-1]
-    assert last.startswith(f"auth-sidecar: the service refused the device code sign-in (AADSTS{code}: "), last
+    assert last.startswith(f"auth-sidecar: the tenant blocks sign-in with a device code (AADSTS{code}: Conditional Access). "), last
+    assert "'auth-sidecar login --paste'" in last
     assert "'auth-sidecar login --browser --redirect-port 8400' after 'ssh -L 8400:127.0.0.1:8400 me@10.9.8.7'" in last
     assert "agent forwarding" in last
 
@@ -248,4 +251,4 @@ def test_kubectl_credential_says_the_same_when_the_device_code_is_refused(verbs,
     info = {"kind": "ExecCredential", "apiVersion": "client.authentication.k8s.io/v1", "spec": {"interactive": True}}
     p = verbs.run("kubectl-credential", env={"KUBERNETES_EXEC_INFO": json.dumps(info)})
     assert p.returncode == FAILURE and p.stdout == "", p.stderr
-    assert "refused the device code sign-in (AADSTS53003" in p.stderr and "agent forwarding" in p.stderr
+    assert "blocks sign-in with a device code (AADSTS53003" in p.stderr and "agent forwarding" in p.stderr

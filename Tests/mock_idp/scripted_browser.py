@@ -17,6 +17,10 @@ Environment:
   SCRIPTED_BROWSER_COOKIES   cookie-jar file kept between runs (browser session, SSO)
   SCRIPTED_BROWSER_USERNAME / SCRIPTED_BROWSER_PASSWORD  for the mock's HTML login form
   SCRIPTED_BROWSER_LOG       append one JSON line per run: {"url", "action", "ok", "detail"}
+  SCRIPTED_BROWSER_ADDRESS   1: deliver nothing to the app; print the address the browser ends
+                             on (the loopback redirect, code or error and state in its query)
+                             as one line on stdout, as a user copies it from the address bar
+                             for a paste-back sign-in (nothing listens there). Foreground only.
 Failures go to stderr (and the log); the exit status is non-zero when running in the foreground.
 """
 
@@ -89,6 +93,12 @@ def _is_loopback_app(url, idp_netloc):
 
 
 def _deliver(opener, url, form=None):
+    if os.environ.get("SCRIPTED_BROWSER_ADDRESS") == "1":
+        if form is not None:
+            raise Failure("a form_post answer has no address to copy")
+        sys.stdout.write(url + "\n")
+        sys.stdout.flush()
+        return "ended on %s" % url.split("?")[0]
     status, _, body = _fetch(opener, url, form)
     if not 200 <= status < 400:
         raise Failure("the app's redirect URI answered %d: %s" % (status, body[:200]))
@@ -174,7 +184,8 @@ def main(argv):
     if len(argv) != 2:
         sys.stderr.write("usage: scripted_browser.py URL\n")
         return 2
-    if os.environ.get("SCRIPTED_BROWSER_WAIT") != "1" and hasattr(os, "fork"):
+    if os.environ.get("SCRIPTED_BROWSER_WAIT") != "1" and os.environ.get("SCRIPTED_BROWSER_ADDRESS") != "1" \
+            and hasattr(os, "fork"):
         if os.fork() > 0:
             return 0          # like xdg-open: the "browser" carries on by itself
         os.setsid()

@@ -70,6 +70,7 @@ CONTRACT_METHODS = {
     "signHttpRequest": ("implemented", "request", "clientToServer"),
     "deviceCode": ("implemented", "notification", "serverToClient"),
     "openUrl": ("implemented", "request", "serverToClient"),
+    "pasteSignIn": ("implemented", "request", "serverToClient"),
 }
 EXAMPLE_FILE = {m: ("cancelRequest" if m == "$/cancelRequest" else m) for m in CONTRACT_METHODS}
 
@@ -97,6 +98,7 @@ CONTRACT_CONFIG_DEFAULTS = {
     "forwardScopes": [],  # read by the agent only (its forward socket)
     "forwardApproval": "deny",
     "broker": "off",  # the Linux identity broker: off, auto, required
+    "brokerSilentRescue": False,  # a silent InteractionRequired tried once as interactive (with a display)
     "clientAssertion": None,  # absent/null: a public client (workload identity federation when set)
 }
 CONTRACT_CODES = {-32700, -32600, -32601, -32602, -32603, -32002, -32800,
@@ -379,7 +381,8 @@ MATCH_KEYS = {"schemaOnly", "exact", "unordered", "ignore", "exitCode"}
 SERVER_MESSAGE_KEYS = {"message", "reply", "userAction"}
 # what the user does when a server message reaches the client (mock-backed replays only)
 USER_ACTIONS = {"deviceCode": {"approve", "decline", "expire"},   # POST /_admin/devicecode
-                "openUrl": {"complete", "deny", "cancel"}}        # the scripted browser's action
+                "openUrl": {"complete", "deny", "cancel"},        # the scripted browser's action
+                "pasteSignIn": {"paste"}}                         # the scripted browser's final address, pasted
 
 
 def all_exchanges():
@@ -600,6 +603,16 @@ class IdentityService:
             pytest.fail(f"the scripted browser did not finish within {BROWSER_TIMEOUT}s")
         assert done.returncode == 0, f"scripted browser failed: {done.stderr.decode(errors='replace')}"
 
+    def browse_address(self, url):
+        """The user of a paste-back sign-in (pasteSignIn): the address the scripted browser
+        ends on (printed, not delivered: nothing listens there)."""
+        env = dict(os.environ, SCRIPTED_BROWSER_CA=self.ca_file, SCRIPTED_BROWSER_ADDRESS="1",
+                   SCRIPTED_BROWSER_ACTION="complete")
+        done = subprocess.run([sys.executable, str(SCRIPTED_BROWSER), url], env=env, stdin=subprocess.DEVNULL,
+                              capture_output=True, timeout=BROWSER_TIMEOUT)
+        assert done.returncode == 0, f"scripted browser failed: {done.stderr.decode(errors='replace')}"
+        return done.stdout.decode().strip()
+
 
 @pytest.fixture(scope="session")
 def identity_service(tmp_path_factory):
@@ -800,6 +813,8 @@ class ServerMessages:
         if kind == "request":
             assert isinstance(msg["id"], str) and re.match(r"^sidecar-\d+$", msg["id"]), msg["id"]
             reply = dict(want["reply"], id=msg["id"])
+            if msg["method"] == "pasteSignIn" and want.get("userAction") == "paste":
+                reply["result"] = {"redirectedTo": self.service.browse_address(msg["params"]["url"])}
             self.sc.send(reply)
         action = want.get("userAction")
         if action and msg["method"] == "deviceCode":

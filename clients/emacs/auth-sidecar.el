@@ -153,7 +153,21 @@ the log would hold access tokens in clear."
                 (make-hash-table))
        (error (jsonrpc-error :code -51006
                              :message (format "Browser unavailable: %s" (error-message-string e))))))
+    ('pasteSignIn
+     (let ((pasted (condition-case nil
+                       (auth-sidecar--ask-pasted-address (plist-get params :url))
+                     (quit nil))))
+       (if (and (stringp pasted) (string-match-p "[^[:space:]]" pasted))
+           (list :redirectedTo pasted)
+         (jsonrpc-error :code -32000 :message "no address was pasted"))))
     (_ (jsonrpc-error :code -32601 :message "Method not found"))))
+
+(defun auth-sidecar--ask-pasted-address (url)
+  "The paste-back sign-in: show URL (also put in the kill ring) and ask, with
+`read-string', for the address the browser ended on (http://localhost...)."
+  (ignore-errors (kill-new url))
+  (auth-sidecar--message "to sign in, open this URL in any browser (also in the kill ring): %s" url)
+  (read-string "auth-sidecar: paste the address the browser ended on (http://localhost...): "))
 
 (defun auth-sidecar--start ()
   "Start the sidecar and send `initialize'; return the connection."
@@ -252,8 +266,9 @@ Signal `auth-sidecar-error' on an error reply."
 
 ;;;###autoload
 (defun auth-sidecar-sign-in (&optional flow scopes)
-  "Sign in interactively.  FLOW is \"deviceCode\" or \"browser\" (interactively,
-with a prefix argument: browser); SCOPES a list of strings.  Returns at once; the
+  "Sign in interactively.  FLOW is \"deviceCode\", \"browser\" (interactively,
+with a prefix argument: browser) or \"paste\" (the paste-back sign-in: the URL is
+shown, and the address the browser ended on is asked with `read-string'); SCOPES a list of strings.  Returns at once; the
 device code is shown in the \"*auth-sidecar sign-in*\" buffer and the echo area."
   (interactive (list (if current-prefix-arg "browser" auth-sidecar-default-flow)))
   (when auth-sidecar--sign-in

@@ -142,7 +142,8 @@ export interface AcquireTokenParams {
   claims?: string;
   extraScopesToConsent?: string[] | string;
   extraQueryParameters?: Record<string, string>;
-  flow?: 'browser' | 'deviceCode';
+  /** 'paste': the paste-back sign-in (`onPasteSignIn` shows the URL and returns the address pasted back). */
+  flow?: 'browser' | 'deviceCode' | 'paste';
   correlationId?: string;
   /** an SSH certificate for this OpenSSH RSA public key instead of a bearer token (tokenType 'ssh-cert') */
   sshCertificate?: { publicKey: string };
@@ -238,6 +239,10 @@ export interface ClientOptions extends Configuration {
   /** Answers the server's `openUrl` requests (makes `browser` default to 'client'): open the URL and
    * return; return false or throw to refuse (the sign-in fails with BrowserUnavailableError). */
   onOpenUrl?: (url: string, params: { url: string; requestId?: number | string }) => unknown;
+  /** Answers the server's `pasteSignIn` requests (acquireToken with flow 'paste'): show the URL, return
+   * (or resolve to) what the user pasted back, the address the browser ended on or its code; return
+   * nothing or throw to give up (the sign-in fails with UserCanceledError). */
+  onPasteSignIn?: (url: string, params: { url: string; requestId: number | string }) => string | undefined | Promise<string | undefined>;
   /** Listener for the 'deviceCode' event. */
   onDeviceCode?: (code: DeviceCode) => unknown;
   /** Default per-call timeout in ms (default: none). */
@@ -381,6 +386,11 @@ export declare class ForwardRefusedError extends PlatformError {}
 export declare class BrokerUnavailableError extends PlatformError {}
 /** -51016: the backend (the broker, the app identity) does not issue the token kind asked for (`data.backend`, `data.tokenKind`). */
 export declare class TokenKindNotServedError extends PlatformError {}
+/** -51017: a paste-back sign-in's pasted address is not this sign-in's (`data.name`: pastedAddressRefused,
+ * pastedStateMismatch, pastedCodeFromAnotherSignIn); nothing was cached. */
+export declare class PastedAddressRefusedError extends PlatformError {}
+/** -51018: the tenant's Conditional Access refuses the device code flow; sign in with flow 'paste' (or 'browser'). */
+export declare class DeviceCodeBlockedError extends PlatformError {}
 
 export declare class SidecarProcessError extends SidecarError {
   constructor(message: string, options?: { stderrTail?: string; exitCode?: number | null; signal?: NodeJS.Signals | null; cause?: unknown });

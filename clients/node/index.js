@@ -14,7 +14,7 @@ export const BINARY_NAME = 'auth-sidecar';
 const CANCEL_GRACE_MS = 3000;
 const STDERR_TAIL_BYTES = 8192;
 const CLIENT_OPTIONS = new Set(['binary', 'socketPath', 'args', 'env', 'cwd', 'initialize', 'onOpenUrl',
-  'onDeviceCode', 'timeout', 'startTimeout', 'shutdownTimeout', 'stderr', 'config']);
+  'onPasteSignIn', 'onDeviceCode', 'timeout', 'startTimeout', 'shutdownTimeout', 'stderr', 'config']);
 
 // ---------------------------------------------------------------------------- errors
 
@@ -83,6 +83,8 @@ export const PasswordResetRequiredError = named(define(PlatformError, -51013, 'p
 export const ForwardRefusedError = named(define(PlatformError, -51014, 'forwardRefused'), 'ForwardRefusedError');
 export const BrokerUnavailableError = named(define(PlatformError, -51015, 'brokerUnavailable'), 'BrokerUnavailableError');
 export const TokenKindNotServedError = named(define(PlatformError, -51016, 'tokenKindNotServed'), 'TokenKindNotServedError');
+export const PastedAddressRefusedError = named(define(PlatformError, -51017, 'pastedAddressRefused'), 'PastedAddressRefusedError');
+export const DeviceCodeBlockedError = named(define(PlatformError, -51018, 'deviceCodeBlocked'), 'DeviceCodeBlockedError');
 
 /** The process could not be started or is gone: `code` null, `stderrTail`, `exitCode`, `signal`. */
 export class SidecarProcessError extends SidecarError {
@@ -111,7 +113,8 @@ export const ERROR_CLASSES = Object.freeze(Object.fromEntries([
   ServerError, NetworkError, ServiceTimeoutError, TlsError, MalformedResponseError, CacheUnavailableError,
   BrowserUnavailableError, InteractiveInProgressError, AuthorityNotTrustedError, InsecureAuthorityError,
   InvalidConfigurationError, AccountNotFoundError, AmbiguousAccountError, PasswordResetRequiredError,
-  ForwardRefusedError, BrokerUnavailableError, TokenKindNotServedError,
+  ForwardRefusedError, BrokerUnavailableError, TokenKindNotServedError, PastedAddressRefusedError,
+  DeviceCodeBlockedError,
 ].map((cls) => [cls.code, cls])));
 
 /** The configuration file the sidecar reads by default (Sources/Sidecar/UserPaths.swift):
@@ -386,6 +389,7 @@ export class SidecarClient extends EventEmitter {
     this.env = options.env;
     this.cwd = options.cwd;
     this.onOpenUrl = options.onOpenUrl;
+    this.onPasteSignIn = options.onPasteSignIn;
     if (options.onDeviceCode) this.on('deviceCode', options.onDeviceCode);
     this.timeout = options.timeout;
     this.startTimeout = options.startTimeout ?? 15000;
@@ -671,6 +675,14 @@ export class SidecarClient extends EventEmitter {
         } catch (err) {
           reply = refuse(`onOpenUrl failed: ${err?.message ?? err}`);
         }
+      }
+    } else if (method === 'pasteSignIn' && this.onPasteSignIn) {
+      const giveUp = (message) => ({ error: { code: -32000, message, data: { name: 'noPastedAddress' } } });
+      try {
+        const pasted = await this.onPasteSignIn(params.url, params);
+        reply = typeof pasted === 'string' && pasted.trim() ? { result: { redirectedTo: pasted } } : giveUp('no address was pasted');
+      } catch (err) {
+        reply = giveUp(`onPasteSignIn failed: ${err?.message ?? err}`);
       }
     } else {
       reply = { error: { code: -32601, message: 'Method not found', data: { name: 'methodNotFound' } } };

@@ -112,7 +112,8 @@ final class BrokerClient: Sendable {
             account = chosen
         }
         var parameters = silentParameters(account, authority: authority, scopes: scopes, claims: request.claims)
-        var (result, _) = try await silentCall(parameters, account: account, scopes: scopes, authority: authority, correlationId: correlationId)
+        var (result, _) = try await silentOrRescued(
+            parameters, account: account, scopes: scopes, authority: authority, correlationId: correlationId)
         if request.forceRefresh {
             // The broker renews the token it is shown (it would hand the cached one back otherwise).
             parameters["accessTokenToRenew"] = .string(result.accessToken)
@@ -188,6 +189,42 @@ final class BrokerClient: Sendable {
         let answer = try await call(
             .acquireTokenSilently, correlationId: correlationId, body: ["account": account.json, "authParameters": .object(parameters)])
         return try BrokerAnswers.token(answer, requested: scopes, account: account.json, authority: authority, correlationId: correlationId)
+    }
+
+    /// The silent call; with ``ClientConfiguration/brokerSilentRescue`` and a display, a silent
+    /// call answered InteractionRequired (status 2) is made once more as `acquireTokenInteractively`
+    /// with the same parameters (a broker can often mint the token from its primary refresh token
+    /// with no window), bounded by ``ClientConfiguration/interactiveTimeout``. Logged either way;
+    /// a failed rescue reports the silent call's error.
+    private func silentOrRescued(
+        _ parameters: JSONObject, account: BrokerAccount, scopes: [String], authority: Authority, correlationId: String
+    ) async throws(AuthError) -> (TokenResult, accountJSON: JSONValue?) {
+        do throws(AuthError) {
+            return try await silentCall(parameters, account: account, scopes: scopes, authority: authority, correlationId: correlationId)
+        } catch {
+            // Status 2 only (BrokerAnswers names it): AccountUnusable and the rest need the user.
+            guard configuration.brokerSilentRescue, error.kind == .interactionRequired, error.message.contains("with InteractionRequired:")
+            else { throw error }
+            guard let display = configuration.display else {
+                logger.notice("broker silent rescue: not tried, no display (DISPLAY, WAYLAND_DISPLAY) is set")
+                throw error
+            }
+            var interactive = parameters
+            interactive["authorizationType"] = .int(6)
+            logger.warning("broker silent rescue: the broker answered InteractionRequired; trying acquireTokenInteractively once (\(display))")
+            do throws(AuthError) {
+                let answer = try await call(
+                    .acquireTokenInteractively, correlationId: newCorrelationId(),
+                    body: ["account": account.json, "authParameters": .object(interactive)], timeout: .some(configuration.interactiveTimeout))
+                let rescued = try BrokerAnswers.token(
+                    answer, requested: scopes, account: account.json, authority: authority, correlationId: correlationId)
+                logger.notice("broker silent rescue: acquireTokenInteractively answered a token")
+                return rescued
+            } catch let rescue {
+                logger.warning("broker silent rescue: failed: \(rescue.message)")
+                throw error
+            }
+        }
     }
 
     // MARK: - Accounts

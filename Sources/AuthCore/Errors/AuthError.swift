@@ -69,6 +69,19 @@ public struct AuthError: Error, Sendable, Equatable {
         /// certificate); refused before any request is made. ``AuthError/backend`` and
         /// ``AuthError/tokenKind`` name them (-51016).
         case tokenKindNotServed
+        /// A paste-back sign-in's pasted text is not the address it ended on: not its redirect
+        /// URI, or without a code or an error (-51017).
+        case pastedAddressRefused
+        /// The pasted address's `state` is not this sign-in's: another sign-in's address, or
+        /// one changed on the way; a kind of ``pastedAddressRefused`` with its own name (-51017).
+        case pastedStateMismatch
+        /// The pasted code was issued to another sign-in: the service refused this sign-in's
+        /// PKCE verifier for it (AADSTS501481), or its ID token's nonce is not this sign-in's;
+        /// a kind of ``pastedAddressRefused`` with its own name (-51017).
+        case pastedCodeFromAnotherSignIn
+        /// The tenant's Conditional Access refuses the device code flow (AADSTS53003,
+        /// AADSTS50005 from a device code endpoint): sign in another way (-51018).
+        case deviceCodeBlocked
     }
 
     public var kind: Kind

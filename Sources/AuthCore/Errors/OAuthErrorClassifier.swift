@@ -10,7 +10,8 @@
 ///    then B2C's AADB2C90118 (forgot password), then a cancellation.
 /// 3. `access_denied` is the user (or the service on their behalf) refusing, at every endpoint
 ///    (RFC 6749 §4.1.2.1, RFC 8628 §3.5): ``AuthError/Kind/userCanceled``.
-/// 4. Device code polling's own answers, then the generic OAuth errors, then `serverError`.
+/// 4. Device code polling's own answers (a Conditional Access refusal of the flow before a
+///    cancellation), then the generic OAuth errors, then `serverError`.
 ///
 /// Usage:
 /// ```swift
@@ -26,6 +27,9 @@ public enum OAuthErrorClassifier {
     static let refusals: Set<String> = ["access_denied", "authorization_declined"]
     /// Device code polling: the code expired before the user signed in.
     static let expiries: Set<String> = ["expired_token", "code_expired"]
+    /// Service codes by which Conditional Access refuses the device code flow: AADSTS53003
+    /// (blocked by a policy) and AADSTS50005 (a platform the policy does not allow).
+    public static let deviceCodeRefusals = [53003, 50005]
 
     /// One row of the table: when it applies, and what the answer then means.
     struct Rule: Sendable {
@@ -58,6 +62,10 @@ public enum OAuthErrorClassifier {
         Rule(
             about: "AADB2C90118: the user forgot the password",
             applies: { a, _ in a.description.contains("AADB2C90118") }, meaning: .fails(.passwordResetRequired)),
+        Rule(
+            about: "device code polling: Conditional Access refuses the device code flow (AADSTS53003, AADSTS50005)",
+            applies: { a, endpoint in endpoint == .deviceCodePolling && deviceCodeRefusals.contains { a.has(serviceCode: $0) } },
+            meaning: .fails(.deviceCodeBlocked)),
         Rule(
             about: "the user cancelled or declined (error_subcode cancel, AADB2C90091, access_denied, authorization_declined)",
             applies: { a, _ in a.suberror == "cancel" || a.description.contains("AADB2C90091") || refusals.contains(a.error ?? "") },

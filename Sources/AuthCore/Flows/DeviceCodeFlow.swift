@@ -21,7 +21,14 @@ struct DeviceCodeFlow: Sendable {
         guard let endpoint = metadata.deviceCodeEndpoint else {
             throw AuthError(.invalidConfiguration, "the provider offers no device authorization endpoint; use the browser flow")
         }
-        let answer = try await client.post(fields, to: endpoint, correlationId: correlationId)
+        let answer: JSONValue
+        do {
+            answer = try await client.post(fields, to: endpoint, correlationId: correlationId)
+        } catch let error as AuthError
+            where OAuthErrorClassifier.kind(of: OAuthErrorAnswer(error), at: .deviceCodePolling) == .deviceCodeBlocked
+        {
+            throw Self.blocked(error)
+        }
         guard let deviceCode = answer["device_code"]?.stringValue, let userCode = answer["user_code"]?.stringValue,
             let verificationUri = (answer["verification_uri"] ?? answer["verification_url"])?.stringValue
         else { throw AuthError.malformed("the device code answer lacks device_code, user_code or verification_uri") }
@@ -60,6 +67,8 @@ struct DeviceCodeFlow: Sendable {
                     wait = interval
                 case .fails(.timeout):
                     throw Self.expired(error)
+                case .fails(.deviceCodeBlocked):
+                    throw Self.blocked(error)
                 case .fails(.userCanceled):
                     error.kind = .userCanceled
                     error.message = "the user declined the device code sign-in"
@@ -87,6 +96,18 @@ struct DeviceCodeFlow: Sendable {
                 "retryInSeconds": "\(delay)", "attempt": "\(retry.consecutiveFailures)",
             ])
         return delay
+    }
+
+    /// The one line for a tenant whose Conditional Access refuses the device code flow, with
+    /// the ways that still work (the service's words stay in `oauthErrorDescription`).
+    static func blocked(_ error: AuthError) -> AuthError {
+        var blocked = error
+        blocked.kind = .deviceCodeBlocked
+        let code = OAuthErrorClassifier.deviceCodeRefusals.first { OAuthErrorAnswer(error).has(serviceCode: $0) } ?? 53003
+        blocked.message =
+            "the tenant blocks sign-in with a device code (AADSTS\(code): Conditional Access); sign in with flow \"paste\" "
+            + "(open the URL in any browser, then paste back the address it ends on) or \"browser\""
+        return blocked
     }
 
     private static func expired(_ error: AuthError) -> AuthError {

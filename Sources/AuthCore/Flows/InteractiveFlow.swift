@@ -11,7 +11,6 @@ struct InteractiveFlow: Sendable {
         correlationId: String
     ) async throws -> TokenResult {
         let resolved = try await resolver.resolve(try configuration.authority(for: request.authority))
-        let authority = resolved.authority
         let metadata = resolved.metadata
         let scopes = Scopes.requested(request.scopes, defaults: configuration.defaultScopes)
         let claims = try Scopes.mergedClaims(request.claims, capabilities: configuration.clientCapabilities)
@@ -54,19 +53,42 @@ struct InteractiveFlow: Sendable {
         }
         if let failure = Self.error(in: response, correlationId: correlationId) { throw failure }
         guard let code = response.code, !code.isEmpty else { throw AuthError.malformed("the redirect carried no code") }
+        return try await redeem(
+            code,
+            Redemption(
+                resolved: resolved, scopes: scopes, claims: claims, redirectURI: pending.redirectURI, pkce: pkce, nonce: nonce,
+                binding: request.binding),
+            correlationId: correlationId)
+    }
+
+    /// What redeeming a sign-in's code needs: what its authorize request sent.
+    struct Redemption: Sendable {
+        var resolved: ResolvedAuthority
+        var scopes: [String]
+        var claims: String?
+        var redirectURI: String
+        var pkce: PKCE
+        var nonce: String
+        /// The key a bound token (`ssh-cert`, `pop`) is for.
+        var binding: TokenBinding?
+    }
+
+    /// Redeems `code` with the sign-in's PKCE verifier, validates the answer (the ID token's
+    /// nonce included) and saves it: the browser's and the paste-back sign-in's last step.
+    func redeem(_ code: String, _ sent: Redemption, correlationId: String) async throws -> TokenResult {
         let grant = AuthorizationCodeGrant(
-            code: code, redirectURI: pending.redirectURI, verifier: pkce.verifier,
-            scopes: Scopes.decorated(scopes), claims: claims)
+            code: code, redirectURI: sent.redirectURI, verifier: sent.pkce.verifier,
+            scopes: Scopes.decorated(sent.scopes), claims: sent.claims)
         let client = TokenEndpointClient(
             transport: dependencies.transport, clientId: configuration.clientId,
             clock: dependencies.clock, logger: dependencies.logger)
         let tokens = try await client.redeem(
-            grant.fields, at: metadata.tokenEndpoint, correlationId: correlationId, binding: request.binding)
+            grant.fields, at: sent.resolved.metadata.tokenEndpoint, correlationId: correlationId, binding: sent.binding)
         return try await TokenResponseHandler(configuration: configuration, dependencies: dependencies, resolver: resolver).handle(
             tokens,
             .init(
-                authority: authority, metadata: metadata, requestedScopes: scopes,
-                correlationId: correlationId, nonce: nonce, grant: "authorization_code", binding: request.binding))
+                authority: sent.resolved.authority, metadata: sent.resolved.metadata, requestedScopes: sent.scopes,
+                correlationId: correlationId, nonce: sent.nonce, grant: "authorization_code", binding: sent.binding))
     }
 
     func authorizeURL(

@@ -23,6 +23,13 @@ public struct ClientConfiguration: Sendable {
     public var brokerMode = BrokerMode.off
     /// The time limit of a broker call other than an interactive sign-in.
     public var brokerTimeout: Duration = .seconds(30)
+    /// The broker's silent rescue (`brokerSilentRescue`): a silent call the broker answers
+    /// InteractionRequired (status 2) is tried once more as `acquireTokenInteractively` with the
+    /// same parameters, within ``interactiveTimeout``, where ``display`` is set.
+    public var brokerSilentRescue = false
+    /// Which variable says this process has a display (`DISPLAY=:0`), if any: a broker may
+    /// show a window there.
+    public var display: String?
     /// Set: a confidential client signing in as itself with this client assertion (workload
     /// identity federation); silent requests answer app tokens, interactive ones refuse.
     public var clientAssertion: (any ClientAssertionSource)?

@@ -103,7 +103,61 @@ private struct VerbPeer: PeerChannel, @unchecked Sendable {
 
     func notify(_ method: String, params: JSONValue) { onNotification(method, params) }
 
+    /// Runs the handler on a thread of its own, off the cooperative pool: it may wait for the
+    /// user (a pasted address read from stdin). A cancelled request stops waiting for it.
     func request(_ method: String, params: JSONValue) async throws -> JSONValue {
-        try onRequest(method, params).get()
+        let peer = self
+        let answer = HandlerAnswer()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<JSONValue, any Error>) in
+                answer.wait(with: continuation)
+                do {
+                    try POSIX.startThread { answer.finish(peer.onRequest(method, params)) }
+                } catch {
+                    answer.finish(.failure(.internalError("cannot start a thread for \(method): \(error)")))
+                }
+            }
+        } onCancel: {
+            answer.finish(.failure(.requestCancelled))
+        }
+    }
+}
+
+/// A handler's answer, given to the waiting request once: the first of the handler's outcome
+/// and a cancellation wins.
+private final class HandlerAnswer: Sendable {
+    private enum Stage {
+        case idle
+        case waiting(CheckedContinuation<JSONValue, any Error>)
+        case done(Result<JSONValue, RPCError>)
+        case delivered
+    }
+    private let stage = PthreadMutex<Stage>(.idle)
+
+    func wait(with continuation: CheckedContinuation<JSONValue, any Error>) {
+        let early: Result<JSONValue, RPCError>? = stage.withLock { stage in
+            if case .done(let result) = stage {
+                stage = .delivered
+                return result
+            }
+            stage = .waiting(continuation)
+            return nil
+        }
+        if let early { continuation.resume(with: early) }
+    }
+
+    func finish(_ result: Result<JSONValue, RPCError>) {
+        let waiting: CheckedContinuation<JSONValue, any Error>? = stage.withLock { stage in
+            switch stage {
+            case .idle:
+                stage = .done(result)
+                return nil
+            case .waiting(let continuation):
+                stage = .delivered
+                return continuation
+            case .done, .delivered: return nil
+            }
+        }
+        waiting?.resume(with: result)
     }
 }

@@ -14,9 +14,12 @@ struct LoginCommand: ParsableCommand {
             The way: the system browser with a display or $BROWSER; on WSL the Windows browser \
             (wslview, explorer.exe, cmd.exe); over SSH with no forwarded display, or with neither, \
             a device code (the code, its URL and a countdown on stderr). One stderr line says which \
-            way and why; --browser or --device-code forces one. With --browser and no browser here, \
+            way and why; --browser, --device-code or --paste forces one. With --browser and no browser here, \
             the URL is printed with the 'ssh -L' line that forwards the loopback redirect; \
             --redirect-port (the redirectPort key) fixes that port. \
+            --paste (for a tenant that blocks the device code, with no port to forward): the URL is \
+            printed; sign in in any browser on any machine and paste back, on standard input, the \
+            http://localhost address the browser ends on (or its code). \
             Prints 'Signed in as USER' (or --output json: the account, scopes and expiry; no token). \
             --import instead copies, into an empty cache, the sign-ins Azure CLI \
             ($AZURE_CONFIG_DIR or ~/.azure/msal_token_cache.json) and azure-identity (its Secret Service \
@@ -31,6 +34,9 @@ struct LoginCommand: ParsableCommand {
 
     @Flag(name: .customLong("browser"), help: "Use a browser (the URL is printed when none can be opened here).")
     var browser = false
+
+    @Flag(name: .customLong("paste"), help: "Sign in in any browser and paste back the address it ends on (read from stdin).")
+    var paste = false
 
     @Option(
         name: .customLong("redirect-port"),
@@ -61,13 +67,16 @@ struct LoginCommand: ParsableCommand {
 
     func validate() throws {
         if deviceCode, browser { throw ValidationError("--browser and --device-code exclude each other") }
+        if paste, deviceCode || browser || redirectPort != nil {
+            throw ValidationError("--paste excludes --browser, --device-code and --redirect-port")
+        }
         if deviceCode, loginHint != nil { throw ValidationError("--login-hint does not apply to --device-code") }
         if let redirectPort, !(1...65_535).contains(redirectPort) { throw ValidationError("--redirect-port takes a port, 1-65535") }
         if importSignIns,
-            deviceCode || browser || redirectPort != nil || loginHint != nil || !scopes.isEmpty || claimsChallenge != nil || tenant != nil
+            deviceCode || browser || paste || redirectPort != nil || loginHint != nil || !scopes.isEmpty || claimsChallenge != nil || tenant != nil
         {
             throw ValidationError(
-                "--import takes no --browser, --device-code, --redirect-port, --login-hint, --scope, --claims-challenge or --tenant")
+                "--import takes no --browser, --device-code, --paste, --redirect-port, --login-hint, --scope, --claims-challenge or --tenant")
         }
         if let claimsChallenge, ClaimsChallenge.claims(fromChallenge: claimsChallenge) == nil {
             throw ValidationError("--claims-challenge takes base64 of a JSON object (as in WWW-Authenticate), or the JSON")
@@ -83,7 +92,8 @@ struct LoginCommand: ParsableCommand {
             let configuredURI = try session.configuration["redirectUri"]?.stringValue ?? ""
             let fixedPort = (try? RedirectURI(parsing: configuredURI))?.port.map(Int.init)
             let environment = SignInEnvironment.current()
-            var way = SignInWay.choose(environment, forced: browser ? .browser : (deviceCode ? .deviceCode : nil), redirectPort: fixedPort)
+            let forced: SignInWay.Forced? = browser ? .browser : (deviceCode ? .deviceCode : (paste ? .paste : nil))
+            var way = SignInWay.choose(environment, forced: forced, redirectPort: fixedPort)
             if loginHint != nil, way.method == .deviceCode {
                 // Unforced, so no browser opens here: the device code takes no hint.
                 way = SignInWay(method: .printedURL, reason: "--login-hint needs a browser sign-in: open the URL yourself")
@@ -102,6 +112,7 @@ struct LoginCommand: ParsableCommand {
                 params["authority"] = .string(authority)
             }
             if way.method == .deviceCode { params["flow"] = "deviceCode" }
+            if way.method == .paste { params["flow"] = "paste" }
             let result: JSONValue
             switch try session.outcome("acquireToken", .object(params)) {
             case .success(let value): result = value

@@ -44,7 +44,7 @@ struct URLOpener {
                 if Self.redirectPort(in: url) != nil { say("auth-sidecar: waiting for the browser (Ctrl-C to cancel)") }
                 return .success([:])
             }
-        case .printedURL, .deviceCode: break
+        case .printedURL, .deviceCode, .paste: break
         }
         for line in Self.instructions(url: url, host: sshHost) { say(line) }
         return .success([:])

@@ -186,9 +186,11 @@ final class VerbSession {
     }
 
     /// Answers `openUrl` with `opener` from now on (`nil`: the browser `--browser` would use,
-    /// looked up only when a URL comes, so a verb that signs nobody in reads no more).
+    /// looked up only when a URL comes, so a verb that signs nobody in reads no more), and
+    /// `pasteSignIn` (`login --paste`) with ``PastePrompt``.
     func use(_ opener: URLOpener?) {
         client.onRequest = { method, params in
+            if method == "pasteSignIn" { return PastePrompt().handle(params) }
             guard method == "openUrl" else { return .failure(.methodNotFound(method)) }
             return (opener ?? URLOpener.system()).handle(params)
         }

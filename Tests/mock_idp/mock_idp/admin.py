@@ -69,7 +69,7 @@ def tenants(app, req, body):
     tid = body.get("id") or str(uuid.uuid4())
     tenant = app.state.tenants.setdefault(tid, {"id": tid, "domains": [], "b2c": False,
                                                 "policies": [], "msa": False})
-    for key in ("domains", "b2c", "policies"):
+    for key in ("domains", "b2c", "policies", "device_code_blocked"):
         if key in body:
             tenant[key] = body[key]
     return tenant

@@ -21,6 +21,8 @@ def start(app, req, ctx):
     if not p("scope"):
         raise OAuthError("invalid_scope")
     parse_scopes(p("scope"), client_id)
+    if blocks_device_code(ctx.tenant):
+        raise OAuthError("ca_blocked", suberror="message_only")
     cfg = state.config
     user_code = "".join(secrets.choice(string.ascii_uppercase + "23456789") for _ in range(9))
     device_code = "DAQABAAEAAAB" + secrets.token_urlsafe(48)
@@ -59,12 +61,22 @@ def redeem(app, req, ctx):
         raise OAuthError("slow_down")
     if record["status"] == "pending":
         raise OAuthError("authorization_pending")
-    record["redeemed"] = True
     user = state.users[record["oid"]]
+    if blocks_device_code(state.tenants.get(user["tid"])):
+        # Conditional Access, evaluated once the user signed in: this tenant refuses the flow.
+        raise OAuthError("ca_blocked", suberror="message_only")
+    record["redeemed"] = True
     state.consented(user["oid"], record["client_id"]).update(
         n.lower() for n in parse_scopes(record["scope"], record["client_id"])[1])
     return {"user": user, "client_id": record["client_id"], "scope": record["scope"],
             "claims": record["claims"], "mfa": True, "auth_time": state.now()}
+
+
+def blocks_device_code(tenant):
+    """Whether the tenant's Conditional Access refuses the device code flow
+    (`POST /_admin/tenants {id, device_code_blocked: true}`): AADSTS53003 at /devicecode for
+    that tenant's authority, and when its user's approved code is redeemed (any authority)."""
+    return bool(tenant and tenant.get("device_code_blocked"))
 
 
 def act(state, user_code, action, username=None):

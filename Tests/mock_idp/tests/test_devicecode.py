@@ -78,3 +78,19 @@ def test_devicelogin_page(mock):
     http("POST", flow["verification_uri"], mock.ca_file,
          form={"user_code": flow2["user_code"], "mock_action": "decline"})
     assert poll(mock, flow2).json()["error"] == "authorization_declined"
+
+
+def test_a_tenant_can_refuse_the_device_code_flow(mock):
+    contoso = "aaaabbbb-0000-cccc-1111-dddd2222eeee"
+    mock.admin.tenants(id=contoso, device_code_blocked=True)
+    # At the tenant's own authority: refused before any code is given.
+    assert_error_shape(start(mock, tenant="contoso.com").json(), "invalid_grant", 53003, suberror="message_only")
+    # At organizations: the code is given, and refused once a user of that tenant approved it.
+    flow = start(mock).json()
+    mock.admin.device("approve", flow["user_code"], "bob@contoso.com")
+    assert_error_shape(poll(mock, flow).json(), "invalid_grant", 53003, suberror="message_only")
+    # Switched off, the flow works again.
+    mock.admin.tenants(id=contoso, device_code_blocked=False)
+    flow = start(mock).json()
+    mock.admin.device("approve", flow["user_code"], "bob@contoso.com")
+    assert poll(mock, flow).status == 200

@@ -190,6 +190,33 @@
     (should (string-search "/common/oauth2/v2.0/authorize?" opened))
     (should (auth-sidecar-test--message-p "opened the sign-in page"))))
 
+(ert-deftest auth-sidecar-test-08a-paste-back ()
+  "The paste-back sign-in: the URL shown, the address asked with `read-string'."
+  (auth-sidecar-sign-out)
+  (auth-sidecar-test--setup)
+  (setq auth-sidecar-test--messages nil)
+  (let ((prompted nil))
+    (cl-letf (((symbol-function 'read-string)
+               (lambda (prompt &rest _)
+                 ;; The user: opens the URL in the scripted browser, copies the address it ends on.
+                 (setq prompted prompt)
+                 (let ((url (current-kill 0))
+                       (process-environment (append (list (concat "SCRIPTED_BROWSER_CA=" (getenv "MOCK_CA"))
+                                                          "SCRIPTED_BROWSER_ADDRESS=1")
+                                                    process-environment)))
+                   (with-temp-buffer
+                     (should (eql 0 (call-process "python3" nil t nil (getenv "SCRIPTED_BROWSER") url)))
+                     (string-trim (buffer-string)))))))
+      (auth-sidecar-sign-in "paste")
+      (auth-sidecar-test--wait-message "signed in as Alice Example"))
+    (should (string-search "paste the address" prompted))
+    (should (auth-sidecar-test--message-p "redirect_uri=http%3A%2F%2Flocalhost&")))
+  ;; The user gives up: the sign-in fails as cancelled.
+  (cl-letf (((symbol-function 'read-string) (lambda (&rest _) "")))
+    (auth-sidecar-sign-in "paste")
+    (auth-sidecar-test--wait-message "sign-in failed"))
+  (should (eql (plist-get auth-sidecar-last-error :code) -50005)))
+
 (ert-deftest auth-sidecar-test-09-restart-reads-cache ()
   (auth-sidecar-stop)
   (should (null auth-sidecar--connection))

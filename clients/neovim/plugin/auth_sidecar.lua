@@ -7,14 +7,14 @@ local cmd = vim.api.nvim_create_user_command
 
 cmd('AuthSidecarSignIn', function(o)
   local flow = o.fargs[1]
-  if flow ~= nil and flow ~= 'browser' and flow ~= 'deviceCode' then
-    vim.notify('auth-sidecar: flow must be browser or deviceCode', vim.log.levels.ERROR)
+  if flow ~= nil and flow ~= 'browser' and flow ~= 'deviceCode' and flow ~= 'paste' then
+    vim.notify('auth-sidecar: flow must be browser, deviceCode or paste', vim.log.levels.ERROR)
     return
   end
   local scopes = { unpack(o.fargs, 2) }
   plugin().sign_in({ flow = flow, scopes = #scopes > 0 and scopes or nil })
-end, { nargs = '*', complete = function() return { 'deviceCode', 'browser' } end,
-       desc = 'Sign in (device code or browser) [flow [scopes...]]' })
+end, { nargs = '*', complete = function() return { 'deviceCode', 'browser', 'paste' } end,
+       desc = 'Sign in (device code, browser or paste-back) [flow [scopes...]]' })
 
 cmd('AuthSidecarCancel', function() plugin().cancel() end, { desc = 'Cancel the sign-in in progress' })
 

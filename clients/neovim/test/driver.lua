@@ -199,6 +199,31 @@ test('browser sign-in, browser = "client" (the plugin answers openUrl)', functio
   wait_message('signed in as Alice Example <alice@contoso.com>, tenant', mark)
 end)
 
+test('paste-back sign-in: the URL shown, the address asked with vim.ui.input', function(mark)
+  vim.cmd('AuthSidecarSignOut')
+  wait_message('signed out', mark)
+  sidecar.setup(base)
+  local real_input, asked = vim.ui.input, nil
+  vim.ui.input = function(opts, on_confirm)
+    -- The user: opens the URL in the scripted browser, copies the address it ends on.
+    asked = opts.prompt
+    local url = vim.fn.getreg('"')
+    local address = vim.fn.system({ 'env', 'SCRIPTED_BROWSER_ADDRESS=1', 'SCRIPTED_BROWSER_CA=' .. env.MOCK_CA,
+      'python3', env.SCRIPTED_BROWSER, url })
+    check(vim.v.shell_error == 0, 'the scripted browser ended on an address: ' .. address)
+    on_confirm(vim.trim(address))
+  end
+  vim.cmd('AuthSidecarSignIn paste')
+  local shown = wait_message('open this URL in any browser', mark)
+  check(shown.msg:find('redirect_uri=http%3A%2F%2Flocalhost&', 1, true), 'the URL: ' .. shown.msg)
+  wait_message('signed in as Alice Example', mark)
+  check(asked and asked:find('paste the address', 1, true), 'asked with vim.ui.input: ' .. tostring(asked))
+  vim.ui.input = function(_, on_confirm) on_confirm(nil) end -- the user gives up
+  vim.cmd('AuthSidecarSignIn paste')
+  wait_message('-50005', mark)
+  vim.ui.input = real_input
+end)
+
 test('a new process reads the same cache', function(mark)
   sidecar.stop()
   check(not sidecar.is_running(), 'stopped')

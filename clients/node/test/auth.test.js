@@ -1,7 +1,7 @@
 // The Node client against the mock identity platform: browser, client-opened browser and
 // device-code sign-in, cache, silent renewal, Graph, sign-out, cancellation.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { after, before, beforeEach, describe, test } from 'node:test';
 
 import * as sidecar from '../index.js';
@@ -198,6 +198,33 @@ describe('client against the mock identity platform', { ...needsBinary, timeout:
       assert.equal(token.account.username, ALICE);
       assert.equal(opened.length, 1);
       assert.match(opened[0], /\/oauth2\/v2\.0\/authorize\?.*prompt=select_account/);
+    } finally {
+      await client.close();
+    }
+  }));
+
+  test('onPasteSignIn: the paste-back sign-in, and a wrong state', guarded(async () => {
+    const dir = tmpDir();
+    const env = mock.env(dir, 'complete', { SCRIPTED_BROWSER_ADDRESS: '1' });
+    const browse = (url) => {
+      const done = spawnSync(process.env.PYTHON || 'python3', [SCRIPTED_BROWSER, url], { env, encoding: 'utf8' });
+      assert.equal(done.status, 0, done.stderr);
+      return done.stdout.trim();
+    };
+    const shown = [];
+    let change = (address) => address;
+    const client = await launch(dir, {
+      timeout: SIGN_IN,
+      onPasteSignIn: async (url, params) => { shown.push(params); return change(browse(url)); },
+    });
+    try {
+      const token = await client.acquireToken({ scopes: SCOPES, flow: 'paste' });
+      assert.equal(token.account.username, ALICE);
+      assert.equal(shown.length, 1);
+      assert.match(shown[0].url, /redirect_uri=http%3A%2F%2Flocalhost&/);
+      change = (address) => address.replace('state=', 'state=x');
+      await assert.rejects(client.acquireToken({ scopes: SCOPES, flow: 'paste' }),
+        (err) => err instanceof sidecar.PastedAddressRefusedError && err.code === -51017 && err.data.name === 'pastedStateMismatch');
     } finally {
       await client.close();
     }

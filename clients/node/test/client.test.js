@@ -109,6 +109,7 @@ describe('client without the identity service', { ...needsBinary, timeout: 60000
       '-51008': 'AuthorityNotTrustedError', '-51009': 'InsecureAuthorityError', '-51010': 'InvalidConfigurationError',
       '-51011': 'AccountNotFoundError', '-51012': 'AmbiguousAccountError', '-51013': 'PasswordResetRequiredError',
       '-51014': 'ForwardRefusedError', '-51015': 'BrokerUnavailableError', '-51016': 'TokenKindNotServedError',
+      '-51017': 'PastedAddressRefusedError', '-51018': 'DeviceCodeBlockedError',
     };
     for (const [code, name] of Object.entries(expected)) {
       const err = sidecar.errorFromObject({ code: Number(code), message: 'm', data: { name: 'n', claims: '{}' } });

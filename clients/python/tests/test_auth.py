@@ -146,6 +146,53 @@ def test_open_url_callback(sidecar_bin, auth_env, auth_config):
         assert len(opened) == 1 and "/oauth2/v2.0/authorize?" in opened[0] and "prompt=select_account" in opened[0]
 
 
+def _browse_to_address(env, url: str) -> str:
+    """The user of a paste-back sign-in: the address the scripted browser ends on."""
+    done = subprocess.run([sys.executable, str(SCRIPTED_BROWSER), url], env=dict(env, SCRIPTED_BROWSER_ADDRESS="1"),
+                          capture_output=True, text=True, timeout=SIGN_IN)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_paste_sign_in_callback(sidecar_bin, auth_env, auth_config, mock):
+    env = auth_env()
+    shown = []
+
+    def paste(url: str) -> str:
+        shown.append(url)
+        return _browse_to_address(env, url)
+
+    with a.SidecarClient(sidecar_bin, env=env, timeout=SIGN_IN, on_paste_sign_in=paste, **auth_config) as sidecar:
+        token = sidecar.acquire_token(SCOPES, flow="paste")
+        assert token.account.username == ALICE
+        assert len(shown) == 1 and "redirect_uri=http%3A%2F%2Flocalhost&" in shown[0]
+        assert sidecar.acquire_token(SCOPES, flow="paste", prompt_type="login").account.username == ALICE
+        assert len(shown) == 2 and "prompt=login" in shown[1]
+    with a.SidecarClient(sidecar_bin, env=env, timeout=SIGN_IN, on_paste_sign_in=lambda url: None,
+                         **auth_config) as sidecar:
+        with pytest.raises(a.UserCanceledError):
+            sidecar.acquire_token(SCOPES, flow="paste")
+
+
+def test_paste_sign_in_wrong_state_and_blocked_device_code(sidecar_bin, auth_env, auth_config, mock):
+    env = auth_env()
+
+    def tampered(url: str) -> str:
+        return _browse_to_address(env, url).replace("state=", "state=x")
+
+    with a.SidecarClient(sidecar_bin, env=env, timeout=SIGN_IN, on_paste_sign_in=tampered, **auth_config) as sidecar:
+        with pytest.raises(a.PastedAddressRefusedError) as info:
+            sidecar.acquire_token(SCOPES, flow="paste")
+        assert info.value.data["name"] == "pastedStateMismatch"
+    mock.admin.tenants(id="aaaabbbb-0000-cccc-1111-dddd2222eeee", device_code_blocked=True)
+    mock.admin.config(device_code_interval=1)
+    with a.SidecarClient(sidecar_bin, env=env, timeout=SIGN_IN, **auth_config) as sidecar:
+        with pytest.raises(a.DeviceCodeBlockedError) as blocked:
+            sidecar.acquire_token(SCOPES, flow="deviceCode",
+                                  on_device_code=lambda code: mock.admin.device("approve", code.user_code))
+        assert blocked.value.code == -51018 and 'flow "paste"' in str(blocked.value)
+
+
 def test_open_url_refused(sidecar_bin, auth_env, auth_config):
     with a.SidecarClient(sidecar_bin, env=auth_env(), timeout=SIGN_IN, on_open_url=lambda url: False,
                          **auth_config) as sidecar:

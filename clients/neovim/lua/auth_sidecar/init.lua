@@ -16,7 +16,7 @@ local defaults = {
   args = {},           -- extra command-line arguments, e.g. {"--config", "~/.config/auth-sidecar.json"}
   profile = nil,       -- a profile of the configuration file (its "profiles"): started with --profile NAME
   env = nil,           -- extra environment for the sidecar, e.g. {SSL_CERT_FILE = "..."}
-  flow = 'deviceCode', -- default :AuthSidecarSignIn flow: "deviceCode" or "browser"
+  flow = 'deviceCode', -- default :AuthSidecarSignIn flow: "deviceCode", "browser" or "paste"
   register = nil,      -- register for :AuthSidecarToken; default "+" with a clipboard, else '"'
   notify = nil,        -- function(msg, level); default vim.notify
   open_url = nil,      -- browser = "client": function(url) or command list (URL appended);
@@ -137,6 +137,22 @@ local function on_request(method, params)
     notify('opened the sign-in page in the browser')
     return vim.empty_dict()
   end
+  if method == 'pasteSignIn' then
+    -- The paste-back sign-in: the URL is shown (and put in the unnamed register); the user
+    -- signs in in any browser and pastes back the address it ends on (vim.ui.input).
+    return function(respond)
+      pcall(vim.fn.setreg, '"', tostring(params.url))
+      notify('to sign in, open this URL in any browser (also in register "): ' .. tostring(params.url))
+      vim.ui.input({ prompt = 'auth-sidecar: paste the address the browser ended on (http://localhost...): ' },
+        function(input)
+          if input == nil or not input:match('%S') then
+            respond(nil, { code = -32000, message = 'no address was pasted', data = { name = 'noPastedAddress' } })
+          else
+            respond({ redirectedTo = input })
+          end
+        end)
+    end
+  end
   return nil, { code = -32601, message = 'Method not found', data = { name = 'methodNotFound' } }
 end
 
@@ -221,7 +237,7 @@ local function finish(cb, err, result, on_ok)
   if cb then cb(nil, result) end
 end
 
---- Interactive sign-in. opts: flow ("deviceCode"|"browser"), scopes, loginHint, promptType.
+--- Interactive sign-in. opts: flow ("deviceCode"|"browser"|"paste"), scopes, loginHint, promptType.
 function M.sign_in(opts, cb)
   opts = opts or {}
   if state.signin then

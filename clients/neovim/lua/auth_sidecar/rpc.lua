@@ -67,9 +67,17 @@ function M:_on_message(line)
   local ok, msg = pcall(vim.json.decode, line)
   if not ok or type(msg) ~= 'table' then return end
   if msg.method ~= nil and msg.id ~= nil and msg.id ~= vim.NIL then
-    -- server-to-client request (openUrl)
+    -- server-to-client request (openUrl; pasteSignIn, answered later: the handler returns a
+    -- function that is given respond(result, err))
     local handler = self.opts.on_request
     local result, err
+    local function respond(r, e)
+      if e then
+        self:_send({ jsonrpc = '2.0', id = msg.id, error = e })
+      else
+        self:_send({ jsonrpc = '2.0', id = msg.id, result = r == nil and vim.empty_dict() or r })
+      end
+    end
     if handler then
       local hok, r, e = pcall(handler, msg.method, msg.params)
       if hok then result, err = r, e
@@ -77,10 +85,11 @@ function M:_on_message(line)
     else
       err = { code = -32601, message = 'Method not found', data = { name = 'methodNotFound' } }
     end
-    if err then
-      self:_send({ jsonrpc = '2.0', id = msg.id, error = err })
+    if type(result) == 'function' and not err then
+      local dok, derr = pcall(result, respond)
+      if not dok then respond(nil, { code = -32603, message = tostring(derr), data = { name = 'internalError' } }) end
     else
-      self:_send({ jsonrpc = '2.0', id = msg.id, result = result == nil and vim.empty_dict() or result })
+      respond(result, err)
     end
   elseif msg.method ~= nil then
     if self.opts.on_notification then self.opts.on_notification(msg.method, msg.params) end

@@ -182,6 +182,19 @@ def acquire_token_params(scopes=None, prompt_type=None, login_hint=None, domain_
                       ssh_certificate=ssh_certificate(ssh_public_key),
                       proof_of_possession=pop_request(proof_of_possession))
 
+def paste_reply(callback: Callable[[str], Any], params: Dict[str, Any]) -> Dict[str, Any]:
+    """The reply to ``pasteSignIn``: ``{"redirectedTo": what the callback returned}``, or an
+    error when it returned nothing or raised (the sign-in then fails with userCanceled)."""
+    try:
+        pasted = callback(params.get("url"))
+    except Exception as err:  # noqa: BLE001 - reported to the server
+        return {"error": {"code": -32000, "message": "on_paste_sign_in failed: %s" % err,
+                          "data": {"name": "noPastedAddress"}}}
+    if not isinstance(pasted, str) or not pasted.strip():
+        return {"error": {"code": -32000, "message": "no address was pasted", "data": {"name": "noPastedAddress"}}}
+    return {"result": {"redirectedTo": pasted}}
+
+
 def acquire_token_silent_params(scopes=None, account=None, authority=None, force_refresh=None,
                                 claims=None, correlation_id=None, ssh_public_key=None,
                                 proof_of_possession=None) -> Dict[str, Any]:

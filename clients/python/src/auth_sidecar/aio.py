@@ -24,8 +24,9 @@ class AsyncSidecarClient:
 
     Same options as :class:`auth_sidecar.SidecarClient` (``socket``: the agent's Unix socket,
     default ``$AUTH_SIDECAR_SOCK``, checked and connected by :meth:`start`); callbacks (``on_device_code``,
-    ``on_open_url``, ``on_notification``) may be plain functions or coroutine functions (a
-    plain ``on_open_url`` runs in the default executor, so it may block). Without ``async
+    ``on_open_url``, ``on_paste_sign_in``, ``on_notification``) may be plain functions or
+    coroutine functions (a plain ``on_open_url`` or ``on_paste_sign_in`` runs in the default
+    executor, so it may block). Without ``async
     with``, call ``await client.start()`` and ``await client.close()``.
     """
 
@@ -33,6 +34,7 @@ class AsyncSidecarClient:
                  env: Optional[Dict[str, str]] = None,
                  cwd: Optional[str] = None, initialize: Optional[bool] = None,
                  on_device_code: Optional[Callback] = None, on_open_url: Optional[Callback] = None,
+                 on_paste_sign_in: Optional[Callback] = None,
                  on_notification: Optional[Callback] = None, timeout: Optional[float] = None,
                  start_timeout: float = 15.0, shutdown_timeout: float = 5.0, stderr=None, **config: Any):
         self._socket, self._socket_explicit = c.agent_socket(socket)
@@ -44,6 +46,7 @@ class AsyncSidecarClient:
         self.env, self.cwd = env, cwd
         self.on_device_code = on_device_code
         self.on_open_url = on_open_url
+        self.on_paste_sign_in = on_paste_sign_in
         self.on_notification = on_notification
         self.timeout = timeout
         self.start_timeout = start_timeout
@@ -350,6 +353,13 @@ class AsyncSidecarClient:
                         "error": _client_error("the client could not open the URL")}
                 except Exception as err:  # noqa: BLE001 - reported to the server
                     reply = {"error": _client_error("on_open_url failed: %s" % err)}
+        elif method == "pasteSignIn" and self.on_paste_sign_in is not None:
+            try:
+                pasted = await _invoke(self.on_paste_sign_in, (params.get("url"),), in_executor=True, reraise=True)
+                reply = c.paste_reply(lambda url: pasted, params)
+            except Exception as err:  # noqa: BLE001 - reported to the server
+                reply = {"error": {"code": -32000, "message": "on_paste_sign_in failed: %s" % err,
+                                   "data": {"name": "noPastedAddress"}}}
         else:
             reply = {"error": {"code": -32601, "message": "Method not found", "data": {"name": "methodNotFound"}}}
         await self._try_send(c.encode(dict({"jsonrpc": "2.0", "id": rid}, **reply)))

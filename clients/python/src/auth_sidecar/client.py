@@ -19,6 +19,8 @@ __all__ = ["SidecarClient", "CancelToken"]
 
 DeviceCodeCallback = Callable[[DeviceCode], Any]
 OpenUrlCallback = Callable[[str], Any]
+#: ``on_paste_sign_in(url) -> str``: shows the sign-in URL, returns what the user pasted back
+PasteSignInCallback = Callable[[str], Optional[str]]
 
 
 class CancelToken:
@@ -91,7 +93,10 @@ class SidecarClient:
     ``on_device_code(DeviceCode)`` is called for each ``deviceCode`` notification (unless the
     acquire_token call has its own); ``on_open_url(url)`` answers the server's ``openUrl``
     requests (giving it makes ``browser`` default to ``"client"``): return normally to
-    report success, return False or raise to refuse. Callbacks run on their own threads.
+    report success, return False or raise to refuse. ``on_paste_sign_in(url)`` answers
+    ``pasteSignIn`` (``acquire_token(flow="paste")``): show the URL, return the address the
+    user's browser ended on (or its code) as pasted; return None or raise to give up (the
+    sign-in then fails with UserCanceledError). Callbacks run on their own threads.
 
     ``timeout`` (seconds, default None = none) applies to every call that gives none; a
     call that times out is cancelled with ``$/cancelRequest`` and raises
@@ -103,11 +108,13 @@ class SidecarClient:
                  cwd: Optional[str] = None, initialize: Optional[bool] = None,
                  on_device_code: Optional[DeviceCodeCallback] = None,
                  on_open_url: Optional[OpenUrlCallback] = None,
+                 on_paste_sign_in: Optional[PasteSignInCallback] = None,
                  on_notification: Optional[Callable[[str, Any], Any]] = None,
                  timeout: Optional[float] = None, start_timeout: float = 15.0, shutdown_timeout: float = 5.0,
                  stderr=None, **config: Any):
         self.on_device_code = on_device_code
         self.on_open_url = on_open_url
+        self.on_paste_sign_in = on_paste_sign_in
         self.on_notification = on_notification
         self.timeout = timeout
         self.shutdown_timeout = shutdown_timeout
@@ -236,8 +243,10 @@ class SidecarClient:
                       proof_of_possession: Optional[Dict[str, str]] = None,
                       on_device_code: Optional[DeviceCodeCallback] = None,
                       timeout: Optional[float] = None, cancel: Optional[CancelToken] = None) -> TokenResult:
-        """Interactive sign-in: ``flow="browser"`` (default) or ``"deviceCode"`` (then
-        ``on_device_code``, or the client's, gets the code to show)."""
+        """Interactive sign-in: ``flow="browser"`` (default), ``"deviceCode"`` (then
+        ``on_device_code``, or the client's, gets the code to show) or ``"paste"`` (the
+        paste-back sign-in: the client's ``on_paste_sign_in`` shows the URL and returns the
+        address pasted back)."""
         params = c.acquire_token_params(scopes, prompt_type, login_hint, domain_hint, account, authority, claims,
                                         extra_scopes_to_consent, extra_query_parameters, flow, correlation_id,
                                         ssh_public_key, proof_of_possession)
@@ -436,6 +445,8 @@ class SidecarClient:
                              {"error": _client_error(BrowserUnavailableError, "the client could not open the URL")})
                 except Exception as err:  # noqa: BLE001 - reported to the server
                     reply = {"error": _client_error(BrowserUnavailableError, "on_open_url failed: %s" % err)}
+        elif method == "pasteSignIn" and self.on_paste_sign_in is not None:
+            reply = c.paste_reply(self.on_paste_sign_in, params)
         else:
             reply = {"error": {"code": -32601, "message": "Method not found", "data": {"name": "methodNotFound"}}}
         self._try_send(c.encode(dict({"jsonrpc": "2.0", "id": rid}, **reply)))

@@ -23,7 +23,8 @@ __all__ = [
     "CacheUnavailableError", "BrowserUnavailableError", "InteractiveInProgressError",
     "AuthorityNotTrustedError", "InsecureAuthorityError", "InvalidConfigurationError",
     "AccountNotFoundError", "AmbiguousAccountError", "PasswordResetRequiredError",
-    "ForwardRefusedError", "BrokerUnavailableError", "TokenKindNotServedError",
+    "ForwardRefusedError", "BrokerUnavailableError", "TokenKindNotServedError", "PastedAddressRefusedError",
+    "DeviceCodeBlockedError",
     "SidecarProcessError", "SidecarNotFoundError", "SidecarExitedError", "AgentUnavailableError",
     "UntrustedSocketError",
     "ERROR_CLASSES", "error_from_object", "not_configured_message",
@@ -165,6 +166,12 @@ BrokerUnavailableError = _cls("BrokerUnavailableError", PlatformError, -51015, "
 TokenKindNotServedError = _cls("TokenKindNotServedError", PlatformError, -51016, "tokenKindNotServed",
                                "-51016: the backend (the broker, the app identity) does not issue the token kind "
                                "asked for, e.g. an SSH certificate (``data['backend']``, ``data['tokenKind']``).")
+PastedAddressRefusedError = _cls("PastedAddressRefusedError", PlatformError, -51017, "pastedAddressRefused",
+                                 "-51017: a paste-back sign-in's pasted address is not this sign-in's (``data['name']``: "
+                                 "pastedAddressRefused, pastedStateMismatch, pastedCodeFromAnotherSignIn); nothing was cached.")
+DeviceCodeBlockedError = _cls("DeviceCodeBlockedError", PlatformError, -51018, "deviceCodeBlocked",
+                              "-51018: the tenant's Conditional Access refuses the device code flow; sign in with "
+                              "flow=\"paste\" (or \"browser\").")
 
 
 class SidecarProcessError(SidecarError):
@@ -216,6 +223,7 @@ ERROR_CLASSES: Dict[int, Type[SidecarError]] = {
         BrowserUnavailableError, InteractiveInProgressError, AuthorityNotTrustedError,
         InsecureAuthorityError, InvalidConfigurationError, AccountNotFoundError, AmbiguousAccountError,
         PasswordResetRequiredError, ForwardRefusedError, BrokerUnavailableError, TokenKindNotServedError,
+        PastedAddressRefusedError, DeviceCodeBlockedError,
     ]
 }
 
