@@ -144,7 +144,7 @@ public final class PublicClientApplication: Sendable {
     public func acquireTokenByPastedAddress(
         _ request: InteractiveRequest, prompt: any PasteBackPrompt, correlationId: String
     ) async throws -> TokenResult {
-        try refuseUserSignIn("acquireToken")
+        if try backend(for: request.token.kind) == .appIdentity { try refuseUserSignIn("acquireToken") }
         let started = interactiveRunning.withLock { running in
             defer { running = true }
             return !running
@@ -153,19 +153,24 @@ public final class PublicClientApplication: Sendable {
             throw AuthError(.interactiveInProgress, "another interactive sign-in is in progress; finish or cancel it first")
         }
         defer { interactiveRunning.withLock { $0 = false } }
-        if let result = try await throughBroker({ try await $0.interactive(request, correlationId: correlationId) }) {
-            tracker.note(result.account)
-            return result
-        }
-        let directory = directory()
-        let account = try request.account.map { reference throws in
-            guard let found = try directory.resolve(reference) else { throw Self.accountNotFound(reference) }
-            return found
-        }
-        let flow = PasteBackFlow(configuration: configuration, dependencies: dependencies, resolver: resolver)
-        let result = try await flow.run(request, account: account, prompt: prompt, correlationId: correlationId)
-        try await makeCurrent(result.account)
-        return result
+        return try await routed(
+            request.token.kind,
+            viaBroker: { broker in
+                let result = try await broker.interactive(request, correlationId: correlationId)
+                tracker.note(result.account)
+                return result
+            },
+            viaFlows: {
+                let directory = directory()
+                let account = try request.account.map { reference throws in
+                    guard let found = try directory.resolve(reference) else { throw Self.accountNotFound(reference) }
+                    return found
+                }
+                let flow = PasteBackFlow(configuration: configuration, dependencies: dependencies, resolver: resolver)
+                let result = try await flow.run(request, account: account, prompt: prompt, correlationId: correlationId)
+                try await makeCurrent(result.account)
+                return result
+            })
     }
 
     /// Signs in with a device code shown to the user (headless machines).

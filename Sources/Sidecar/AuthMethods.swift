@@ -67,8 +67,10 @@ struct AuthMethods: Sendable {
         request.extraQueryParameters = try Self.stringPairs(p, "extraQueryParameters")
         if flow == "paste" {
             return try await AuthErrorMapping.translating {
-                AuthJSON.tokenResult(
-                    try await app.acquireTokenByPastedAddress(request, prompt: ClientPastePrompt(context: context), correlationId: correlationId))
+                if target != nil { request.token = .proofOfPossession(try app.popBinding()) }
+                let prompt = ClientPastePrompt(context: context)
+                let result = try await app.acquireTokenByPastedAddress(request, prompt: prompt, correlationId: correlationId)
+                return try PopParams.tokenResult(result, target: target, app: app)
             }
         }
         let browser: (any BrowserLauncher)? = browserMode == .client ? ClientBrowserLauncher(context: context) : nil
