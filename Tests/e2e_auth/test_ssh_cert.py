@@ -364,6 +364,7 @@ def test_processes_alternating_two_keys_request_one_certificate_per_key_per_life
                        if e["form"].get("token_type") == "ssh-cert")
     assert min(calls.values()) >= 16, calls   # each key was asked for, over and over, from several processes
     assert len(requests) == 2 and set(requests.values()) == {1}, (requests, calls)
+    print(f"two keys alternating: {sum(calls.values())} ssh-cert calls from 8 processes, {sum(requests.values())} certificate requests")
     # MSAL for Python's key has no key_id; ours is msal-common's for a bound token with the key_id after it.
     with open(verbs.cache) as f:
         bound = {k: v for k, v in json.load(f)["AccessToken"].items() if v.get("token_type") == "ssh-cert"}
