@@ -131,7 +131,7 @@ final class ForwardSessionPolicy: ErrorReleasingPolicy {
             return .send(try ForwardReply.token(result, beyond: beyond))
         case .getDeviceInformation: return .send(ForwardDisclosure.deviceInformation(result))
         case .callGraph, .ping: return .send(result)
-        case .signout, .setCurrentAccount, .getCacheSummary, .diagnosticsSleep, .diagnosticsEcho:
+        case .signout, .setCurrentAccount, .getCacheSummary, .signHttpRequest, .diagnosticsSleep, .diagnosticsEcho:
             throw ForwardPolicy.methodRefused(method.rawValue)
         }
     }

@@ -257,7 +257,7 @@ public final class PublicClientApplication: Sendable {
             let authority = try? configuration.authority(for: request.authority)
         else { return nil }
         let scopes = Scopes.requested(request.scopes, defaults: configuration.defaultScopes)
-        let key = SilentMemo.key(request.account, authority: authority, scopes: scopes, sshKey: request.sshKey)
+        let key = SilentMemo.key(request.account, authority: authority, scopes: scopes, binding: request.binding)
         if let stamp = try? dependencies.cache.stampIfReady(checkedAfter: checkedAfter),
             let answer = silentMemo.answer(key, stamp: stamp, now: dependencies.clock.now())
         {
@@ -265,7 +265,7 @@ public final class PublicClientApplication: Sendable {
         }
         guard mayRead, dependencies.cache.readsQuickly else { return nil }
         // Fills the memo for this version of the cache, which the stamp then names.
-        guard (try? silentFlow.find(request.account, authority: authority, scopes: scopes, sshKey: request.sshKey, useCache: true)) != nil,
+        guard (try? silentFlow.find(request.account, authority: authority, scopes: scopes, binding: request.binding, useCache: true)) != nil,
             let stamp = try? dependencies.cache.stampIfReady(checkedAfter: checkedAfter)
         else { return nil }
         return silentMemo.answer(key, stamp: stamp, now: dependencies.clock.now())
@@ -373,6 +373,35 @@ public final class PublicClientApplication: Sendable {
     private func makeCurrent(_ account: Account) async throws {
         try directory().setCurrent(account)
         tracker.note(account)
+    }
+
+    /// The binding of this cache's proof-of-possession key (made, and kept beside an encrypted
+    /// cache, on first use): what a PoP request's ``RequestedToken`` carries. A backend that
+    /// does not serve PoP tokens refuses here, before a key is made.
+    public func popBinding() throws(AuthError) -> PopBinding {
+        _ = try backend(for: .proofOfPossession)
+        return PopBinding(key: try popKey())
+    }
+
+    /// A fresh signed HTTP request for `target` carrying the PoP access token `accessToken`
+    /// (signed with this cache's PoP key, `ts` now). No request to the identity service.
+    public func signedHttpRequest(accessToken: String, target: PopRequestTarget) throws(AuthError) -> String {
+        let key = try popKey()
+        do {
+            return try SignedHttpRequest.make(accessToken: accessToken, target: target, key: key, now: dependencies.clock.now())
+        } catch {
+            throw AuthError(.cacheUnavailable, "signing the HTTP request failed: \(error)")
+        }
+    }
+
+    private func popKey() throws(AuthError) -> PopSigningKey {
+        do {
+            return try dependencies.popKeys.key()
+        } catch let error as TokenCacheError {
+            throw AuthError(.cacheUnavailable, "the proof-of-possession key cannot be used: \(error.description)")
+        } catch {
+            throw AuthError(.cacheUnavailable, "the proof-of-possession key cannot be used: \(error)")
+        }
     }
 
     static func accountNotFound(_ reference: AccountReference) -> AuthError {

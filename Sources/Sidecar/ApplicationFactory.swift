@@ -63,6 +63,7 @@ public enum ApplicationFactory {
         let store: any TokenCacheStore
         var refreshLock: any RefreshLock = NoRefreshLock()
         var refreshErrors: any RefreshErrorLog = MemoryRefreshErrorLog()
+        var popKeyFile: PopKeyFile?
         switch configuration.cache {
         case .memory:
             store = MemoryTokenCacheStore()
@@ -100,6 +101,8 @@ public enum ApplicationFactory {
             store = file
             refreshLock = FileRefreshLock(path: file.layout.refreshLock)
             refreshErrors = FileRefreshErrorLog(path: file.layout.lastRefreshError)
+            // The PoP key beside the cache, sealed under its key; a plaintext cache keeps none.
+            popKeyFile = resolution.encryption.map { PopKeyFile(layout: file.layout, encryption: $0) }
         }
         var dependencies = AuthDependencies(
             transport: httpTransport(timeoutSeconds: configuration.httpTimeoutSeconds, logger: logger),
@@ -110,6 +113,7 @@ public enum ApplicationFactory {
         // Made only when asked for: a start that does not use the broker never loads libdbus.
         if configuration.broker != .off { dependencies.broker = SessionBusBroker() }
         dependencies.newCorrelationId = { AuthJSON.correlationId() }
+        dependencies.popKeys = PopKeyHolder(file: popKeyFile)
         return dependencies
     }
 }

@@ -27,7 +27,10 @@ struct AuthMethods: Sendable {
         let flow = try p.optional("flow", oneOf: ["browser", "deviceCode", "paste"]) ?? "browser"
         let correlationId = try AuthJSON.correlationId(p)
         if flow == "deviceCode" {
-            for key in ["promptType", "loginHint", "domainHint", "account", "extraScopesToConsent", "extraQueryParameters", "sshCertificate"]
+            for key in [
+                "promptType", "loginHint", "domainHint", "account", "extraScopesToConsent", "extraQueryParameters", "sshCertificate",
+                "proofOfPossession",
+            ]
             where p.members[key] != nil {
                 throw RPCError.invalidParams("'\(key)' does not apply to the device code flow", member: key)
             }
@@ -48,6 +51,7 @@ struct AuthMethods: Sendable {
             }
         }
         var request = InteractiveRequest()
+        let target = try PopParams.target(p)
         request.token = RequestedToken(sshKey: try SSHCertScope.key(p))
         request.scopes = try scopes(p, sshKey: request.sshKey)
         request.prompt = try p.optional("promptType", oneOf: PromptType.allCases.map(\.rawValue)).flatMap(PromptType.init) ?? .promptIfNecessary
@@ -60,20 +64,26 @@ struct AuthMethods: Sendable {
         request.extraQueryParameters = try Self.stringPairs(p, "extraQueryParameters")
         if flow == "paste" {
             return try await AuthErrorMapping.translating {
-                AuthJSON.tokenResult(
-                    try await app.acquireTokenByPastedAddress(request, prompt: ClientPastePrompt(context: context), correlationId: correlationId))
+                if target != nil { request.token = .proofOfPossession(try app.popBinding()) }
+                let prompt = ClientPastePrompt(context: context)
+                let result = try await app.acquireTokenByPastedAddress(request, prompt: prompt, correlationId: correlationId)
+                return try PopParams.tokenResult(result, target: target, app: app)
             }
         }
         let browser: (any BrowserLauncher)? = browserMode == .client ? ClientBrowserLauncher(context: context) : nil
         return try await AuthErrorMapping.translating {
-            AuthJSON.tokenResult(try await app.acquireTokenInteractively(request, browser: browser, correlationId: correlationId))
+            if target != nil { request.token = .proofOfPossession(try app.popBinding()) }
+            let result = try await app.acquireTokenInteractively(request, browser: browser, correlationId: correlationId)
+            return try PopParams.tokenResult(result, target: target, app: app)
         }
     }
 
     func acquireTokenSilent(_ params: JSONValue?, _ context: RequestContext) async throws -> JSONValue {
-        let (request, correlationId) = try silentRequest(params)
+        var (request, correlationId, target) = try silentRequest(params)
         return try await AuthErrorMapping.translating {
-            AuthJSON.tokenResult(try await app.acquireTokenSilently(request, correlationId: correlationId))
+            if target != nil { request.token = .proofOfPossession(try app.popBinding()) }
+            let result = try await app.acquireTokenSilently(request, correlationId: correlationId)
+            return try PopParams.tokenResult(result, target: target, app: app)
         }
     }
 
@@ -82,7 +92,8 @@ struct AuthMethods: Sendable {
     /// (``PublicClientApplication/cachedSilentAnswer(_:checkedAfter:mayRead:)``), serialized;
     /// `nil`: the full call (``acquireTokenSilent(_:_:)``) answers, errors included.
     func acquireTokenSilentOnReader(_ params: JSONValue?, moment: ReaderMoment) -> QuickResult? {
-        guard let (request, correlationId) = try? silentRequest(params),
+        // A PoP result is signed afresh by the full call (its `ts` and nonce are its own).
+        guard let (request, correlationId, target) = try? silentRequest(params), target == nil,
             let answer = app.cachedSilentAnswer(request, checkedAfter: moment.receivedAt, mayRead: moment.idle)
         else { return nil }
         let replies = silentReplies
@@ -91,8 +102,9 @@ struct AuthMethods: Sendable {
             value: { AuthJSON.tokenResult(answer.result(correlationId)) })
     }
 
-    private func silentRequest(_ params: JSONValue?) throws(RPCError) -> (SilentRequest, correlationId: String) {
+    private func silentRequest(_ params: JSONValue?) throws(RPCError) -> (SilentRequest, correlationId: String, PopRequestTarget?) {
         let p = try Params(params, allowed: SidecarMethod.acquireTokenSilent.parameters)
+        let target = try PopParams.target(p)
         var request = SilentRequest()
         request.token = RequestedToken(sshKey: try SSHCertScope.key(p))
         request.scopes = try scopes(p, sshKey: request.sshKey)
@@ -100,7 +112,32 @@ struct AuthMethods: Sendable {
         request.authority = try AuthJSON.authority(p, of: app.configuration)
         request.forceRefresh = try p.optional("forceRefresh") ?? false
         request.claims = try p.optional("claims")
-        return (request, try AuthJSON.correlationId(p))
+        return (request, try AuthJSON.correlationId(p), target)
+    }
+
+    /// `signHttpRequest`: a fresh signed HTTP request for `method` and `url` with the account's
+    /// cached PoP token for `scopes` (no request to the identity service while it is valid;
+    /// else the refresh token gets one, as `acquireTokenSilent` would).
+    func signHttpRequest(_ params: JSONValue?, _ context: RequestContext) async throws -> JSONValue {
+        let p = try Params(params, allowed: PopParams.signMembers)
+        let target = try PopParams.target(of: p)
+        var request = SilentRequest()
+        request.scopes = try scopes(p)
+        request.account = try AuthJSON.accountReference(p)
+        let correlationId = try AuthJSON.correlationId(p)
+        return try await AuthErrorMapping.translating {
+            request.token = .proofOfPossession(try app.popBinding())
+            let result = try await app.acquireTokenSilently(request, correlationId: correlationId)
+            guard result.tokenType.lowercased() == PopBinding.tokenType else {
+                throw AuthError(.malformedResponse, "a proof-of-possession request was answered a \(result.tokenType.prefix(16)) token")
+            }
+            let shr = try app.signedHttpRequest(accessToken: result.accessToken, target: target)
+            return [
+                "signedHttpRequest": .string(shr), "authorizationHeader": .string(SignedHttpRequest.authorizationHeader(shr)),
+                "tokenType": .string(result.tokenType), "expiresOn": .int(result.expiresOn), "fromCache": .bool(result.fromCache),
+                "correlationId": .string(result.correlationId),
+            ]
+        }
     }
 
     func getCurrentAccount(_ params: JSONValue?, _ context: RequestContext) async throws -> JSONValue {

@@ -67,10 +67,15 @@ public enum ForwardPolicy {
         case .initialize: Rule(access: .allowed, parameters: method.parameters.subtracting(["profile"]), usesToken: false)
         case .ping, .getDeviceInformation, .getCurrentAccount, .getAccounts:
             Rule(access: .allowed, parameters: method.parameters, usesToken: false)
-        case .acquireTokenSilent: Rule(access: .allowed, parameters: method.parameters.subtracting(["sshCertificate"]), usesToken: true)
+        case .acquireTokenSilent:
+            Rule(access: .allowed, parameters: method.parameters.subtracting(["sshCertificate", "proofOfPossession"]), usesToken: true)
         case .callGraph: Rule(access: .allowed, parameters: method.parameters, usesToken: true)
         case .acquireToken:
-            Rule(access: .needsApproval, parameters: method.parameters.subtracting(["extraQueryParameters", "sshCertificate"]), usesToken: true)
+            Rule(
+                access: .needsApproval,
+                parameters: method.parameters.subtracting(["extraQueryParameters", "sshCertificate", "proofOfPossession"]), usesToken: true)
+        // A PoP token's key never leaves this machine: no signing for a forwarded session.
+        case .signHttpRequest: .refused
         case .signout, .setCurrentAccount, .getCacheSummary, .diagnosticsSleep, .diagnosticsEcho: .refused
         }
     }

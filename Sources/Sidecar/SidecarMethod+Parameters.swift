@@ -14,6 +14,7 @@ extension SidecarMethod {
         case .acquireToken: Self.acquireTokenParameters
         case .acquireTokenSilent: Self.acquireTokenSilentParameters
         case .callGraph: Self.callGraphParameters
+        case .signHttpRequest: PopParams.signMembers
         case .diagnosticsSleep: ["ms"]
         }
     }
@@ -21,10 +22,10 @@ extension SidecarMethod {
     // Made once: every request's params are checked against them.
     private static let acquireTokenParameters: Set<String> = [
         "scopes", "promptType", "loginHint", "domainHint", "account", "authority", "claims", "extraScopesToConsent",
-        "extraQueryParameters", "flow", "correlationId", "sshCertificate",
+        "extraQueryParameters", "flow", "correlationId", "sshCertificate", "proofOfPossession",
     ]
     private static let acquireTokenSilentParameters: Set<String> = [
-        "scopes", "account", "authority", "forceRefresh", "claims", "correlationId", "sshCertificate",
+        "scopes", "account", "authority", "forceRefresh", "claims", "correlationId", "sshCertificate", "proofOfPossession",
     ]
     private static let callGraphParameters: Set<String> = [
         "path", "method", "apiVersion", "query", "headers", "body", "account", "scopes", "allPages", "maxPages", "timeoutSeconds",

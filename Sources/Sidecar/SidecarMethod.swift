@@ -13,6 +13,7 @@ public enum SidecarMethod: String, CaseIterable, Sendable {
     case acquireTokenSilent
     case signout
     case callGraph
+    case signHttpRequest
     case getCacheSummary
     case diagnosticsSleep = "diagnostics/sleep"
     case diagnosticsEcho = "diagnostics/echo"

@@ -111,6 +111,7 @@ public final class SidecarService: RPCService, Sendable {
         case .setCurrentAccount: return auth { $0.setCurrentAccount }
         case .signout: return auth { $0.signout }
         case .callGraph: return auth { $0.callGraph }
+        case .signHttpRequest: return auth { $0.signHttpRequest }
         case .getCacheSummary: return auth { $0.getCacheSummary }
         case .diagnosticsEcho:
             return .immediate { params in

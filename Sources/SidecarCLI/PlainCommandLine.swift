@@ -117,6 +117,9 @@ enum PlainCommandLine: Equatable {
         case ("--resource", let value?): request.resource = value
         case ("--account", let value?): request.account = value
         case ("--tenant", let value?): request.tenant = value
+        case ("--pop-method", let value?): request.popMethod = value
+        case ("--pop-url", let value?): request.popURL = value
+        case ("--pop-nonce", let value?): request.popNonce = value
         case ("--output", let value?):
             guard let output = TokenRequest.Output(rawValue: value) else { return .decline }
             request.output = output

@@ -1,8 +1,8 @@
 /// The files that live beside a cache file, named in one place, and its directory, made (0700)
 /// before anything is written beside the cache. Every caller naming a sibling asks this type:
 /// the cache store (`.lockfile`, `undecryptable-*`), the kernel key keeper (`.lockfile`), the
-/// refresh lock (`.refresh.lock`), the last failed refresh (`.last-refresh-error`), the az
-/// shim's kept subscriptions (`azureProfile.ACCOUNT.json`).
+/// refresh lock (`.refresh.lock`), the last failed refresh (`.last-refresh-error`), the PoP key
+/// (`.pop-key`), the az shim's kept subscriptions (`azureProfile.ACCOUNT.json`).
 public struct CacheFileLayout: Sendable, Hashable {
     /// The cache file.
     public let path: String
@@ -13,6 +13,9 @@ public struct CacheFileLayout: Sendable, Hashable {
     public var lockFile: String { path + ".lockfile" }
     /// `<cache>.refresh.lock`: one refresh per token across processes (``FileRefreshLock``).
     public var refreshLock: String { path + ".refresh.lock" }
+    /// `<cache>.pop-key`: the proof-of-possession signing key, sealed under the cache's key
+    /// (``PopKeyFile``).
+    public var popKey: String { path + ".pop-key" }
     /// `<cache>.last-refresh-error` (``FileRefreshErrorLog``).
     public var lastRefreshError: String { path + FileRefreshErrorLog.suffix }
     /// The start of a sealed cache's name once set aside: `<cache>.undecryptable-<unix time>`.

@@ -89,7 +89,8 @@ extension CachedAccessToken: CacheEntity {
 
     var json: JSONObject {
         var fields = CacheFields()
-        fields.set("credential_type", "AccessToken")
+        // msal-common's credential type for a token with an authentication scheme (PoP).
+        fields.set("credential_type", tokenType?.lowercased() == "pop" ? "AccessToken_With_AuthScheme" : "AccessToken")
         fields.set("secret", secret)
         fields.set("home_account_id", nullIfEmpty: homeAccountId)  // an app token's: null, as MSAL for Python
         fields.set("environment", environment)

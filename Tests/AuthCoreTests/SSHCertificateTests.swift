@@ -71,7 +71,7 @@ import TokenCache
         let binding = try SSHKeyBinding(openSSH: Self.key)
         func parse(_ body: String, _ key: SSHKeyBinding?) throws(AuthError) -> TokenResponse {
             guard let json = try? JSONValue.parse(Array(body.utf8)) else { fatalError("test JSON") }
-            return try TokenResponse(json: json, sshKey: key)
+            return try TokenResponse(json: json, binding: key.map(TokenBinding.sshCertificate))
         }
         let good = #"{"access_token":"\#(Self.certificate)","token_type":"ssh-cert","expires_in":3600}"#
         #expect(try parse(good, binding).tokenType == "ssh-cert")

@@ -9,7 +9,7 @@ import sidecar as sc
 # the x-status of each method in protocol/openrpc.json (client-to-server requests).
 PLANNED = sc.protocol_requests("planned")
 IMPLEMENTED_AUTH = [m for m in ["getCurrentAccount", "getAccounts", "acquireToken", "acquireTokenSilent", "signout",
-                                "callGraph"] if m in sc.protocol_requests("implemented")]
+                                "callGraph", "signHttpRequest"] if m in sc.protocol_requests("implemented")]
 
 
 def member_error(msg, id):

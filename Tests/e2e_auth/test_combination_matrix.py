@@ -35,6 +35,14 @@ SCOPE = GRAPH + "/.default"
 BACKENDS = ["flows", "broker", "appIdentity"]
 
 
+POP_URL = "https://graph.microsoft.com/v1.0/me"
+
+
+def jwt_claims_token(shr: str) -> str:
+    """The access token `at` inside a signed HTTP request."""
+    return jwt_claims(shr)["at"]
+
+
 def jwt_claims(token: str) -> dict:
     payload = token.split(".")[1]
     return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
@@ -102,6 +110,21 @@ class Backend:
             assert self.name != "flows" and error["data"]["backend"] == self.name, (door, error)
             assert error["data"]["tokenKind"] == "sshCertificate", (door, error)
 
+    def assert_pop_answer(self, reply: dict, door: str, refusals=(-51016,)) -> None:
+        """A PoP token with its signed HTTP request from the flows; else the refusal naming the
+        backend. Never a bearer token."""
+        if "result" in reply:
+            result = reply["result"]
+            assert self.name == "flows", (door, self.name, result.get("tokenType"))
+            assert result["tokenType"] == "pop" and result["authorizationHeader"] == "PoP " + result["signedHttpRequest"], door
+            assert jwt_claims(result["accessToken"])["cnf"]["kid"], door
+            return
+        error = reply["error"]
+        assert error["code"] in refusals, (door, self.name, error)
+        if error["code"] == -51016:
+            assert self.name != "flows" and error["data"]["backend"] == self.name, (door, error)
+            assert error["data"]["tokenKind"] == "proofOfPossession", (door, error)
+
     def stop(self) -> None:
         if self.broker:
             self.broker.stop()
@@ -142,6 +165,11 @@ def json_rpc_door(backend: Backend, lines: Lines, door: str, public_key: str, re
     assert bearer["result"]["tokenType"] == "Bearer", door
     backend.assert_bearer(bearer["result"]["accessToken"], door)
     backend.assert_ssh_answer(lines.call("acquireTokenSilent", {"sshCertificate": {"publicKey": public_key}}), door, refusals)
+    pop = {"method": "GET", "url": POP_URL}
+    backend.assert_pop_answer(lines.call("acquireTokenSilent", {"scopes": [scope], "proofOfPossession": pop}), door, refusals)
+    signed = lines.call("signHttpRequest", {"scopes": [scope], **pop})
+    backend.assert_pop_answer({"error": signed["error"]} if "error" in signed else {"result": {
+        **signed["result"], "accessToken": jwt_claims_token(signed["result"]["signedHttpRequest"])}}, door, refusals)
 
 
 @pytest.mark.parametrize("backend_name", BACKENDS)
@@ -186,6 +214,12 @@ def test_every_door_answers_the_kind_asked_or_refuses_it_by_name(backend_name, v
         token = verbs.run("token", "--no-agent", "--scope", SCOPE, env=backend.env)
         assert token.returncode == 0, ("token verb", token.stderr)
         backend.assert_bearer(token.stdout.strip(), "token verb")
+        pop = verbs.run("token", "--no-agent", "--scope", SCOPE, "--pop-method", "GET", "--pop-url", POP_URL, env=backend.env)
+        if backend.name == "flows":
+            assert pop.returncode == 0 and pop.stdout.startswith("PoP "), ("token verb --pop-*", pop.stderr)
+        else:
+            assert pop.returncode == 1 and pop.stdout == "", ("token verb --pop-*", pop.stderr)
+            assert "does not issue proof-of-possession tokens" in pop.stderr and "(tokenKindNotServed)" in pop.stderr, pop.stderr
         cert = verbs.run("ssh-cert", "--no-agent", "--key", key, "--output-format", "json", env=backend.env)
         if backend.name == "flows":
             assert cert.returncode == 0, cert.stderr

@@ -67,6 +67,7 @@ CONTRACT_METHODS = {
     # The project's own, beyond protocol-contract.md (documented in protocol/README.md):
     "setCurrentAccount": ("implemented", "request", "clientToServer"),
     "getCacheSummary": ("implemented", "request", "clientToServer"),
+    "signHttpRequest": ("implemented", "request", "clientToServer"),
     "deviceCode": ("implemented", "notification", "serverToClient"),
     "openUrl": ("implemented", "request", "serverToClient"),
     "pasteSignIn": ("implemented", "request", "serverToClient"),

@@ -70,8 +70,13 @@ export type AccountLike = Account | AccountRef | string;
 
 export interface TokenResult {
   accessToken: string;
-  /** 'ssh-cert' for an sshCertificate request: accessToken is then the OpenSSH certificate, base64 */
-  tokenType: 'Bearer' | 'ssh-cert' | string;
+  /** 'ssh-cert' for an sshCertificate request: accessToken is then the OpenSSH certificate, base64;
+   * 'pop' for a proofOfPossession request: send authorizationHeader, never the token alone */
+  tokenType: 'Bearer' | 'ssh-cert' | 'pop' | string;
+  /** with tokenType 'pop': a fresh signed HTTP request for the request's proofOfPossession */
+  signedHttpRequest?: string;
+  /** with tokenType 'pop': 'PoP ' + signedHttpRequest */
+  authorizationHeader?: string;
   /** Unix seconds */
   expiresOn: number;
   extExpiresOn?: number;
@@ -142,6 +147,8 @@ export interface AcquireTokenParams {
   correlationId?: string;
   /** an SSH certificate for this OpenSSH RSA public key instead of a bearer token (tokenType 'ssh-cert') */
   sshCertificate?: { publicKey: string };
+  /** a proof-of-possession token for this resource request instead of a bearer token (tokenType 'pop'; the result adds signedHttpRequest and authorizationHeader) */
+  proofOfPossession?: ProofOfPossession;
 }
 
 export interface AcquireTokenSilentParams {
@@ -153,6 +160,35 @@ export interface AcquireTokenSilentParams {
   correlationId?: string;
   /** an SSH certificate for this OpenSSH RSA public key instead of a bearer token (tokenType 'ssh-cert') */
   sshCertificate?: { publicKey: string };
+  /** a proof-of-possession token for this resource request instead of a bearer token (tokenType 'pop'; the result adds signedHttpRequest and authorizationHeader) */
+  proofOfPossession?: ProofOfPossession;
+}
+
+/** The resource request a PoP token and its signed HTTP request are for. */
+export interface ProofOfPossession {
+  method: string;
+  url: string;
+  /** the resource's nonce (WWW-Authenticate: PoP nonce="...") */
+  nonce?: string;
+  /** client_claims of the signed HTTP request (kubelogin's 'u=<ARM id>' for Azure Arc) */
+  clientClaims?: string;
+}
+
+export interface SignHttpRequestParams extends ProofOfPossession {
+  scopes?: string[] | string;
+  account?: AccountLike;
+  correlationId?: string;
+}
+
+export interface SignHttpRequestResult {
+  signedHttpRequest: string;
+  /** 'PoP ' + signedHttpRequest */
+  authorizationHeader: string;
+  tokenType: 'pop';
+  /** Unix seconds, the PoP token's */
+  expiresOn: number;
+  fromCache: boolean;
+  correlationId: string;
 }
 
 export interface SignoutParams { account?: AccountLike; signoutFromBrowser?: boolean }
@@ -263,6 +299,8 @@ export declare class SidecarClient extends EventEmitter {
   acquireTokenSilent(params?: AcquireTokenSilentParams, options?: CallOptions): Promise<TokenResult>;
   signout(params?: SignoutParams, options?: CallOptions): Promise<SignoutResult>;
   callGraph(params?: CallGraphParams | string, options?: CallOptions): Promise<GraphResponse>;
+  /** A fresh signed HTTP request (PoP) with the cached PoP token (no token request while it is valid). */
+  signHttpRequest(params: SignHttpRequestParams, options?: CallOptions): Promise<SignHttpRequestResult>;
 
   on<K extends keyof SidecarClientEvents>(event: K, listener: (...args: SidecarClientEvents[K]) => void): this;
   once<K extends keyof SidecarClientEvents>(event: K, listener: (...args: SidecarClientEvents[K]) => void): this;

@@ -539,6 +539,13 @@ export class SidecarClient extends EventEmitter {
   signout(params = {}, options) {
     return this._call('signout', clean({ ...params, account: accountRef(params.account) }), options);
   }
+  /** A fresh signed HTTP request (PoP) with the cached PoP token: {signedHttpRequest, authorizationHeader, ...}. */
+  signHttpRequest(params = {}, options = {}) {
+    if (!params.method || !params.url) throw new TypeError('signHttpRequest needs the request\'s method and url');
+    return this._call('signHttpRequest', clean({
+      ...params, scopes: scopeList(params.scopes), account: accountRef(params.account),
+    }), options);
+  }
   callGraph(params = {}, options = {}) {
     const p = typeof params === 'string' ? { path: params } : params;
     return this._call('callGraph', clean({

@@ -57,7 +57,7 @@ struct InteractiveFlow: Sendable {
             code,
             Redemption(
                 resolved: resolved, scopes: scopes, claims: claims, redirectURI: pending.redirectURI, pkce: pkce, nonce: nonce,
-                sshKey: request.sshKey),
+                binding: request.binding),
             clientInfo: response.clientInfo, correlationId: correlationId)
     }
 
@@ -69,7 +69,8 @@ struct InteractiveFlow: Sendable {
         var redirectURI: String
         var pkce: PKCE
         var nonce: String
-        var sshKey: SSHKeyBinding?
+        /// The key a bound token (`ssh-cert`, `pop`) is for.
+        var binding: TokenBinding?
     }
 
     /// Redeems `code` with the sign-in's PKCE verifier, validates the answer (the ID token's
@@ -87,13 +88,13 @@ struct InteractiveFlow: Sendable {
             TokenEndpointClient.anchorMailbox(homeAccountId: $0.homeAccountId)
         }
         let tokens = try await client.redeem(
-            grant.fields, at: sent.resolved.metadata.tokenEndpoint, correlationId: correlationId, sshKey: sent.sshKey,
+            grant.fields, at: sent.resolved.metadata.tokenEndpoint, correlationId: correlationId, binding: sent.binding,
             headers: anchor ?? [])
         return try await TokenResponseHandler(configuration: configuration, dependencies: dependencies, resolver: resolver).handle(
             tokens,
             .init(
                 authority: sent.resolved.authority, metadata: sent.resolved.metadata, requestedScopes: sent.scopes,
-                correlationId: correlationId, nonce: sent.nonce, grant: "authorization_code", sshKey: sent.sshKey))
+                correlationId: correlationId, nonce: sent.nonce, grant: "authorization_code", binding: sent.binding))
     }
 
     func authorizeURL(

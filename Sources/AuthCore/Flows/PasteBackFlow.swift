@@ -37,7 +37,7 @@ struct PasteBackFlow: Sendable {
                 code,
                 .init(
                     resolved: resolved, scopes: scopes, claims: claims, redirectURI: redirectURI, pkce: pkce, nonce: nonce,
-                    sshKey: request.sshKey),
+                    binding: request.binding),
                 clientInfo: response.clientInfo, correlationId: correlationId)
         } catch let error as AuthError {
             throw PastedAddress.fromAnotherSignIn(error) ?? error

@@ -26,7 +26,7 @@ struct SilentFlow: Sendable {
         let authority = try configuration.authority(for: request.authority)
         let scopes = Scopes.requested(request.scopes, defaults: configuration.defaultScopes)
         let useCache = !request.forceRefresh && request.claims == nil
-        let found = try find(request.account, authority: authority, scopes: scopes, sshKey: request.sshKey, useCache: useCache)
+        let found = try find(request.account, authority: authority, scopes: scopes, binding: request.binding, useCache: useCache)
         let view = found.view
         let cached = found.cached
         guard let account = found.account else { throw Self.noAccount(request.account) }
@@ -34,7 +34,7 @@ struct SilentFlow: Sendable {
         let key = [
             configuration.clientId, account.homeAccountId, authority.url,
             scopes.map { $0.lowercased() }.sorted().joined(separator: " "),
-            request.claims ?? "", request.forceRefresh ? "force" : "", request.sshKey?.keyId ?? "",
+            request.claims ?? "", request.forceRefresh ? "force" : "", request.binding.map { $0.tokenType + ":" + $0.keyId } ?? "",
         ].joined(separator: "|").lowercased()
         return try await coordinator.run(key: key) {
             try await dependencies.cache.refreshLock.withLock(key: key, timeout: Self.refreshWait) {
@@ -55,7 +55,7 @@ struct SilentFlow: Sendable {
         let useCache = !request.forceRefresh && request.claims == nil
         var lookup = Lookup(
             authority: authority, realms: realms(authority, view.metadataRealm, account),
-            environments: view.environments, scopes: scopes, account: account, sshKey: request.sshKey)
+            environments: view.environments, scopes: scopes, account: account, binding: request.binding)
         func cached() throws -> CachedResult? {
             guard useCache else { return nil }
             return try CacheAccess.run { try dependencies.cache.read { cachedToken(lookup, in: $0) } }
@@ -65,7 +65,7 @@ struct SilentFlow: Sendable {
             let resolved = try await resolver.resolve(authority)
             lookup = Lookup(
                 authority: resolved.authority, realms: realms(authority, resolved.realm, account),
-                environments: resolved.environments, scopes: scopes, account: account, sshKey: request.sshKey)
+                environments: resolved.environments, scopes: scopes, account: account, binding: request.binding)
             if let fresh = try cached(), !fresh.token.needsRefresh(at: dependencies.clock.now()) { return fresh.result(correlationId) }
             let result = try await refresh(lookup, metadata: resolved.metadata, claims: request.claims, correlationId: correlationId)
             Self.noteRefresh(failure: nil, account: account, clientId: configuration.clientId, dependencies: dependencies)
@@ -110,8 +110,8 @@ struct SilentFlow: Sendable {
         let environments: [String]
         let scopes: [String]
         let account: Account
-        /// The key of an `ssh-cert` request.
-        var sshKey: SSHKeyBinding? = nil
+        /// The key a bound token (`ssh-cert`, `pop`) is for.
+        var binding: TokenBinding? = nil
         /// The realm tokens from this authority are saved under.
         var realm: String { realms.first ?? authority.tenant }
     }
@@ -127,10 +127,10 @@ struct SilentFlow: Sendable {
     /// authority's view, the account, and its valid cached token. Never suspends: what it needs
     /// of the authority is known without the network.
     func find(
-        _ reference: AccountReference?, authority: Authority, scopes: [String], sshKey: SSHKeyBinding? = nil, useCache: Bool
+        _ reference: AccountReference?, authority: Authority, scopes: [String], binding: TokenBinding? = nil, useCache: Bool
     ) throws -> Found {
         let document = try CacheAccess.run { try dependencies.cache.snapshot() }
-        let memoKey = SilentMemo.key(reference, authority: authority, scopes: scopes, sshKey: sshKey)
+        let memoKey = SilentMemo.key(reference, authority: authority, scopes: scopes, binding: binding)
         if useCache, let found = memo.lookup(memoKey, stamp: document.stamp)?.found, isStillUsable(found) {
             return found
         }
@@ -139,7 +139,7 @@ struct SilentFlow: Sendable {
         guard let account = try directory.resolve(reference, in: document) else { return Found(view: view) }
         let lookup = Lookup(
             authority: authority, realms: realms(authority, view.metadataRealm, account),
-            environments: view.environments, scopes: scopes, account: account, sshKey: sshKey)
+            environments: view.environments, scopes: scopes, account: account, binding: binding)
         let found = Found(view: view, account: account, cached: useCache ? cachedToken(lookup, in: document) : nil)
         if useCache { memo.store(found, forKey: memoKey, stamp: document.stamp) }
         return found
@@ -176,9 +176,9 @@ struct SilentFlow: Sendable {
             guard
                 let token = document.accessToken(
                     homeAccountId: home, environments: lookup.environments, realm: realm,
-                    clientId: configuration.clientId, scopes: scopes, keyId: lookup.sshKey?.keyId),
+                    clientId: configuration.clientId, scopes: scopes, keyId: lookup.binding?.keyId),
                 !SSHKeyBinding.isDue(token, at: now),
-                lookup.sshKey == nil ? TokenResponse.isBearer(token.tokenType) : token.tokenType == SSHKeyBinding.tokenType
+                TokenBinding.matches(lookup.binding, tokenType: token.tokenType)
             else { continue }
             let idToken = document.idToken(
                 homeAccountId: home, environments: lookup.environments,
@@ -232,7 +232,7 @@ struct SilentFlow: Sendable {
             let grant = RefreshTokenGrant(refreshToken: refreshToken.secret, scopes: Scopes.decorated(lookup.scopes), claims: merged)
             do {
                 let tokens = try await client.redeem(
-                    grant.fields, at: metadata.tokenEndpoint, correlationId: correlationId, sshKey: lookup.sshKey,
+                    grant.fields, at: metadata.tokenEndpoint, correlationId: correlationId, binding: lookup.binding,
                     headers: TokenEndpointClient.anchorMailbox(homeAccountId: lookup.account.homeAccountId))
                 return try await handle(tokens, lookup, metadata: metadata, correlationId: correlationId)
             } catch let error as AuthError where error.oauthError == "invalid_grant" {
@@ -260,7 +260,7 @@ struct SilentFlow: Sendable {
             tokens,
             .init(
                 authority: lookup.authority, metadata: metadata, requestedScopes: lookup.scopes,
-                correlationId: correlationId, knownAccount: lookup.account, grant: nil, sshKey: lookup.sshKey))
+                correlationId: correlationId, knownAccount: lookup.account, grant: nil, binding: lookup.binding))
         if result.idToken == nil { result.idToken = try cachedIdToken(lookup) }
         return result
     }

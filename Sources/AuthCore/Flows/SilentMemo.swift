@@ -26,15 +26,17 @@ final class SilentMemo: Sendable {
     /// former's lock (``PthreadMutex``).
     private let state = PthreadMutex(State())
 
-    /// The key of a request's shape: account reference, authority, scopes and the SSH key bound.
-    static func key(_ reference: AccountReference?, authority: Authority, scopes: [String], sshKey: SSHKeyBinding? = nil) -> String {
+    /// The key of a request's shape: account reference, authority, scopes and the key bound.
+    static func key(_ reference: AccountReference?, authority: Authority, scopes: [String], binding: TokenBinding? = nil) -> String {
         let account: String
         switch reference {
         case .homeAccountId(let id)?: account = "home:" + id.lowercased()
         case .username(let name)?: account = "user:" + name.lowercased()
         case nil: account = "current"
         }
-        var key = account + "|" + (sshKey.map { "ssh:" + $0.keyId + "|" } ?? "") + authority.url.lowercased() + "|"
+        var key = account + "|"
+        if let binding { key += binding.tokenType + ":" + binding.keyId + "|" }
+        key += authority.url.lowercased() + "|"
         if scopes.count == 1, let scope = scopes.first {
             key += scope.lowercased()
         } else {

@@ -18,8 +18,8 @@ struct TokenResponseHandler: Sendable {
         var knownAccount: Account?
         /// `authorization_code`, `device_code`, or nil for a refresh (no account creation).
         var grant: String?
-        /// The key of an `ssh-cert` answer (cached under its id).
-        var sshKey: SSHKeyBinding? = nil
+        /// The key of a bound answer (`ssh-cert`, `pop`: cached under its id).
+        var binding: TokenBinding? = nil
     }
 
     func handle(_ response: TokenResponse, _ context: Context) async throws -> TokenResult {
@@ -40,7 +40,7 @@ struct TokenResponseHandler: Sendable {
             homeAccountId: account.homeAccountId, localAccountId: account.localAccountId,
             username: account.username, name: account.name, clientInfo: response.clientInfo,
             accountSource: context.grant, createsAccount: context.grant != nil, scopes: granted,
-            accessToken: response.accessToken, tokenType: response.tokenType, keyId: context.sshKey?.keyId, cachedAt: now,
+            accessToken: response.accessToken, tokenType: response.tokenType, keyId: context.binding?.keyId, cachedAt: now,
             expiresOn: now + response.expiresIn, extendedExpiresOn: response.extExpiresIn.map { now + $0 },
             refreshOn: response.refreshIn.map { now + $0 }, refreshToken: response.refreshToken,
             idToken: response.idToken, familyId: response.familyId)

@@ -37,15 +37,15 @@ struct TokenEndpointClient: Sendable {
     ///   failures and malformed answers; `CancellationError` when cancelled.
     /// `retrying`: the budget for transient failures (`nil`: one try, for a caller with a
     /// retry loop of its own, such as device code polling).
-    /// `sshKey`: an `ssh-cert` request for that key (its fields sent, that type expected).
+    /// `binding`: a bound token's request (`ssh-cert`, `pop`: its fields sent, that type expected).
     func redeem(
         _ fields: [(String, String)], at endpoint: String, correlationId: String,
-        retrying budget: TransientRetry.Budget? = .oneShot, sshKey: SSHKeyBinding? = nil,
+        retrying budget: TransientRetry.Budget? = .oneShot, binding: TokenBinding? = nil,
         headers extra: [(name: String, value: String)] = []
     ) async throws -> TokenResponse {
         let json = try await post(
-            fields + (sshKey?.fields ?? []), to: endpoint, correlationId: correlationId, retrying: budget, headers: extra)
-        return try TokenResponse(json: json, sshKey: sshKey)
+            fields + (binding?.fields ?? []), to: endpoint, correlationId: correlationId, retrying: budget, headers: extra)
+        return try TokenResponse(json: json, binding: binding)
     }
 
     /// Posts a form and returns the JSON of a 200 answer; an error answer becomes ``AuthError``.

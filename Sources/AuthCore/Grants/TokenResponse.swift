@@ -38,18 +38,18 @@ public struct TokenResponse: Sendable {
     public static let defaultLifetime: Int64 = 3600
 
     /// Parses and validates the body (see the type's rules).
-    /// `sshKey`: the key of an `ssh-cert` request (that type expected, certifying that key).
-    public init(json: JSONValue, sshKey: SSHKeyBinding? = nil) throws(AuthError) {
-        let expected = sshKey == nil ? "Bearer" : SSHKeyBinding.tokenType
+    /// `binding`: the key of a bound request (its type expected; an `ssh-cert` certifying that key).
+    public init(json: JSONValue, binding: TokenBinding? = nil) throws(AuthError) {
+        let expected = binding?.tokenType ?? "Bearer"
         guard let accessToken = try Self.token(json, "access_token") else {
             throw .malformed("no access_token in the token response")
         }
         self.accessToken = accessToken
         tokenType = Self.normalized(tokenType: try Self.string(json, "token_type"))
-        guard tokenType == expected else {
+        guard TokenBinding.matches(binding, tokenType: tokenType) else {
             throw .malformed("the token response's token_type is \"\(tokenType.prefix(32))\", not \(expected)")
         }
-        if let sshKey {
+        if let sshKey = binding?.sshKey {
             guard let certificate = OpenSSHCertificate(base64: accessToken) else {
                 throw .malformed("the ssh-cert token is not an OpenSSH RSA user certificate")
             }

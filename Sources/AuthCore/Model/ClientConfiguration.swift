@@ -68,6 +68,9 @@ public struct AuthDependencies: Sendable {
     public var logger: Logger
     /// The Linux identity broker, used as ``ClientConfiguration/brokerMode`` says (`nil`: none).
     public var broker: (any IdentityBroker)?
+    /// The cache's proof-of-possession key (by default one of this process's own: the
+    /// composition root gives the cache's, kept sealed beside an encrypted cache).
+    public var popKeys = PopKeyHolder(file: nil)
     /// A fresh correlation id, for a broker call a request makes besides its own (the sidecar
     /// gives its pooled generator; by default a random version-4 UUID).
     public var newCorrelationId: @Sendable () -> String = {

@@ -14,13 +14,14 @@ public enum Backend: String, Sendable, CaseIterable {
     /// set: this runs on the fast path of a fresh process's first token).
     public func serves(_ kind: TokenKind) -> Bool {
         switch (self, kind) {
-        case (.identityService, .bearer), (.identityService, .sshCertificate): true
+        case (.identityService, .bearer), (.identityService, .sshCertificate), (.identityService, .proofOfPossession): true
         case (.broker, .bearer): true
-        // The broker's D-Bus API has no SSH certificate request (req_cnf, token_type).
-        case (.broker, .sshCertificate): false
+        // The broker's D-Bus API has no SSH certificate request (req_cnf, token_type); its
+        // proof-of-possession (popParams, generateSignedHttpRequest) is not wired yet.
+        case (.broker, .sshCertificate), (.broker, .proofOfPossession): false
         case (.appIdentity, .bearer): true
         // A client-credentials exchange is for the app's bearer token only.
-        case (.appIdentity, .sshCertificate): false
+        case (.appIdentity, .sshCertificate), (.appIdentity, .proofOfPossession): false
         }
     }
 
@@ -42,6 +43,7 @@ public enum Backend: String, Sendable, CaseIterable {
             switch kind {
             case .bearer: "bearer tokens"
             case .sshCertificate: "SSH certificates"
+            case .proofOfPossession: "proof-of-possession tokens"
             }
         let hint =
             switch self {

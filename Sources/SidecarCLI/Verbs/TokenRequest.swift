@@ -15,12 +15,19 @@ struct TokenRequest: Equatable {
     var tenant: String?
     var output: Output = .token
     var forceRefresh = false
+    /// A proof-of-possession token for this request (`--pop-method`, `--pop-url`, `--pop-nonce`).
+    var popMethod: String?
+    var popURL: String?
+    var popNonce: String?
 
     /// Why these options cannot go together, if they cannot.
     var invalidity: String? {
         if resource != nil, !scopes.isEmpty { return "--resource and --scope cannot be combined" }
         if let resource, resource.isEmpty { return "--resource must not be empty" }
         if let tenant, let problem = VerbRequests.tenantProblem(tenant, option: "--tenant") { return problem }
+        if (popMethod == nil) != (popURL == nil) { return "--pop-method and --pop-url go together" }
+        if popNonce != nil, popMethod == nil { return "--pop-nonce needs --pop-method and --pop-url" }
+        if popMethod != nil, output == .az { return "--output az has no proof-of-possession form" }
         return nil
     }
 
@@ -45,6 +52,11 @@ struct TokenRequest: Equatable {
             params["authority"] = .string(authority)
         }
         if forceRefresh { params["forceRefresh"] = true }
+        if let popMethod, let popURL {
+            var pop: JSONObject = ["method": .string(popMethod), "url": .string(popURL)]
+            if let popNonce { pop["nonce"] = .string(popNonce) }
+            params["proofOfPossession"] = .object(pop)
+        }
         return params
     }
 
@@ -54,6 +66,11 @@ struct TokenRequest: Equatable {
         case .az:
             guard let az = VerbOutput.az(result) else { throw VerbFailure(message: "the engine's answer has no accessToken or expiresOn") }
             session.print(az.jsonText)
+        case .token where popMethod != nil:
+            guard let header = result["authorizationHeader"]?.stringValue else {
+                throw VerbFailure(message: "the engine's answer has no authorizationHeader")
+            }
+            session.print(header)
         case .token:
             guard let token = result["accessToken"]?.stringValue else {
                 throw VerbFailure(message: "the engine's answer has no accessToken")

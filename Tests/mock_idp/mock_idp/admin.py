@@ -209,6 +209,11 @@ def clear_sessions(app, req, body):
     return {"sessions": 0}
 
 
+def pop_refusals(app, req, body):
+    """Why PoP resources refused signed HTTP requests, newest last (pop.py)."""
+    return {"refusals": list(app.state.pop_refusals)}
+
+
 ROUTES = {
     "state": get_state, "reset": reset, "config": config, "users": users,
     "users/delete": delete_user, "tenants": tenants, "clients": clients, "consent": consent,
@@ -217,7 +222,7 @@ ROUTES = {
     "counts/reset": reset_counts, "log": log, "log/clear": clear_log,
     "graph/challenge": graph_challenge, "authorize/next": authorize_next,
     "sessions/clear": clear_sessions, "issuers": issuers,
-    "id_token": id_token, "subscriptions": arm.set_subscriptions, "federation": federation.admin,
+    "id_token": id_token, "pop/refusals": pop_refusals, "subscriptions": arm.set_subscriptions, "federation": federation.admin,
 }
 
 

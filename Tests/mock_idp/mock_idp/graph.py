@@ -9,6 +9,7 @@ import json
 import time
 import uuid
 
+from . import pop
 from .http_util import json_response
 from .issue import GRAPH_AUDIENCES
 
@@ -38,6 +39,11 @@ def _unauthorized(app, req, message):
 def authenticate(app, req):
     """Return (claims, None) for a good token, or (None, error response)."""
     auth = req.headers.get("Authorization", "")
+    if auth[:4].lower() == "pop ":   # a proof-of-possession token with its signed HTTP request
+        claims, error = pop.authenticate(app, req)
+        if error is None and claims.get("aud") not in GRAPH_AUDIENCES:
+            return None, pop.challenge(app, req, "Access token validation failure. Invalid audience.")
+        return claims, error
     if not auth.startswith("Bearer ") or not auth[7:].strip():
         return None, _unauthorized(app, req, "Access token is empty.")
     try:
@@ -46,6 +52,8 @@ def authenticate(app, req):
         return None, _unauthorized(app, req, "Access token validation failure. %s." % exc)
     if claims.get("aud") not in GRAPH_AUDIENCES:
         return None, _unauthorized(app, req, "Access token validation failure. Invalid audience.")
+    if claims.get("cnf"):   # a bound token is useless without its key's signed HTTP request
+        return None, pop.challenge(app, req, "a PoP token is presented only with its signed HTTP request")
     if claims.get("exp", 0) <= app.state.now():
         return None, _unauthorized(app, req, "Lifetime validation failed, the token is expired.")
     return claims, None

@@ -93,10 +93,12 @@ def issue(app, req, ctx, grant):
     }
     if acrs:
         at_claims["acrs"] = acrs
+    if grant.get("cnf"):   # a proof-of-possession token (pop.py): bound to the key with this kid
+        at_claims["cnf"] = grant["cnf"]
     if ctx.b2c:
         at_claims["tfp"] = ctx.policy
     response = {
-        "token_type": "Bearer",
+        "token_type": "pop" if grant.get("cnf") else "Bearer",
         "scope": " ".join([full_scope(resource, n) for n in names] +
                           [s for s in oidc if s != "offline_access"]),
         "expires_in": at_life,

@@ -9,7 +9,7 @@ import time
 import traceback
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from . import admin, arm, pkgindex, registry, authorize, devicecode, discovery, faults, graph, issuers, tenancy, token_endpoint
+from . import admin, arm, pkgindex, registry, authorize, devicecode, discovery, faults, graph, issuers, pop, tenancy, token_endpoint
 from .errors import OAuthError
 from .http_util import Request, Response, json_response
 
@@ -67,6 +67,8 @@ def endpoint_key(req):
         return "registry"
     if segs[0] == "oauth2" and len(segs) == 2 and segs[1] in ("exchange", "token"):
         return "acr:" + segs[1]
+    if segs[0] == "pop":
+        return "pop"
     if path.rstrip("/") == "/common/discovery/instance":
         return "instance-discovery"
     if path.endswith("/.well-known/openid-configuration"):
@@ -94,6 +96,8 @@ def route(app, req, key):
         return registry.api(app, req)
     if key in ("acr:exchange", "acr:token"):
         return (registry.exchange if key == "acr:exchange" else registry.token)(app, req)
+    if key == "pop":
+        return pop.resource(app, req)
     if key == "instance-discovery":
         return discovery.instance(app, req)
     if key in ("root", "other") and req.segments[-1:] != ["userrealm"]:

@@ -36,6 +36,7 @@ DEFAULT_CONFIG = {
     "graph_collection_size": 25,
     "ssh_cert_lifetime": 3600,              # seconds an ssh-cert token's certificate is valid
     "ssh_cert_unconsented_clients": [],     # client ids whose ssh-cert requests need consent
+    "pop_require_nonce": False,             # True: a PoP resource wants a nonce it issued (pop.py)
     "arm_page_size": 0,                     # Resource Manager's subscriptions per page (0: one answer)
     "feed_resource": "499b84ac-1321-427f-aa17-267ca6975798",  # the package index's token audience (pkgindex.py)
 }
@@ -98,6 +99,8 @@ class State:
             self.arm_subscriptions = {}    # oid -> [subscription], see arm.py
             self.federations = []          # federated identity credentials, see federation.py
             self.feed_uploads = {}         # filename -> bytes uploaded to the package index, see pkgindex.py
+            self.pop_nonces = set()        # nonces PoP resources issued, see pop.py
+            self.pop_refusals = collections.deque(maxlen=50)   # why SHRs were refused
 
     def now(self):
         """The mock's clock (wall clock plus the admin-controlled offset)."""

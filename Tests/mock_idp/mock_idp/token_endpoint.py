@@ -6,7 +6,7 @@ import hashlib
 import hmac
 import time
 
-from . import devicecode, federation, sessions, sshca
+from . import devicecode, federation, pop, sessions, sshca
 from .errors import OAuthError
 from .http_util import json_response
 from .issue import issue, parse_scopes
@@ -33,8 +33,11 @@ def handle(app, req, ctx):
     if grant_type not in handlers:
         raise OAuthError("unsupported_grant_type", grant_type=grant_type)
     ssh_key = sshca.request_key(req) if sshca.requested(req) and not ctx.issuer_name else None
+    pop_kid = pop.request_kid(req) if pop.requested(req) and not ctx.issuer_name else None
     with state.lock:
         grant = handlers[grant_type](app, req, ctx)
+        if pop_kid:
+            grant["cnf"] = {"kid": pop_kid}
         if ssh_key:
             sshca.check_consent(state, grant["client_id"])
         response = (issue_tokens if ctx.issuer_name else issue)(app, req, ctx, grant)

@@ -72,6 +72,29 @@ describe('client against the mock identity platform', { ...needsBinary, timeout:
     }
   }));
 
+  test('proof-of-possession: a PoP token with its signed HTTP request, signHttpRequest', guarded(async () => {
+    const dir = tmpDir();
+    const client = await launch(dir);
+    try {
+      await client.acquireToken({ scopes: SCOPES }, { timeout: SIGN_IN });
+      const url = `${mock.url}/pop/resource`;
+      const pop = await client.acquireTokenSilent({ scopes: SCOPES, proofOfPossession: { method: 'GET', url } });
+      assert.equal(pop.tokenType, 'pop');
+      assert.equal(pop.authorizationHeader, `PoP ${pop.signedHttpRequest}`);
+      const payload = (shr) => JSON.parse(Buffer.from(shr.split('.')[1], 'base64url').toString());
+      assert.equal(payload(pop.signedHttpRequest).at, pop.accessToken);
+      const signed = await client.signHttpRequest({ method: 'PUT', url, nonce: 'n-1', scopes: SCOPES });
+      assert.equal(signed.fromCache, true);
+      assert.deepEqual([payload(signed.signedHttpRequest).m, payload(signed.signedHttpRequest).nonce], ['PUT', 'n-1']);
+      assert.throws(() => client.signHttpRequest({ url }), TypeError);
+      const bearer = await client.acquireTokenSilent({ scopes: SCOPES });
+      assert.equal(bearer.tokenType, 'Bearer');
+      assert.equal(bearer.signedHttpRequest, undefined);
+    } finally {
+      assert.equal(await client.close(), 0);
+    }
+  }));
+
   test('setCurrentAccount switches what silent calls use', guarded(async () => {
     const client = await launch(tmpDir());
     try {

@@ -11,9 +11,9 @@ from .client import CancelToken, SidecarClient
 from .errors import *  # noqa: F401,F403
 from .errors import __all__ as _error_names
 from .types import (Account, CurrentAccount, DeviceCode, DeviceInformation, GraphResponse, ServerInfo,
-                    SignoutResult, TokenResult)
+                    SignedHttpRequest, SignoutResult, TokenResult)
 
 __version__ = "0.1.0"
 
 __all__ = ["SidecarClient", "AsyncSidecarClient", "CancelToken", "Account", "TokenResult", "DeviceInformation",
-           "GraphResponse", "CurrentAccount", "DeviceCode", "SignoutResult", "ServerInfo", *_error_names]
+           "GraphResponse", "CurrentAccount", "DeviceCode", "SignoutResult", "SignedHttpRequest", "ServerInfo", *_error_names]

@@ -12,8 +12,8 @@ from typing import Any, Callable, Dict, List, Literal, Optional, Tuple, Union
 
 from .errors import (AgentUnavailableError, SidecarExitedError, SidecarNotFoundError, UntrustedSocketError,
                      error_from_object)
-from .types import (Account, CurrentAccount, DeviceInformation, GraphResponse, ServerInfo, SignoutResult,
-                    TokenResult, account_ref)
+from .types import (Account, CurrentAccount, DeviceInformation, GraphResponse, ServerInfo, SignedHttpRequest,
+                    SignoutResult, TokenResult, account_ref)
 
 ENV_BINARY = "AUTH_SIDECAR_BIN"
 ENV_SOCKET = "AUTH_SIDECAR_SOCK"
@@ -174,12 +174,13 @@ Decoder = Callable[[Any], Any]
 def acquire_token_params(scopes=None, prompt_type=None, login_hint=None, domain_hint=None, account=None,
                          authority=None, claims=None, extra_scopes_to_consent=None,
                          extra_query_parameters=None, flow=None, correlation_id=None,
-                         ssh_public_key=None) -> Dict[str, Any]:
+                         ssh_public_key=None, proof_of_possession=None) -> Dict[str, Any]:
     return drop_unset(scopes=scope_list(scopes), prompt_type=prompt_type, login_hint=login_hint,
                       domain_hint=domain_hint, account=account_ref(account), authority=authority, claims=claims,
                       extra_scopes_to_consent=scope_list(extra_scopes_to_consent),
                       extra_query_parameters=extra_query_parameters, flow=flow, correlation_id=correlation_id,
-                      ssh_certificate=ssh_certificate(ssh_public_key))
+                      ssh_certificate=ssh_certificate(ssh_public_key),
+                      proof_of_possession=pop_request(proof_of_possession))
 
 def paste_reply(callback: Callable[[str], Any], params: Dict[str, Any]) -> Dict[str, Any]:
     """The reply to ``pasteSignIn``: ``{"redirectedTo": what the callback returned}``, or an
@@ -195,10 +196,24 @@ def paste_reply(callback: Callable[[str], Any], params: Dict[str, Any]) -> Dict[
 
 
 def acquire_token_silent_params(scopes=None, account=None, authority=None, force_refresh=None,
-                                claims=None, correlation_id=None, ssh_public_key=None) -> Dict[str, Any]:
+                                claims=None, correlation_id=None, ssh_public_key=None,
+                                proof_of_possession=None) -> Dict[str, Any]:
     return drop_unset(scopes=scope_list(scopes), account=account_ref(account), authority=authority,
                       force_refresh=force_refresh, claims=claims, correlation_id=correlation_id,
-                      ssh_certificate=ssh_certificate(ssh_public_key))
+                      ssh_certificate=ssh_certificate(ssh_public_key),
+                      proof_of_possession=pop_request(proof_of_possession))
+
+def pop_request(pop) -> Optional[Dict[str, str]]:
+    """``proofOfPossession`` from a dict with ``method``, ``url`` and optionally ``nonce``,
+    ``client_claims`` (snake_case or camelCase), or None."""
+    return None if pop is None else drop_unset(**dict(pop))
+
+def sign_http_request_params(method, url, nonce=None, client_claims=None, scopes=None, account=None,
+                             correlation_id=None) -> Dict[str, Any]:
+    if not method or not url:
+        raise TypeError("sign_http_request needs the request's method and url")
+    return drop_unset(method=method, url=url, nonce=nonce, client_claims=client_claims, scopes=scope_list(scopes),
+                      account=account_ref(account), correlation_id=correlation_id)
 
 def ssh_certificate(public_key) -> Optional[Dict[str, str]]:
     """``sshCertificate`` for an OpenSSH RSA public key line (``ssh-rsa AAAA...``), or None."""
@@ -236,6 +251,7 @@ DECODERS: Dict[str, Decoder] = {
     "acquireTokenSilent": TokenResult.from_json,
     "signout": SignoutResult.from_json,
     "callGraph": GraphResponse.from_json,
+    "signHttpRequest": SignedHttpRequest.from_json,
 }
 
 def request_message(rid: Any, method: str, params: Any) -> bytes:

@@ -12,7 +12,7 @@ from . import _common as c
 from ._transport import AsyncTransport, open_async_transport
 from .errors import BrowserUnavailableError, RequestTimeoutError, SidecarError, SidecarExitedError
 from .types import (Account, AccountLike, CurrentAccount, DeviceCode, DeviceInformation, GraphResponse,
-                    ServerInfo, SignoutResult, TokenResult)
+                    ServerInfo, SignedHttpRequest, SignoutResult, TokenResult)
 
 __all__ = ["AsyncSidecarClient"]
 
@@ -177,19 +177,21 @@ class AsyncSidecarClient:
                             extra_query_parameters: Optional[Dict[str, str]] = None, flow: Optional[str] = None,
                             correlation_id: Optional[str] = None, on_device_code: Optional[Callback] = None,
                             ssh_public_key: Optional[str] = None,
+                            proof_of_possession: Optional[Dict[str, str]] = None,
                             timeout: Optional[float] = None) -> TokenResult:
         params = c.acquire_token_params(scopes, prompt_type, login_hint, domain_hint, account, authority, claims,
                                         extra_scopes_to_consent, extra_query_parameters, flow, correlation_id,
-                                        ssh_public_key)
+                                        ssh_public_key, proof_of_possession)
         return await self._call("acquireToken", params, timeout, c.DECODERS["acquireToken"], on_device_code)
 
     async def acquire_token_silent(self, scopes=None, *, account: Optional[AccountLike] = None,
                                    authority: Optional[str] = None, force_refresh: Optional[bool] = None,
                                    claims: Optional[str] = None, correlation_id: Optional[str] = None,
                                    ssh_public_key: Optional[str] = None,
+                                   proof_of_possession: Optional[Dict[str, str]] = None,
                                    timeout: Optional[float] = None) -> TokenResult:
         params = c.acquire_token_silent_params(scopes, account, authority, force_refresh, claims, correlation_id,
-                                               ssh_public_key)
+                                               ssh_public_key, proof_of_possession)
         return await self._call("acquireTokenSilent", params, timeout, c.DECODERS["acquireTokenSilent"])
 
     async def signout(self, account: Optional[AccountLike] = None, *, signout_from_browser: Optional[bool] = None,
@@ -207,6 +209,14 @@ class AsyncSidecarClient:
         params = c.call_graph_params(path, method, api_version, query, headers, body, account, scopes,
                                      all_pages, max_pages, timeout_seconds, correlation_id)
         return await self._call("callGraph", params, timeout, c.DECODERS["callGraph"])
+
+    async def sign_http_request(self, method: str, url: str, *, nonce: Optional[str] = None,
+                                client_claims: Optional[str] = None, scopes=None,
+                                account: Optional[AccountLike] = None, correlation_id: Optional[str] = None,
+                                timeout: Optional[float] = None) -> SignedHttpRequest:
+        """A fresh signed HTTP request (PoP) with the cached PoP token (see SidecarClient)."""
+        params = c.sign_http_request_params(method, url, nonce, client_claims, scopes, account, correlation_id)
+        return await self._call("signHttpRequest", params, timeout, c.DECODERS["signHttpRequest"])
 
     # ---- engine --------------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ from ._transport import open_transport
 from .errors import (BrowserUnavailableError, RequestCancelledError, RequestTimeoutError, SidecarError,
                      SidecarExitedError)
 from .types import (Account, AccountLike, CurrentAccount, DeviceCode, DeviceInformation, GraphResponse,
-                    ServerInfo, SignoutResult, TokenResult)
+                    ServerInfo, SignedHttpRequest, SignoutResult, TokenResult)
 
 __all__ = ["SidecarClient", "CancelToken"]
 
@@ -240,6 +240,7 @@ class SidecarClient:
                       extra_scopes_to_consent=None, extra_query_parameters: Optional[Dict[str, str]] = None,
                       flow: Optional[str] = None, correlation_id: Optional[str] = None,
                       ssh_public_key: Optional[str] = None,
+                      proof_of_possession: Optional[Dict[str, str]] = None,
                       on_device_code: Optional[DeviceCodeCallback] = None,
                       timeout: Optional[float] = None, cancel: Optional[CancelToken] = None) -> TokenResult:
         """Interactive sign-in: ``flow="browser"`` (default), ``"deviceCode"`` (then
@@ -248,19 +249,20 @@ class SidecarClient:
         address pasted back)."""
         params = c.acquire_token_params(scopes, prompt_type, login_hint, domain_hint, account, authority, claims,
                                         extra_scopes_to_consent, extra_query_parameters, flow, correlation_id,
-                                        ssh_public_key)
+                                        ssh_public_key, proof_of_possession)
         return self._call("acquireToken", params, timeout, cancel, c.DECODERS["acquireToken"], on_device_code)
 
     def acquire_token_silent(self, scopes=None, *, account: Optional[AccountLike] = None,
                              authority: Optional[str] = None, force_refresh: Optional[bool] = None,
                              claims: Optional[str] = None, correlation_id: Optional[str] = None,
-                             ssh_public_key: Optional[str] = None, timeout: Optional[float] = None,
+                             ssh_public_key: Optional[str] = None,
+                             proof_of_possession: Optional[Dict[str, str]] = None, timeout: Optional[float] = None,
                              cancel: Optional[CancelToken] = None) -> TokenResult:
         """A token from the cache or by refresh; raises InteractionRequiredError when the user is needed.
         ``ssh_public_key`` (an OpenSSH RSA public key line): an SSH certificate for it instead
         (``token_type`` ``"ssh-cert"``, see ``TokenResult.ssh_certificate_line``)."""
         params = c.acquire_token_silent_params(scopes, account, authority, force_refresh, claims, correlation_id,
-                                               ssh_public_key)
+                                               ssh_public_key, proof_of_possession)
         return self._call("acquireTokenSilent", params, timeout, cancel, c.DECODERS["acquireTokenSilent"])
 
     def signout(self, account: Optional[AccountLike] = None, *, signout_from_browser: Optional[bool] = None,
@@ -279,6 +281,15 @@ class SidecarClient:
         params = c.call_graph_params(path, method, api_version, query, headers, body, account, scopes,
                                      all_pages, max_pages, timeout_seconds, correlation_id)
         return self._call("callGraph", params, timeout, cancel, c.DECODERS["callGraph"])
+
+    def sign_http_request(self, method: str, url: str, *, nonce: Optional[str] = None,
+                          client_claims: Optional[str] = None, scopes=None, account: Optional[AccountLike] = None,
+                          correlation_id: Optional[str] = None, timeout: Optional[float] = None,
+                          cancel: Optional[CancelToken] = None) -> SignedHttpRequest:
+        """A fresh signed HTTP request (PoP) for ``method`` ``url`` with the cached PoP token for
+        ``scopes``; send ``result.authorization_header`` as the request's ``Authorization``."""
+        params = c.sign_http_request_params(method, url, nonce, client_claims, scopes, account, correlation_id)
+        return self._call("signHttpRequest", params, timeout, cancel, c.DECODERS["signHttpRequest"])
 
     # ---- engine --------------------------------------------------------------------------
 

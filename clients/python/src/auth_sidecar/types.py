@@ -89,10 +89,18 @@ class TokenResult:
         return _utc(self.expires_on)
 
     @property
+    def signed_http_request(self) -> Optional[str]:
+        """A PoP token's signed HTTP request (requests with ``proof_of_possession`` only)."""
+        return self.raw.get("signedHttpRequest")
+
+    @property
     def authorization_header(self) -> str:
-        """``"Bearer <token>"``; an SSH certificate is never one (ValueError)."""
+        """``"Bearer <token>"``, or for a PoP token ``"PoP <signed HTTP request>"`` (the token
+        alone is never one); an SSH certificate is never one (ValueError)."""
         if self.token_type == "ssh-cert":
             raise ValueError("an ssh-cert token is an SSH certificate, not an Authorization header")
+        if self.token_type == "pop":
+            return self.raw["authorizationHeader"]
         return "%s %s" % (self.token_type, self.access_token)
 
     @property
@@ -101,6 +109,24 @@ class TokenResult:
         if self.token_type != "ssh-cert":
             raise ValueError("not an ssh-cert token")
         return "ssh-rsa-cert-v01@openssh.com " + self.access_token
+
+
+@dataclass(frozen=True)
+class SignedHttpRequest:
+    """Result of sign_http_request: a fresh signed HTTP request with the cached PoP token."""
+
+    signed_http_request: str = field(repr=False)
+    authorization_header: str = field(repr=False)
+    token_type: str
+    expires_on: int  # Unix seconds, the PoP token's
+    from_cache: bool
+    correlation_id: str
+
+    @classmethod
+    def from_json(cls, obj: Dict[str, Any]) -> "SignedHttpRequest":
+        return cls(signed_http_request=obj["signedHttpRequest"], authorization_header=obj["authorizationHeader"],
+                   token_type=obj.get("tokenType", "pop"), expires_on=obj["expiresOn"],
+                   from_cache=bool(obj.get("fromCache")), correlation_id=obj.get("correlationId", ""))
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,54 @@
+import AuthCore
+import JSON
+import JSONRPC
+
+/// The proof-of-possession parameters: `proofOfPossession: {method, url, nonce?, clientClaims?}`
+/// of `acquireToken`/`acquireTokenSilent`, the same members at the top of `signHttpRequest`, and
+/// what a PoP result adds (`signedHttpRequest`, `authorizationHeader`).
+enum PopParams {
+    /// The members of a resource request.
+    static let targetMembers: Set<String> = ["method", "url", "nonce", "clientClaims"]
+    /// `signHttpRequest`'s members.
+    static let signMembers: Set<String> = targetMembers.union(["scopes", "account", "correlationId"])
+
+    /// The target of `proofOfPossession`, if the request has one (an `sshCertificate` beside it
+    /// is refused: one token kind per request).
+    static func target(_ p: Params) throws(RPCError) -> PopRequestTarget? {
+        guard let nested = try p.nested("proofOfPossession", allowed: targetMembers) else { return nil }
+        if p.members["sshCertificate"].map({ !$0.isNull }) == true {
+            throw .invalidParams("'proofOfPossession' and 'sshCertificate' ask for two kinds of token; ask for one", member: "proofOfPossession")
+        }
+        return try target(of: nested, prefix: "proofOfPossession.")
+    }
+
+    /// The target named by `p`'s `method`, `url`, `nonce` and `clientClaims`.
+    static func target(of p: Params, prefix: String = "") throws(RPCError) -> PopRequestTarget {
+        let method: String = try p.required("method")
+        let url: String = try p.required("url")
+        let nonce: String? = try p.optional("nonce")
+        let clientClaims: String? = try p.optional("clientClaims")
+        for (name, value) in [("nonce", nonce), ("clientClaims", clientClaims)] where value?.isEmpty == true {
+            throw .invalidParams("'\(prefix)\(name)' must not be empty", member: prefix + name)
+        }
+        do {
+            return try PopRequestTarget(method: method, url: url, nonce: nonce, clientClaims: clientClaims)
+        } catch {
+            let member = prefix + (error == .method ? "method" : "url")
+            throw .invalidParams("'\(member)': \(error.description)", member: member)
+        }
+    }
+
+    /// The result of a token request: with a target, a fresh SHR for it and the header value.
+    static func tokenResult(_ result: TokenResult, target: PopRequestTarget?, app: PublicClientApplication) throws -> JSONValue {
+        guard let target else { return AuthJSON.tokenResult(result) }
+        // Never an SHR around another kind of token (a backend that ignored the binding).
+        guard result.tokenType.lowercased() == PopBinding.tokenType else {
+            throw AuthError(.malformedResponse, "a proof-of-possession request was answered a \(result.tokenType.prefix(16)) token")
+        }
+        guard case .object(var object) = AuthJSON.tokenResult(result) else { return AuthJSON.tokenResult(result) }
+        let shr = try app.signedHttpRequest(accessToken: result.accessToken, target: target)
+        object["signedHttpRequest"] = .string(shr)
+        object["authorizationHeader"] = .string(SignedHttpRequest.authorizationHeader(shr))
+        return .object(object)
+    }
+}
