@@ -107,34 +107,11 @@ public final class PublicClientApplication: Sendable {
         _ request: InteractiveRequest, browser: (any BrowserLauncher)? = nil,
         correlationId: String
     ) async throws -> TokenResult {
-        if try backend(for: request.token.kind) == .appIdentity { try refuseUserSignIn("acquireToken") }
-        let started = interactiveRunning.withLock { running in
-            defer { running = true }
-            return !running
+        try await signingInInteractively(request, correlationId: correlationId) { account in
+            let flow = InteractiveFlow(configuration: configuration, dependencies: dependencies, resolver: resolver)
+            return try await flow.run(
+                request, account: account, browser: browser ?? dependencies.browser, correlationId: correlationId)
         }
-        guard started else {
-            throw AuthError(.interactiveInProgress, "another interactive sign-in is in progress; finish or cancel it first")
-        }
-        defer { interactiveRunning.withLock { $0 = false } }
-        return try await routed(
-            request.token.kind,
-            viaBroker: { broker in
-                let result = try await broker.interactive(request, correlationId: correlationId)
-                tracker.note(result.account)
-                return result
-            },
-            viaFlows: {
-                let directory = directory()
-                let account = try request.account.map { reference throws in
-                    guard let found = try directory.resolve(reference) else { throw Self.accountNotFound(reference) }
-                    return found
-                }
-                let flow = InteractiveFlow(configuration: configuration, dependencies: dependencies, resolver: resolver)
-                let result = try await flow.run(
-                    request, account: account, browser: browser ?? dependencies.browser, correlationId: correlationId)
-                try await makeCurrent(result.account)
-                return result
-            })
     }
 
     /// Signs in with the paste-back flow: `prompt` shows the URL and returns the address the
@@ -143,6 +120,19 @@ public final class PublicClientApplication: Sendable {
     /// user its own way, as for the device code.
     public func acquireTokenByPastedAddress(
         _ request: InteractiveRequest, prompt: any PasteBackPrompt, correlationId: String
+    ) async throws -> TokenResult {
+        try await signingInInteractively(request, correlationId: correlationId) { account in
+            let flow = PasteBackFlow(configuration: configuration, dependencies: dependencies, resolver: resolver)
+            return try await flow.run(request, account: account, prompt: prompt, correlationId: correlationId)
+        }
+    }
+
+    /// The one rule of the interactive sign-ins (browser, paste-back): not for an app identity,
+    /// one at a time, routed through the backend table (the broker asks the user its own way),
+    /// and with the flows `flow` runs for the request's account, which then becomes current.
+    private func signingInInteractively(
+        _ request: InteractiveRequest, correlationId: String,
+        flow: (Account?) async throws -> TokenResult
     ) async throws -> TokenResult {
         if try backend(for: request.token.kind) == .appIdentity { try refuseUserSignIn("acquireToken") }
         let started = interactiveRunning.withLock { running in
@@ -166,8 +156,7 @@ public final class PublicClientApplication: Sendable {
                     guard let found = try directory.resolve(reference) else { throw Self.accountNotFound(reference) }
                     return found
                 }
-                let flow = PasteBackFlow(configuration: configuration, dependencies: dependencies, resolver: resolver)
-                let result = try await flow.run(request, account: account, prompt: prompt, correlationId: correlationId)
+                let result = try await flow(account)
                 try await makeCurrent(result.account)
                 return result
             })
