@@ -21,46 +21,19 @@ extension POSIX {
     public static func spawn(
         _ arguments: [String], stdout: Int32, stderr: Int32? = nil, newSession: Bool, ownGroup: Bool = false
     ) -> Result<pid_t, SpawnFailure> {
-        guard let program = arguments.first, !program.isEmpty else { return .failure(.emptyCommand) }
-        guard !arguments.contains(where: { $0.utf8.contains(0) }) else { return .failure(.nulInArgument) }
-
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, stdout, 1)
-        if let stderr { posix_spawn_file_actions_adddup2(&actions, stderr, 2) }
-        if let closeFrom = addCloseFrom() { _ = closeFrom(&actions, 3) }
-
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var emptyMask = sigset_t()
-        sigemptyset(&emptyMask)
-        posix_spawnattr_setsigmask(&attributes, &emptyMask)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in [SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, SIGUSR1, SIGUSR2] {
-            sigaddset(&defaults, signal)
-        }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        var flags = Int32(POSIX_SPAWN_SETSIGMASK) | Int32(POSIX_SPAWN_SETSIGDEF)
+        var flags: Int32 = 0
         #if canImport(Glibc)
             if newSession { flags |= spawnSetSID }
         #endif
-        if ownGroup, !newSession {
-            flags |= Int32(POSIX_SPAWN_SETPGROUP)
-            posix_spawnattr_setpgroup(&attributes, 0)
+        if ownGroup, !newSession { flags |= Int32(POSIX_SPAWN_SETPGROUP) }
+        return launch(
+            arguments, program: arguments.first ?? "", environment: nil, flags: flags,
+            defaultSignals: [SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, SIGUSR1, SIGUSR2]
+        ) { actions in
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+            posix_spawn_file_actions_adddup2(&actions, stdout, 1)
+            if let stderr { posix_spawn_file_actions_adddup2(&actions, stderr, 2) }
         }
-        posix_spawnattr_setflags(&attributes, Int16(flags))
-
-        let cArguments = arguments.map { strdup($0) }
-        defer { for argument in cArguments { free(argument) } }
-        guard !cArguments.contains(where: { $0 == nil }) else { return .failure(.system("out of memory")) }
-        var pid = pid_t()
-        let result = posix_spawnp(&pid, program, &actions, &attributes, cArguments + [nil], environ)
-        guard result == 0 else { return .failure(.system(errorString(result))) }
-        return .success(pid)
     }
 
     /// Starts `arguments[0]` (searched in the `PATH` of `environment` when it has no `/`) as a
@@ -70,13 +43,36 @@ extension POSIX {
     /// environment.
     /// - Returns: the pid, or why it could not start.
     public static func spawnForeground(_ arguments: [String], environment: [String], stdout: Int32) -> Result<pid_t, SpawnFailure> {
-        guard let program = arguments.first, !program.isEmpty else { return .failure(.emptyCommand) }
-        guard !(arguments + environment).contains(where: { $0.utf8.contains(0) }) else { return .failure(.nulInArgument) }
+        // posix_spawnp searches the PATH of this process: with a PATH of the child's own, the
+        // program is found there first.
+        let program = arguments.first ?? ""
+        let path = environment.last { $0.hasPrefix("PATH=") }.map { String($0.dropFirst(5)) } ?? ""
+        let resolved = program.contains("/") ? program : findInPath(program, path) ?? program
+        return launch(
+            arguments, program: resolved, environment: environment, flags: 0,
+            defaultSignals: [SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, SIGUSR1, SIGUSR2, SIGWINCH]
+        ) { actions in
+            if stdout != 1 { posix_spawn_file_actions_adddup2(&actions, stdout, 1) }
+        }
+    }
+
+    /// The one `posix_spawnp` call: `program` run with `arguments` (no shell), the descriptors
+    /// `redirect` sets up and none above 2, an empty signal mask, `defaultSignals` at their
+    /// default dispositions, `flags` (a new session, or a process group of its own: pgid = its
+    /// pid), and `environment` (`nil`: ours).
+    private static func launch(
+        _ arguments: [String], program: String, environment: [String]?, flags extra: Int32, defaultSignals: [Int32],
+        redirect: (inout posix_spawn_file_actions_t) -> Void
+    ) -> Result<pid_t, SpawnFailure> {
+        guard !program.isEmpty else { return .failure(.emptyCommand) }
+        guard !(arguments + (environment ?? [])).contains(where: { $0.utf8.contains(0) }) else { return .failure(.nulInArgument) }
+
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        if stdout != 1 { posix_spawn_file_actions_adddup2(&actions, stdout, 1) }
+        redirect(&actions)
         if let closeFrom = addCloseFrom() { _ = closeFrom(&actions, 3) }
+
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -85,19 +81,20 @@ extension POSIX {
         posix_spawnattr_setsigmask(&attributes, &emptyMask)
         var defaults = sigset_t()
         sigemptyset(&defaults)
-        for signal in [SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, SIGUSR1, SIGUSR2, SIGWINCH] { sigaddset(&defaults, signal) }
+        for signal in defaultSignals { sigaddset(&defaults, signal) }
         posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(Int32(POSIX_SPAWN_SETSIGMASK) | Int32(POSIX_SPAWN_SETSIGDEF)))
+        if extra & Int32(POSIX_SPAWN_SETPGROUP) != 0 { posix_spawnattr_setpgroup(&attributes, 0) }
+        posix_spawnattr_setflags(&attributes, Int16(Int32(POSIX_SPAWN_SETSIGMASK) | Int32(POSIX_SPAWN_SETSIGDEF) | extra))
+
         let cArguments = arguments.map { strdup($0) }
-        let cEnvironment = environment.map { strdup($0) }
+        let cEnvironment = (environment ?? []).map { strdup($0) }
         defer { for pointer in cArguments + cEnvironment { free(pointer) } }
         guard !(cArguments + cEnvironment).contains(where: { $0 == nil }) else { return .failure(.system("out of memory")) }
-        // posix_spawnp searches the PATH of this process: with a PATH of the child's own, the
-        // program is found there first.
-        let path = environment.last { $0.hasPrefix("PATH=") }.map { String($0.dropFirst(5)) } ?? ""
-        let resolved = program.contains("/") ? program : findInPath(program, path) ?? program
         var pid = pid_t()
-        let result = posix_spawnp(&pid, resolved, &actions, &attributes, cArguments + [nil], cEnvironment + [nil])
+        let result =
+            environment == nil
+            ? posix_spawnp(&pid, program, &actions, &attributes, cArguments + [nil], environ)
+            : posix_spawnp(&pid, program, &actions, &attributes, cArguments + [nil], cEnvironment + [nil])
         guard result == 0 else { return .failure(.system(errorString(result))) }
         return .success(pid)
     }
