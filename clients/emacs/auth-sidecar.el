@@ -203,13 +203,12 @@ the log would hold access tokens in clear."
     (setq auth-sidecar--connection conn)
     (when auth-sidecar-configuration
       (condition-case e
-          (jsonrpc-request conn 'initialize
-                           (append auth-sidecar-configuration
-                                   '(:clientInfo (:name "auth-sidecar.el" :version "0.1.0")))
-                           :timeout auth-sidecar-request-timeout)
-        (jsonrpc-error
+          (auth-sidecar--send conn 'initialize
+                              (append auth-sidecar-configuration
+                                      '(:clientInfo (:name "auth-sidecar.el" :version "0.1.0"))))
+        (auth-sidecar-error
          (auth-sidecar-stop)
-         (auth-sidecar--fail (auth-sidecar--jsonrpc-error-plist e)))))
+         (signal (car e) (cdr e)))))
     conn))
 
 (defun auth-sidecar--on-shutdown (conn)
@@ -250,11 +249,26 @@ last stderr line: it names the cause and the fix (a configuration mistake, say).
 (defun auth-sidecar-request (method &optional params timeout)
   "Send METHOD with PARAMS (a plist; nil means {}) and wait for the result.
 Signal `auth-sidecar-error' on an error reply."
-  (let ((conn (auth-sidecar--connection)))
-    (condition-case e
-        (jsonrpc-request conn method (or params (make-hash-table))
-                         :timeout (or timeout auth-sidecar-request-timeout))
-      (jsonrpc-error (auth-sidecar--fail (auth-sidecar--jsonrpc-error-plist e))))))
+  (auth-sidecar--send (auth-sidecar--connection) method params timeout))
+
+(defun auth-sidecar--send (conn method params &optional timeout)
+  "Send METHOD with PARAMS on CONN and wait; signal `auth-sidecar-error' on an error."
+  (condition-case e
+      (jsonrpc-request conn method (or params (make-hash-table))
+                       :timeout (or timeout auth-sidecar-request-timeout))
+    (jsonrpc-error (auth-sidecar--fail (auth-sidecar--jsonrpc-error-plist e)))
+    ;; The sidecar exited before the request could be written (a configuration mistake
+    ;; ends it within milliseconds): its last stderr line says why.
+    (error (if (jsonrpc-running-p conn)
+               (signal (car e) (cdr e))
+             (auth-sidecar--fail (auth-sidecar--exited-plist (error-message-string e)))))))
+
+(defun auth-sidecar--exited-plist (fallback)
+  "The error plist for a sidecar that has exited: its last stderr line, else FALLBACK."
+  (let ((tail (auth-sidecar--last-stderr-line)))
+    (list :code -32603
+          :message (if tail (format "auth-sidecar exited: %s" tail) fallback)
+          :data '(:name "sidecarExited"))))
 
 ;;;; Commands
 

@@ -267,7 +267,14 @@ is its own line naming the file, the key and the key it meant (not \"Server died
                 auth-sidecar-environment (cons (concat "AUTH_SIDECAR_CONFIG=" file) auth-sidecar-environment))
           (let ((err (should-error (auth-sidecar-account) :type 'auth-sidecar-error)))
             (should (string-search "unknown key 'clientid' (did you mean 'clientId'?)" (error-message-string err)))
-            (should (string-search file (error-message-string err)))))
+            (should (string-search file (error-message-string err))))
+          ;; The same when the sidecar has already exited before the request is written.
+          (let ((conn (auth-sidecar--start)))
+            (with-timeout (10 (ert-fail "the sidecar did not exit"))
+              (while (jsonrpc-running-p conn) (accept-process-output nil 0.05)))
+            (let ((err (should-error (auth-sidecar--send conn 'getCurrentAccount nil)
+                                     :type 'auth-sidecar-error)))
+              (should (string-search "did you mean 'clientId'?" (error-message-string err))))))
       (auth-sidecar-stop))))
 
 (ert-deftest auth-sidecar-test-11-jsonrpc-shutdown-exit ()
