@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Workload identity federation in CI (issue #37): an app token as a CI step gets it, side by
-side in one run, against the same mock (Tests/mock_idp) and the same stand-in CI issuer (a
-Kubernetes-style token file, Tests/mock_idp/mock_idp/workload_issuer.py):
+side in one run, against the same mock (mock) and the same stand-in CI issuer (a
+Kubernetes-style token file, mock/mock_idp/workload_issuer.py):
 
 1. `az account get-access-token --resource https://management.azure.com` through the `az`
    shim, a fresh process each time, with only the CI variables set (AZURE_CLIENT_ID,
@@ -31,7 +31,7 @@ from benchlib.harness import DEFAULT_BINARY, log, machine, missing_binary, pct
 from benchlib.report import markdown_table, ms
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "Tests", "mock_idp"))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "mock"))
 
 from mock_idp.testing import AdminClient, start_mock, stop_mock  # noqa: E402
 from mock_idp.workload_issuer import WorkloadIssuer  # noqa: E402

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark the token path of auth-sidecar side by side with MSAL for Python.
 
-One run, against the bundled mock identity platform (Tests/mock_idp), on the same cache
+One run, against the bundled mock identity platform (mock), on the same cache
 file for both tools, alternating them where it makes sense. Prints a machine line and a
 Markdown table (figure | auth-sidecar | MSAL for Python | ratio | network requests), and
 writes a chart of the side-by-side figures (--chart); see benchmarks/README.md

@@ -15,7 +15,7 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "Tests", "mock_idp"))
+sys.path.insert(0, os.path.join(ROOT, "mock"))
 from mock_idp.testing import start_mock, stop_mock  # noqa: E402
 
 CLIENT_ID = "00001111-aaaa-2222-bbbb-3333cccc4444"  # the mock's registered public client
@@ -108,7 +108,7 @@ def main(binary, verbose):
         url, ca_file, mock = start_mock(os.path.join(tmp, "mock"))
         print(f"demo: the mock identity platform and Graph are at {url}")
         env = dict(os.environ, SSL_CERT_FILE=ca_file, SCRIPTED_BROWSER_CA=ca_file,
-                   BROWSER=os.path.join(ROOT, "Tests", "mock_idp", "scripted_browser.py"))
+                   BROWSER=os.path.join(ROOT, "mock", "scripted_browser.py"))
         sidecar = Sidecar(binary, env, verbose)
         try:
             for method, params, tell in steps(url, os.path.join(tmp, "cache.json")):

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prints a Python that can run the bundled mock identity platform (Tests/mock_idp needs the
+# Prints a Python that can run the bundled mock identity platform (mock needs the
 # standard library and `cryptography`): the test environment's (.venv/), the first python3,
 # Debian's. When none has it, installs Debian's python3-cryptography (as root or with
 # passwordless sudo); else says what to install and exits 1. Used by scripts/demo.sh and

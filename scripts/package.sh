@@ -50,8 +50,8 @@ bash scripts/install.sh --prefix "$stage" --binary "$binary" 2>"$work/install.lo
 mock="$work/mock"
 mkdir -p "$mock"
 install -m 755 scripts/try.py "$mock/try.py"
-install -m 644 Tests/mock_idp/scripted_browser.py "$mock/"
-cp -R Tests/mock_idp/mock_idp "$mock/mock_idp"
+install -m 644 mock/scripted_browser.py "$mock/"
+cp -R mock/mock_idp "$mock/mock_idp"
 find "$mock" -name __pycache__ -prune -exec rm -rf {} +
 chmod -R u=rwX,go=rX "$mock"
 cp -R "$mock" "$stage/share/auth-sidecar/mock"

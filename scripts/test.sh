@@ -41,7 +41,7 @@ run "swift unit tests (ThreadSanitizer)" bash -c \
     "swift build --build-tests --sanitize=thread --build-path .build-tsan ${STRICT_BUILD_FLAGS[*]} && swift test --skip-build --sanitize=thread --build-path .build-tsan --no-parallel"
 # libFuzzer over framing, JSON and dispatch for a minute (scripts/fuzz.sh; longer runs by hand).
 run "fuzz (60 s)" scripts/fuzz.sh 60
-run "mock identity platform" bash -c "cd Tests/mock_idp && python3 -m pytest -q"
+run "mock identity platform" bash -c "cd mock && python3 -m pytest -q"
 run "protocol spec" python3 -m pytest -q Tests/protocol
 run "JSON-RPC end to end" python3 -m pytest -q Tests/e2e
 run "auth end to end" python3 -m pytest -q Tests/e2e_auth

@@ -12,7 +12,7 @@ auth-sidecar-try keeps DIR in $TRY_DIR, else ~/.cache/auth-sidecar-try (your own
 and cache are not touched), and uses $AUTH_SIDECAR_BIN, else the package's own binary, else
 auth-sidecar on PATH.
 
-Starts Tests/mock_idp on a free port of 127.0.0.1, then writes into DIR (all of it the
+Starts mock on a free port of 127.0.0.1, then writes into DIR (all of it the
 repository's own, nothing under the user's real configuration or cache):
   config.json   the sidecar's configuration: the mock's client id, authority, Graph endpoint,
                 a token cache in DIR/cache
@@ -46,9 +46,9 @@ import urllib.error
 import urllib.request
 
 HERE = os.path.dirname(os.path.realpath(__file__))
-# A package ships the mock next to this file; a clone has it in Tests/mock_idp.
+# A package ships the mock next to this file; a clone has it in mock/.
 MOCK_DIR = HERE if os.path.isdir(os.path.join(HERE, "mock_idp")) else \
-    os.path.join(os.path.dirname(HERE), "Tests", "mock_idp")
+    os.path.join(os.path.dirname(HERE), "mock")
 SCRIPTED_BROWSER = os.path.join(MOCK_DIR, "scripted_browser.py")
 APPROVE_EVERY = 1.0  # seconds between device-code approvals
 

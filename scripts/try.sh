@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Try auth-sidecar by hand against the bundled mock identity platform (Tests/mock_idp): builds
+# Try auth-sidecar by hand against the bundled mock identity platform (mock): builds
 # the binary, starts the mock, and writes a ready configuration under .try/ in this
 # repository, so the README's snippets and every client's quick start run as written.
 # Without Swift, an installed auth-sidecar (a package, README "Install") is used instead of

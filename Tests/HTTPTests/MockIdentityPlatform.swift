@@ -1,6 +1,6 @@
 import Foundation
 
-/// The project's mock identity platform (Tests/mock_idp), started as a real process on
+/// The project's mock identity platform (mock), started as a real process on
 /// loopback for the duration of a test.
 final class MockIdentityPlatform: @unchecked Sendable {
     let url: String
@@ -10,9 +10,10 @@ final class MockIdentityPlatform: @unchecked Sendable {
 
     init() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
         let stateDir = FileManager.default.temporaryDirectory.appendingPathComponent("mock-idp-\(UUID().uuidString)")
         process = Process()
-        process.executableURL = root.appendingPathComponent("mock_idp/run-mock-idp")
+        process.executableURL = root.appendingPathComponent("mock/run-mock-idp")
         process.arguments = ["--port", "0", "--state-dir", stateDir.path, "--exit-on-stdin-eof"]
         stdin = Pipe()
         let stdout = Pipe()

@@ -7,7 +7,7 @@ import Testing
     import Glibc
 #endif
 
-/// End to end with the project's mock identity platform (Tests/mock_idp) and its scripted
+/// End to end with the project's mock identity platform (mock) and its scripted
 /// browser as `$BROWSER`: the real authorize endpoint redirects (query or form_post) to our
 /// listener through a real process started by SystemBrowserLauncher.
 @Suite(
@@ -42,12 +42,12 @@ struct MockIdentityPlatformTests {
     }
 }
 
-/// Starts and stops Tests/mock_idp/run-mock-idp.
+/// Starts and stops mock/run-mock-idp.
 struct MockIdentityPlatform {
     static let directory: String = {
         let file = #filePath  // …/Tests/LoopbackTests/MockIdentityPlatformTests.swift
-        let tests = file.split(separator: "/").dropLast(2).joined(separator: "/")
-        return "/" + tests + "/mock_idp"
+        let repository = file.split(separator: "/").dropLast(3).joined(separator: "/")
+        return "/" + repository + "/mock"
     }()
     static var scriptedBrowser: String { directory + "/scripted_browser.py" }
     static var available: Bool {

@@ -23,7 +23,7 @@ def copy(tmp_path):
     for tests in (ROOT / "Tests").glob("*Tests"):
         shutil.copytree(tests, tmp_path / "Tests" / tests.name)
     for path in ["scripts", "protocol", "benchmarks", "clients", "Tests/e2e", "Tests/e2e_auth", "Tests/fuzz",
-                 "Tests/mock_idp", "Tests/mock_idp/mock_idp", "Tests/protocol", "Tests/architecture",
+                 "mock", "mock/mock_idp", "Tests/protocol", "Tests/architecture",
                  "Tests/benchmarks", "Tests/packages", "Tests/e2e_auth/fixtures"]:
         target = tmp_path / path
         target.mkdir(parents=True, exist_ok=True)

@@ -13,7 +13,7 @@ from typing import Any
 import sidecar as sc
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-BROWSER = os.path.join(os.path.dirname(HERE), "mock_idp", "scripted_browser.py")
+BROWSER = os.path.join(os.path.dirname(os.path.dirname(HERE)), "mock", "scripted_browser.py")
 CLIENT_ID = "00001111-aaaa-2222-bbbb-3333cccc4444"
 CONTOSO_TID = "aaaabbbb-0000-cccc-1111-dddd2222eeee"
 ALICE = "alice@contoso.com"

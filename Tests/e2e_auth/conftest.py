@@ -16,7 +16,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TESTS = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(TESTS, "e2e"))
-sys.path.insert(0, os.path.join(TESTS, "mock_idp"))
+sys.path.insert(0, os.path.join(os.path.dirname(TESTS), "mock"))
 
 import sidecar as sc  # noqa: E402  (Tests/e2e/sidecar.py)
 from mock_idp.testing import AdminClient, start_mock, stop_mock  # noqa: E402

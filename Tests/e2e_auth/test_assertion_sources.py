@@ -3,7 +3,7 @@
 regular or that others may write; an `exp` near Int64.min; a CI endpoint that hangs or fails
 once; a file rewritten in place. The real binary (as an agent and as verbs) against the mock
 identity platform, whose stand-in CI issuer signs the assertions
-(Tests/mock_idp/mock_idp/workload_issuer.py).
+(mock/mock_idp/workload_issuer.py).
 """
 from __future__ import annotations
 

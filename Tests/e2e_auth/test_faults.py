@@ -2,7 +2,7 @@
 
 Every step the product takes over the network (the refresh of acquireTokenSilent with
 forceRefresh, device-code polling, the browser sign-in's code redemption, callGraph) meets
-each of the mock's faults (Tests/mock_idp/README.md "Controls"): error statuses, 429 and
+each of the mock's faults (mock/README.md "Controls"): error statuses, 429 and
 503 with Retry-After, time-outs (an answer later than httpTimeoutSeconds, or a body that
 trickles in slower than it), resets, truncated and malformed JSON, a wrong content type (a
 captive portal's HTML page), an answer missing its fields. Each case asserts:

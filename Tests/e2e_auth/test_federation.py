@@ -3,7 +3,7 @@ at each exchange, from the CI variables alone (GitHub Actions' token endpoint, a
 token file) or the `clientAssertion` key, through every door: `token`, the az shim
 (azure-identity's AzureCliCredential), the managed-identity endpoint (ManagedIdentityCredential),
 stdio. The CI system is a stand-in issuer on loopback with its own key and JWKS
-(Tests/mock_idp/mock_idp/workload_issuer.py); the mock checks each assertion as Entra does.
+(mock/mock_idp/workload_issuer.py); the mock checks each assertion as Entra does.
 """
 from __future__ import annotations
 

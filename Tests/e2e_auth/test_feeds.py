@@ -23,7 +23,7 @@ from test_verbs import Verbs, verbs  # noqa: F401 (fixture)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(ROOT, "Tests", "mock_idp"))
+sys.path.insert(0, os.path.join(ROOT, "mock"))
 from mock_idp import pkgindex, registry  # noqa: E402
 
 DEVOPS_DEFAULT = "499b84ac-1321-427f-aa17-267ca6975798/.default"

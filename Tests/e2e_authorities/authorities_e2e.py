@@ -6,7 +6,7 @@ import json
 
 from auth_e2e import ALICE, BOB, CLIENT_ID, CONTOSO_TID, QUICK, SCOPES, SIGN_IN  # noqa: F401
 
-# The mock's directory (Tests/mock_idp/README.md).
+# The mock's directory (mock/README.md).
 ALICE_OID = "a11ce000-0000-4000-8000-000000000001"
 MSA_TID = "9188040d-6c67-4c5b-b112-36a304b66dad"
 CAROL = "carol@outlook.example"

@@ -14,7 +14,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 TESTS = os.path.dirname(HERE)
 E2E_AUTH = os.path.join(TESTS, "e2e_auth")
-for path in (os.path.join(TESTS, "mock_idp"), os.path.join(TESTS, "e2e"), E2E_AUTH, HERE):
+for path in (os.path.join(os.path.dirname(TESTS), "mock"), os.path.join(TESTS, "e2e"), E2E_AUTH, HERE):
     if path not in sys.path:
         sys.path.insert(0, path)
 

@@ -8,7 +8,7 @@
     pipes and the reply is compared per the exchange's `match`; for "planned" methods the
     binary must answer -32601 with data.planned true. Exchanges with
     "needsIdentityService": true (a real sign-in) run against the mock identity platform
-    (Tests/mock_idp, started once per session on first use): --config points the binary at
+    (mock, started once per session on first use): --config points the binary at
     it, $BROWSER is its scripted browser, and server-to-client messages (deviceCode, openUrl)
     are answered and acted on as the exchange's serverMessages say.
 
@@ -43,7 +43,7 @@ SCHEMAS = PROTO / "schemas"
 EXAMPLES = PROTO / "examples"
 APP_ID = "11111111-2222-3333-4444-555555555555"
 TIMEOUT = 15.0  # seconds for any single reply / process exit
-MOCK_DIR = REPO / "Tests" / "mock_idp"
+MOCK_DIR = REPO / "mock"
 MOCK_CLIENT_ID = "00001111-aaaa-2222-bbbb-3333cccc4444"
 SCRIPTED_BROWSER = MOCK_DIR / "scripted_browser.py"
 BROWSER_TIMEOUT = 30.0  # seconds for one run of the scripted browser in the foreground
@@ -561,7 +561,7 @@ def sidecar_bin():
 
 
 class IdentityService:
-    """The project's mock identity platform (Tests/mock_idp), one per test session."""
+    """The project's mock identity platform (mock), one per test session."""
 
     def __init__(self, url, ca_file, process, admin):
         self.url, self.ca_file, self.process, self.admin = url.rstrip("/"), ca_file, process, admin
@@ -624,9 +624,9 @@ def identity_service(tmp_path_factory):
         url, ca_file, process = start_mock(tmp_path_factory.mktemp("mock-idp"), timeout=TIMEOUT)
     except Exception as e:  # e.g. the `cryptography` package missing
         if os.environ.get("CI"):
-            pytest.fail(f"the mock identity service (Tests/mock_idp) did not start: {e!r}")
-        pytest.skip(f"the mock identity service (Tests/mock_idp) did not start: {e!r} "
-                    f"(pip install -r Tests/mock_idp/requirements.txt)")
+            pytest.fail(f"the mock identity service (mock) did not start: {e!r}")
+        pytest.skip(f"the mock identity service (mock) did not start: {e!r} "
+                    f"(pip install -r mock/requirements.txt)")
     try:
         yield IdentityService(url, ca_file, process, AdminClient(url, ca_file))
     finally:

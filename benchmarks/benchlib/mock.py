@@ -1,5 +1,5 @@
 """The set-up the token benchmarks share (token_bench.py, verbs_bench.py, agent_bench.py):
-the bundled mock identity platform (Tests/mock_idp) in a temp dir, alice signed in with the
+the bundled mock identity platform (mock) in a temp dir, alice signed in with the
 sidecar through the mock's scripted browser, and the two tools on that cache: a sidecar
 process (`Sidecar`) and MSAL for Python, in a fresh script process (`MsalScript`) or in this
 process (`msal_app`). Every process started is in CHILDREN, killed by `MockSession.cleanup`."""
@@ -16,7 +16,7 @@ import time
 from .harness import REPO, LineReader, log, reap
 from .report import add_counts, counts_delta
 
-MOCK_DIR = os.path.join(REPO, "Tests", "mock_idp")
+MOCK_DIR = os.path.join(REPO, "mock")
 BROWSER = os.path.join(MOCK_DIR, "scripted_browser.py")
 sys.path.insert(0, MOCK_DIR)
 sys.path.insert(0, os.path.join(REPO, "Tests", "e2e_auth"))

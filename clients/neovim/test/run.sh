@@ -17,7 +17,7 @@ mock_admin /_admin/config '{"device_code_interval": 1}' >/dev/null
 export TEST_TMP="$tmp" XDG_CACHE_HOME="$tmp/xdg-cache" XDG_STATE_HOME="$tmp/xdg-state" \
   XDG_DATA_HOME="$tmp/xdg-data" XDG_CONFIG_HOME="$tmp/xdg-config" HOME="$tmp/home" \
   AUTH_SIDECAR_POLICY_FILE="$tmp/no-policy.json" \
-  SCRIPTED_BROWSER="$REPO_ROOT/Tests/mock_idp/scripted_browser.py" \
+  SCRIPTED_BROWSER="$REPO_ROOT/mock/scripted_browser.py" \
   SCRIPTED_BROWSER_LOG="$tmp/browser.log"
 mkdir -p "$HOME"
 

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 
 export const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const REPO = path.resolve(HERE, '..', '..', '..');
-export const MOCK_DIR = path.join(REPO, 'Tests', 'mock_idp');
+export const MOCK_DIR = path.join(REPO, 'mock');
 export const SCRIPTED_BROWSER = path.join(MOCK_DIR, 'scripted_browser.py');
 export const CLIENT_ID = '00001111-aaaa-2222-bbbb-3333cccc4444';
 export const APP_ID = '11111111-2222-3333-4444-555555555555';

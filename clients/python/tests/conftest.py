@@ -19,7 +19,7 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[2]
-MOCK_DIR = REPO / "Tests" / "mock_idp"
+MOCK_DIR = REPO / "mock"
 SCRIPTED_BROWSER = MOCK_DIR / "scripted_browser.py"
 CLIENT_ID = "00001111-aaaa-2222-bbbb-3333cccc4444"
 APP_ID = "11111111-2222-3333-4444-555555555555"

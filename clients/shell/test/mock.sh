@@ -1,5 +1,5 @@
 # Sourced by the editor and shell client tests: starts the project's mock identity
-# platform (Tests/mock_idp) for the lifetime of the calling shell.
+# platform (mock) for the lifetime of the calling shell.
 #
 #   source clients/shell/test/mock.sh
 #   start_mock "$tmpdir"        # sets MOCK_URL MOCK_CA MOCK_CLIENT_ID MOCK_PID
@@ -19,7 +19,7 @@ start_mock() {
   mkdir -p "$dir/mock"
   rm -f "$dir/mock.in"
   mkfifo "$dir/mock.in"
-  ( cd "$REPO_ROOT/Tests/mock_idp" &&
+  ( cd "$REPO_ROOT/mock" &&
     exec python3 -m mock_idp --port 0 --state-dir "$dir/mock" --exit-on-stdin-eof \
       <"$dir/mock.in" >"$dir/mock.ready" 2>"$dir/mock.log" ) &
   MOCK_PID=$!

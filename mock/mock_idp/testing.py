@@ -8,7 +8,7 @@
     stop_mock(process)
 
 Standard library only, so any Python test suite can import it
-(``sys.path.insert(0, "<repo>/Tests/mock_idp")``).
+(``sys.path.insert(0, "<repo>/mock")``).
 """
 
 import json
@@ -22,7 +22,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # Tests/mock_idp
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # mock/
 
 
 def start_mock(state_dir, extra_args=(), timeout=15.0):

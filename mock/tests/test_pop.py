@@ -12,7 +12,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from flows import assert_error_shape, refresh, sign_in, unverified_claims
 from mock_idp.testing import http
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "e2e"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "Tests", "e2e"))
 import shr_verifier  # noqa: E402
 
 GRAPH_SCOPE = "https://graph.microsoft.com/User.Read openid offline_access"
