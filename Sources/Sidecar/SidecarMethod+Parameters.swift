@@ -7,12 +7,14 @@ extension SidecarMethod {
     public var parameters: Set<String> {
         switch self {
         case .initialize: ConfigurationOverrides.keys.union(SidecarService.initializeExtraKeys)
-        case .ping, .getDeviceInformation, .getCurrentAccount, .getCacheSummary, .diagnosticsEcho: []
-        case .getAccounts: ["username"]
-        case .setCurrentAccount: ["account"]
-        case .signout: ["account", "signoutFromBrowser"]
-        case .acquireToken: Self.acquireTokenParameters
-        case .acquireTokenSilent: Self.acquireTokenSilentParameters
+        case .ping, .getDeviceInformation, .diagnosticsEcho: []
+        case .getCurrentAccount: GetCurrentAccountRequest.parameters
+        case .getCacheSummary: GetCacheSummaryRequest.parameters
+        case .getAccounts: GetAccountsRequest.parameters
+        case .setCurrentAccount: SetCurrentAccountRequest.parameters
+        case .signout: SignoutRequest.parameters
+        case .acquireToken: AcquireTokenRequest.parameters
+        case .acquireTokenSilent: AcquireTokenSilentRequest.parameters
         case .callGraph: Self.callGraphParameters
         case .signHttpRequest: PopParams.signMembers
         case .diagnosticsSleep: ["ms"]
@@ -20,13 +22,6 @@ extension SidecarMethod {
     }
 
     // Made once: every request's params are checked against them.
-    private static let acquireTokenParameters: Set<String> = [
-        "scopes", "promptType", "loginHint", "domainHint", "account", "authority", "claims", "extraScopesToConsent",
-        "extraQueryParameters", "flow", "correlationId", "sshCertificate", "proofOfPossession",
-    ]
-    private static let acquireTokenSilentParameters: Set<String> = [
-        "scopes", "account", "authority", "forceRefresh", "claims", "correlationId", "sshCertificate", "proofOfPossession",
-    ]
     private static let callGraphParameters: Set<String> = [
         "path", "method", "apiVersion", "query", "headers", "body", "account", "scopes", "allPages", "maxPages", "timeoutSeconds",
         "correlationId",

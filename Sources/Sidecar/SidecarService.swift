@@ -106,13 +106,13 @@ public final class SidecarService: RPCService, Sendable {
         case .acquireToken: return auth { $0.acquireToken }
         case .acquireTokenSilent:
             return session.silentRoute ?? .failure(.notConfigured)
-        case .getCurrentAccount: return auth { $0.getCurrentAccount }
-        case .getAccounts: return auth { $0.getAccounts }
-        case .setCurrentAccount: return auth { $0.setCurrentAccount }
-        case .signout: return auth { $0.signout }
+        case .getCurrentAccount: return auth(GetCurrentAccountRequest.self) { $0.getCurrentAccount }
+        case .getAccounts: return auth(GetAccountsRequest.self) { $0.getAccounts }
+        case .setCurrentAccount: return auth(SetCurrentAccountRequest.self) { $0.setCurrentAccount }
+        case .signout: return auth(SignoutRequest.self) { $0.signout }
         case .callGraph: return auth { $0.callGraph }
         case .signHttpRequest: return auth { $0.signHttpRequest }
-        case .getCacheSummary: return auth { $0.getCacheSummary }
+        case .getCacheSummary: return auth(GetCacheSummaryRequest.self) { $0.getCacheSummary }
         case .diagnosticsEcho:
             return .immediate { params in
                 switch params {
@@ -147,6 +147,17 @@ public final class SidecarService: RPCService, Sendable {
     private func auth(_ handler: @escaping @Sendable (AuthMethods) -> @Sendable (JSONValue?, RequestContext) async throws -> JSONValue) -> RPCRoute {
         guard let methods = session.methods else { return .failure(.notConfigured) }
         return .concurrent(handler(methods))
+    }
+
+    /// Runs a typed auth method: its params decoded once, here at the edge (``RequestType``),
+    /// its result encoded once.
+    private func auth<Request: RequestType>(
+        _ type: Request.Type,
+        _ handler: @escaping @Sendable (AuthMethods) -> @Sendable (Request, RequestContext) async throws -> Request.Response
+    ) -> RPCRoute {
+        guard let methods = session.methods else { return .failure(.notConfigured) }
+        let run = handler(methods)
+        return .concurrent { params, context in try await run(try Request(decoding: params), context).result }
     }
 
     /// Tolerated `initialize` members that LSP clients (editors) send.

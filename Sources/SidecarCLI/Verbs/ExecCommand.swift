@@ -92,7 +92,7 @@ private struct ExecRun {
         var environment = Self.currentEnvironment()
         for entry in options.tokenEnv {
             let (name, scope) = (String(entry.prefix { $0 != "=" }), String(entry.drop { $0 != "=" }.dropFirst()))
-            switch engine.token(["scopes": [.string(scope)]]) {
+            switch engine.token(AcquireTokenSilentRequest(scopes: [scope])) {
             case .success(let token): Self.set(&environment, name, token.token)
             case .failure(let failure):
                 throw failure.kind == .signInNeeded ? VerbFailure.signInNeeded(failure.message) : VerbFailure(message: failure.message)
@@ -204,11 +204,6 @@ private struct ExecRun {
 
     /// The child's exit status, 128 + N when signal N ended it.
     static func waitForExit(of pid: pid_t) -> Int32 {
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 {
-            guard errno == EINTR else { return 1 }
-        }
-        let signal = status & 0x7f
-        return signal == 0 ? (status >> 8) & 0xff : 128 + signal
+        POSIX.waitForTermination(of: pid)?.shellStatus ?? 1
     }
 }

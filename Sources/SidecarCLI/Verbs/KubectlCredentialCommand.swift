@@ -49,18 +49,14 @@ struct KubectlCredentialCommand: ParsableCommand {
             Console.say("kubectl-credential: \(error.description)")
             throw ExitCode(VerbFailure.failureStatus)
         }
-        let scopes: JSONValue? = requestedScope.map { [.string($0)] }
         try VerbSession.run(common) { session throws(VerbFailure) in
-            var params = JSONObject()
-            params["scopes"] = scopes
-            var result: JSONValue
-            switch try session.outcome("acquireTokenSilent", .object(params)) {
+            var request = AcquireTokenSilentRequest(scopes: requestedScope.map { [$0] })
+            var result: TokenResponse
+            switch try session.outcome(request) {
             case .success(let value): result = value
             case .failure(let error) where info.interactive && VerbFailure.isSignInNeeded(error):
                 Console.say("a sign-in is needed for kubectl; starting a device code sign-in")
-                var signIn = params
-                signIn["flow"] = "deviceCode"
-                switch try session.outcome("acquireToken", .object(signIn)) {
+                switch try session.outcome(AcquireTokenRequest(flow: .deviceCode, scopes: request.scopes)) {
                 case .success(let value): result = value
                 case .failure(let error):
                     throw SignInFailure.deviceCodeRefused(error, host: SignInEnvironment.current().sshHost) ?? .from(error)
@@ -68,8 +64,8 @@ struct KubectlCredentialCommand: ParsableCommand {
             case .failure(let error): throw .from(error)
             }
             if idToken, Self.idTokenExpiry(result).map({ $0 < Int64(time(nil)) + Self.idTokenMarginSeconds }) ?? true {
-                params["forceRefresh"] = true
-                result = try session.call("acquireTokenSilent", .object(params))
+                request.forceRefresh = true
+                result = try session.call(request)
             }
             let credential = idToken ? Self.idTokenCredential(result) : Self.accessTokenCredential(result)
             guard let (token, expiresOn) = credential else {
@@ -80,17 +76,16 @@ struct KubectlCredentialCommand: ParsableCommand {
         }
     }
 
-    private static func idTokenExpiry(_ result: JSONValue) -> Int64? {
-        result["idToken"]?.stringValue.flatMap(JWTClaims.expiry)
+    private static func idTokenExpiry(_ result: TokenResponse) -> Int64? {
+        result.idToken.flatMap(JWTClaims.expiry)
     }
 
-    private static func idTokenCredential(_ result: JSONValue) -> (String, Int64)? {
-        guard let token = result["idToken"]?.stringValue, let expiry = JWTClaims.expiry(token) else { return nil }
+    private static func idTokenCredential(_ result: TokenResponse) -> (String, Int64)? {
+        guard let token = result.idToken, let expiry = JWTClaims.expiry(token) else { return nil }
         return (token, expiry)
     }
 
-    private static func accessTokenCredential(_ result: JSONValue) -> (String, Int64)? {
-        guard let token = result["accessToken"]?.stringValue, let expiresOn = result["expiresOn"]?.intValue else { return nil }
-        return (token, expiresOn)
+    private static func accessTokenCredential(_ result: TokenResponse) -> (String, Int64)? {
+        (result.accessToken, result.expiresOn)
     }
 }

@@ -208,6 +208,25 @@ final class VerbSession {
         return try Self.outcome(client, connection.engine, id, account: account)
     }
 
+    /// Sends a typed request and reads its typed result; its error becomes a ``VerbFailure``
+    /// (`account`: the username it named). `pipelined` as ``call(_:_:account:pipelined:)``.
+    func call<Request: RequestType>(_ request: Request, account: String? = nil, pipelined: Bool = false) throws(VerbFailure) -> Request.Response {
+        try Self.decoded(Request.self, try call(Request.method, request.params, account: account, pipelined: pipelined))
+    }
+
+    /// The typed outcome of a request (for callers that treat some errors as answers).
+    func outcome<Request: RequestType>(_ request: Request) throws(VerbFailure) -> Result<Request.Response, RPCError> {
+        switch try outcome(Request.method, request.params) {
+        case .success(let result): return .success(try Self.decoded(Request.self, result))
+        case .failure(let error): return .failure(error)
+        }
+    }
+
+    /// `result` as `Request`'s result type; one it does not fit is the engine's fault, said in a line.
+    private static func decoded<Request: RequestType>(_ type: Request.Type, _ result: JSONValue) throws(VerbFailure) -> Request.Response {
+        do { return try Request.Response(decoding: result) } catch { throw VerbFailure(message: "the engine's answer: \(error.message)") }
+    }
+
     /// The raw outcome of a request (for callers that treat some errors as answers).
     func outcome(_ method: String, _ params: JSONValue = [:]) throws(VerbFailure) -> Result<JSONValue, RPCError> {
         _ = try configuration
