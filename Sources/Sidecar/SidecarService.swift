@@ -35,6 +35,11 @@ public final class SidecarService: RPCService, Sendable {
         /// own processes' ``OpenSessionPolicy``. No default: a door names its policy or does
         /// not build.
         public var policy: any SessionPolicy
+        /// `initialize` answers `cacheProtection` (what protects the file cache: it reads the
+        /// file's header for `encrypted` and scans its directory for `setAside`). Off for an
+        /// in-process verb that never prints it (`token`, `ssh-cert`, ...: no work it does not
+        /// print); every socket and the stdio mode answer it.
+        public var reportsCacheProtection = true
         /// What `callGraph`'s token may be for (the forward socket's ``ForwardGraphTokens``); `nil`: no limit.
         public var graphTokens: ForwardGraphTokens?
         /// The options of a door whose rules are `policy`.
@@ -190,7 +195,7 @@ public final class SidecarService: RPCService, Sendable {
             ],
             "configuration": configuration.json,
         ]
-        result["cacheProtection"] = configured.methods.cacheProtection?.json
+        if options.reportsCacheProtection { result["cacheProtection"] = configured.methods.cacheProtection?.json }
         result["agent"] = options.agentInfo?()
         result["profile"] = (profile ?? options.startupProfile).map(JSONValue.string)
         return .object(result)

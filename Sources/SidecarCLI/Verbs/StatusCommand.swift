@@ -30,7 +30,9 @@ struct StatusCommand: ParsableCommand {
     @OptionGroup var common: VerbOptions
 
     func run() throws {
-        try VerbSession.run(common) { session throws(VerbFailure) in
+        var options = common.plain
+        options.cacheProtection = true  // the one verb that prints it
+        try VerbSession.run(options) { session throws(VerbFailure) in
             let report = try Self.report(session)
             switch output {
             case .json: session.print(report.json.jsonText)

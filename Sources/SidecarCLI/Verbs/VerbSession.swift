@@ -39,6 +39,8 @@ final class VerbSession {
     let sources: ConfigurationSources
     /// Whether an agent may serve this session (not `--no-agent`).
     let useAgent: Bool
+    /// Whether an in-process engine reports `cacheProtection` (``VerbLaunchOptions/cacheProtection``).
+    private let reportsCacheProtection: Bool
     /// Logs to stderr at the `--log-level`.
     let logger: Logger
     /// The device code and its countdown on stderr.
@@ -49,13 +51,15 @@ final class VerbSession {
 
     private init(
         client: any EngineClient, connection: EngineConnection, agentSocket: String,
-        sources: ConfigurationSources, useAgent: Bool, initializeID: RequestID, logger: Logger, output: Int32
+        sources: ConfigurationSources, useAgent: Bool, reportsCacheProtection: Bool, initializeID: RequestID, logger: Logger,
+        output: Int32
     ) {
         self.client = client
         self.connection = connection
         self.agentSocket = agentSocket
         self.sources = sources
         self.useAgent = useAgent
+        self.reportsCacheProtection = reportsCacheProtection
         self.initializeID = initializeID
         self.logger = logger
         self.output = output
@@ -78,7 +82,8 @@ final class VerbSession {
         }
     }
 
-    /// `initialize`'s `cacheProtection` member (what protects the file cache; `nil`: none).
+    /// `initialize`'s `cacheProtection` member (what protects the file cache; `nil`: none, or an
+    /// in-process engine not asked for it: ``VerbLaunchOptions/cacheProtection``).
     var cacheProtection: JSONValue? {
         get throws(VerbFailure) {
             _ = try configuration
@@ -131,7 +136,9 @@ final class VerbSession {
         do { sources = try ConfigurationSources.load(launch) } catch {
             throw VerbFailure(message: ConfigurationSources.fileMistakeLine(error) ?? error.message)
         }
-        return try connect(sources: sources, useAgent: !options.noAgent, redirectPort: options.redirectPort, logger: logger, output: output)
+        return try connect(
+            sources: sources, useAgent: !options.noAgent, redirectPort: options.redirectPort, cacheProtection: options.cacheProtection,
+            logger: logger, output: output)
     }
 
     /// A new session like this one (same configuration, output and agent choice) on a new
@@ -139,13 +146,14 @@ final class VerbSession {
     /// connection was lost (the agent restarted); the caller closes this one.
     func reconnected() throws(VerbFailure) -> VerbSession {
         client.close()
-        return try Self.connect(sources: sources, useAgent: useAgent, redirectPort: nil, logger: logger, output: output)
+        return try Self.connect(
+            sources: sources, useAgent: useAgent, cacheProtection: reportsCacheProtection, logger: logger, output: output)
     }
 
     /// Another session like this one (same configuration, output and agent choice) on a
     /// connection of its own, this one kept open: an ``EnginePool``'s next session.
     func sibling() throws(VerbFailure) -> VerbSession {
-        try Self.connect(sources: sources, useAgent: useAgent, redirectPort: nil, logger: logger, output: output)
+        try Self.connect(sources: sources, useAgent: useAgent, cacheProtection: reportsCacheProtection, logger: logger, output: output)
     }
 
     /// Closes the engine connection (an in-process engine's thread ends with it).
@@ -154,12 +162,13 @@ final class VerbSession {
     /// A session with these sources, for a verb that opens several (`profiles`): it reserves
     /// stdout and makes the logger once itself.
     static func connect(
-        sources: ConfigurationSources, useAgent: Bool, redirectPort: Int? = nil, logger: Logger, output: Int32
+        sources: ConfigurationSources, useAgent: Bool, redirectPort: Int? = nil, cacheProtection: Bool = false, logger: Logger,
+        output: Int32
     ) throws(VerbFailure) -> VerbSession {
         let socket = UserPaths.agentSocket()
         let connection = try EngineConnection.open(
             socketPath: socket, useAgent: useAgent && !AgentConnection.disabledByEnvironment, logger: logger)
-        let client = try connection.client(logger: logger)
+        let client = try connection.client(logger: logger, cacheProtection: cacheProtection)
         var overrides = sources.overrides
         overrides.browser = .client
         if let redirectPort { overrides.redirectPort = redirectPort }
@@ -171,7 +180,7 @@ final class VerbSession {
         }
         let session = VerbSession(
             client: client, connection: connection, agentSocket: socket, sources: sources, useAgent: useAgent,
-            initializeID: initializeID, logger: logger, output: output)
+            reportsCacheProtection: cacheProtection, initializeID: initializeID, logger: logger, output: output)
         session.use(nil)
         let progress = session.progress
         client.onNotification = { method, params in
