@@ -6,7 +6,7 @@ extension SidecarMethod {
     /// sent (its members are not parameters).
     public var parameters: Set<String> {
         switch self {
-        case .initialize: ConfigurationOverrides.keys.union(SidecarService.initializeExtraKeys)
+        case .initialize: InitializeRequest.parameters
         case .ping, .getDeviceInformation, .diagnosticsEcho: []
         case .getCurrentAccount: GetCurrentAccountRequest.parameters
         case .getCacheSummary: GetCacheSummaryRequest.parameters

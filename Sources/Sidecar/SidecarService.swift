@@ -175,8 +175,8 @@ public final class SidecarService: RPCService, Sendable {
     public static let initializeExtraKeys = editorInitializeKeys.union(["profile"])
 
     private func initialize(_ params: JSONValue?) throws -> JSONValue {
-        let overrides = try ConfigurationOverrides(params: params, alsoAllowed: Self.initializeExtraKeys)
-        let profile: String? = try Params(params, allowed: SidecarMethod.initialize.parameters).optional("profile")
+        let request = try InitializeRequest(decoding: params)
+        let (overrides, profile) = (request.overrides, request.profile)
         let base = try options.profiles.base(profile: profile, given: overrides, startup: options.startup)
         let configuration = try overrides.merged(over: base).resolved()
         let configured = try Self.configure(configuration, options: options, logger: logger)

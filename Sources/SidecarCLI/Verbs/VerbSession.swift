@@ -46,7 +46,7 @@ final class VerbSession {
     /// The device code and its countdown on stderr.
     let progress = SignInProgress()
     private let output: Int32
-    private var initialized: Result<JSONValue, VerbFailure>?
+    private var initialized: Result<InitializeResponse, VerbFailure>?
     private let initializeID: RequestID
 
     private init(
@@ -71,11 +71,11 @@ final class VerbSession {
         get throws(VerbFailure) {
             if initialized == nil {
                 initialized = Result { () throws(VerbFailure) in
-                    try Self.outcome(client, connection.engine, initializeID, timeoutSeconds: 30)
+                    try Self.decoded(InitializeRequest.self, try Self.outcome(client, connection.engine, initializeID, timeoutSeconds: 30))
                 }
             }
             switch initialized {
-            case .success(let result)?: return result["configuration"] ?? [:]
+            case .success(let result)?: return result.configuration
             case .failure(let failure)?: throw failure
             case nil: return [:]
             }
@@ -87,7 +87,7 @@ final class VerbSession {
     var cacheProtection: JSONValue? {
         get throws(VerbFailure) {
             _ = try configuration
-            if case .success(let result)? = initialized { return result["cacheProtection"] }
+            if case .success(let result)? = initialized { return result.cacheProtection }
             return nil
         }
     }
@@ -97,7 +97,7 @@ final class VerbSession {
     var agentInfo: JSONValue? {
         get throws(VerbFailure) {
             _ = try configuration
-            if case .success(let result)? = initialized { return result["agent"] }
+            if case .success(let result)? = initialized { return result.agent }
             return nil
         }
     }
@@ -172,10 +172,8 @@ final class VerbSession {
         var overrides = sources.overrides
         overrides.browser = .client
         if let redirectPort { overrides.redirectPort = redirectPort }
-        var params = overrides.json.objectValue ?? [:]
-        if let profile = sources.profile { params["profile"] = .string(profile) }  // the agent layers it over that profile
         let initializeID: RequestID
-        do { initializeID = try client.sendRequest("initialize", params: .object(params)) } catch {
+        do { initializeID = try client.send(InitializeRequest(overrides: overrides, profile: sources.profile)) } catch {
             throw .connection(error, engine: connection.engine)
         }
         let session = VerbSession(
