@@ -20,7 +20,8 @@ import Testing
     }
 
     @Test func keepsTheFirstSentenceOnlySoTheFixFitsOneLine() {
-        let long = "<p>AADSTS700016: Application with identifier 'x' was not found. This can happen if the "
+        let long =
+            "<p>AADSTS700016: Application with identifier 'x' was not found. This can happen if the "
             + String(repeating: "application has not been installed ", count: 10) + "</p>"
         #expect(AuthorizePreflight.fatalSentence(in: long) == "AADSTS700016: Application with identifier 'x' was not found.")
         let endless = "<p>AADSTS700016: " + String(repeating: "x", count: 500) + "</p>"
