@@ -1,4 +1,5 @@
 import Agent
+import Composition
 import JSONRPC
 import Logging
 import POSIXSupport
@@ -66,7 +67,7 @@ struct EngineConnection {
         case .agent: return JSONRPCClient(fd: fd)
         case .inProcess:
             // The verb's own engine, in this process: the user's own request.
-            var options = SidecarService.Options(policy: OpenSessionPolicy())
+            var options = SidecarService.Options(policy: OpenSessionPolicy(), dependencies: ApplicationFactory.live)
             options.applications = Self.inProcessApplications
             options.reportsCacheProtection = cacheProtection
             do {
