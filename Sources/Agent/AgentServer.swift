@@ -249,10 +249,11 @@ public final class AgentServer: Sendable {
     /// session under the main socket's rules with the agent's configuration, sharing the
     /// agent's engines (cache, refreshes) with every connection.
     public func ownEngine() throws(RPCError) -> LocalEngineClient {
-        var serviceOptions = SidecarService.Options(policy: LocalSettingsPolicy(agent: options.startup, profiles: options.profiles))
+        var serviceOptions = SidecarService.Options(
+            policy: LocalSettingsPolicy(agent: options.startup, profiles: options.profiles),
+            dependencies: options.dependencies ?? ApplicationFactory.live)
         serviceOptions.applications = applications
         serviceOptions.maxMessageSize = options.maxMessageSize
-        serviceOptions.dependencies = options.dependencies
         serviceOptions.startup = options.startup
         serviceOptions.startupProfile = options.startupProfile
         serviceOptions.profiles = options.profiles
