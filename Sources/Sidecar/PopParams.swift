@@ -46,9 +46,15 @@ enum PopParams {
             throw AuthError(.malformedResponse, "a proof-of-possession request was answered a \(result.tokenType.prefix(16)) token")
         }
         guard case .object(var object) = AuthJSON.tokenResult(result) else { return AuthJSON.tokenResult(result) }
-        let shr = try app.signedHttpRequest(accessToken: result.accessToken, target: target)
+        let shr = try signed(result, target: target, app: app)
         object["signedHttpRequest"] = .string(shr)
         object["authorizationHeader"] = .string(SignedHttpRequest.authorizationHeader(shr))
         return .object(object)
+    }
+
+    /// The SHR of a PoP result: the broker's (it holds its key), else signed now with the cache's key.
+    static func signed(_ result: TokenResult, target: PopRequestTarget, app: PublicClientApplication) throws -> String {
+        if let shr = result.signedHttpRequest { return shr }
+        return try app.signedHttpRequest(accessToken: result.accessToken, target: target)
     }
 }

@@ -210,7 +210,7 @@ class StandIn(dbus.service.Object):
                              "scp": " ".join(s.rsplit("/", 1)[-1] for s in scopes), "tid": TENANT,
                              "oid": account["localAccountId"], "upn": account["username"], "deviceid": DEVICE_ID,
                              "exp": expires_ms // 1000, "n": self.minted, "appid": params.get("clientId"),
-                             "cnf": {"kid": self.pop_key.kid}})
+                             "cnf": {"kid": self.pop_key.kid}}).rsplit(".", 1)[0] + "." + b64url(b"standin")
             bearer = self.mint(account, {**params, "popParams": None})["brokerTokenResponse"]
             cached = {**bearer, "accessToken": token, "accessTokenType": 1, "expiresOn": expires_ms,
                       "popKeyThumbprint": self.pop_key.kid}
