@@ -10,7 +10,22 @@ public enum ForwardReply {
     /// The members of a token result that leave.
     static let tokenFields: Set<String> = [
         "accessToken", "tokenType", "expiresOn", "scopes", "account", "tenantId", "authority", "correlationId", "fromCache",
+        // A PoP result's signature for one request (forwardProofOfPossession), made with the laptop's key.
+        "signedHttpRequest", "authorizationHeader",
     ]
+    /// The members of `signHttpRequest`'s result that leave.
+    static let signedRequestFields: Set<String> = [
+        "signedHttpRequest", "authorizationHeader", "tokenType", "expiresOn", "fromCache", "correlationId",
+    ]
+
+    /// `signHttpRequest`'s result, when the token in its SHR (`at`) is for nothing beyond
+    /// `scopes` (its `scopes` being the request's); else -51014 as ``token(_:within:)``.
+    public static func signedRequest(_ result: JSONValue, requested: [String], within scopes: ForwardScopes) throws(RPCError) -> JSONValue {
+        let token = result["signedHttpRequest"]?.stringValue.flatMap { JWTPayload.claims(of: $0)?["at"] } ?? .null
+        let beyond = beyondScopes(["accessToken": token, "scopes": JSONValue(requested)], scopes)
+        guard beyond.isEmpty else { throw tokenRefused(beyond) }
+        return allowed(result, fields: signedRequestFields)
+    }
     /// The members of an account that leave (a listing's `tenants` and `isCurrent` too).
     static let accountFields: Set<String> = [
         "homeAccountId", "localAccountId", "environment", "tenantId", "username", "name", "tenants", "isCurrent",
