@@ -7,7 +7,7 @@ shim, the managed-identity endpoint, azd's endpoint, the kubectl and git helpers
 the engine's flows against the mock, the broker stand-in (broker "required"), the app identity
 (CI federation with clientAssertion). Kinds: bearer, SSH certificate (asked where a door can
 ask for one: the JSON-RPC doors and `ssh-cert`; the other doors' protocols only carry bearer
-tokens), proof-of-possession (the JSON-RPC doors and `token --pop-*`: the flows sign with the
+tokens), proof-of-possession (the JSON-RPC doors, `token --pop-*` and `kubectl-credential --pop-claims`: the flows sign with the
 sidecar's key, the broker answers its own signed request; the app identity refuses it). One sign-in per backend, every door walked in that one test (kept fast: the doors
 share the backend's set-up; the backends are the parameters).
 """
@@ -258,6 +258,17 @@ def test_every_door_answers_the_kind_asked_or_refuses_it_by_name(backend_name, v
                               capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
         assert kube.returncode == 0, ("kubectl helper", kube.stderr)
         backend.assert_bearer(json.loads(kube.stdout)["status"]["token"], "kubectl helper")
+        # kubectl with an Azure Arc cluster's PoP credential (kubelogin's shape: u = the ARM id).
+        arc = subprocess.run([verbs.binary, "kubectl-credential", "--scope", SCOPE, "--pop-claims", "u=/subscriptions/1/arc"],
+                             env={**env, "KUBERNETES_EXEC_INFO": json.dumps(exec_info)}, capture_output=True, text=True,
+                             timeout=30, stdin=subprocess.DEVNULL)
+        if backend.name in ("flows", "broker"):
+            assert arc.returncode == 0, ("kubectl helper --pop-claims", arc.stderr)
+            shr = json.loads(arc.stdout)["status"]["token"]
+            assert jwt_claims(shr)["u"] == "/subscriptions/1/arc" and jwt_claims(jwt_claims_token(shr))["cnf"]["kid"], shr[:20]
+        else:
+            assert arc.returncode == 1 and arc.stdout == "", ("kubectl helper --pop-claims", arc.stderr)
+            assert "does not issue proof-of-possession tokens" in arc.stderr, arc.stderr
         git = subprocess.run([verbs.binary, "git-credential", "get"], env=env, capture_output=True, text=True, timeout=30,
                              input="protocol=https\nhost=dev.azure.com\n\n")
         assert git.returncode == 0, ("git helper", git.stderr)
