@@ -29,9 +29,7 @@ signed by that key, the bare token in its `at`; MSALRuntime makes its authorizat
 "pop " + accessToken), with `popKeyThumbprint`. Its tokens are its own unsigned JWTs carrying `cnf: {"kid": …}`;
 with `--idp URL --idp-ca FILE` it gets them from the mock identity platform instead (a device
 code approved through the mock's /_admin/, redeemed with `token_type=pop` and `req_cnf`), so the
-mock's PoP resource accepts its SHRs. `generateSignedHttpRequest` (siemens/sso-mib's request:
-{clientId, popParams: {..., homeAccountId}}) answers {"signedHttpRequest"} for the account's
-latest PoP token.
+mock's PoP resource accepts its SHRs.
 
 As the real broker behaves (broker 2.0.1's JSON schemas, teams-lite's notes on 3.0.2):
 errors are {context, tag, errorCode, status, subStatus, diagnostics}; object ids are UUIDs;
@@ -279,16 +277,6 @@ class StandIn(dbus.service.Object):
             return self.shaped(cached)
         return self.mint(account, params)
 
-    def sign_request(self, body: dict) -> dict:
-        pop = body.get("popParams")
-        if not isinstance(pop, dict) or not pop.get("httpMethod") or not pop.get("uriHost"):
-            return error(6, "popParams with httpMethod and uriHost are required")
-        home = pop.get("homeAccountId")
-        tokens = [t for (owner, _), t in self.pop_tokens.items() if owner == home]
-        if not tokens:
-            return error(2, "no proof-of-possession token for that account")
-        return {"signedHttpRequest": self.pop_key.shr(tokens[-1]["accessToken"], pop)}
-
     # ---- the interface -----------------------------------------------------------------------
     def _message_cb(self, connection, message):
         # The real broker's object has no org.freedesktop.DBus.Introspectable (dbus-python adds one).
@@ -356,10 +344,6 @@ class StandIn(dbus.service.Object):
                 reply(json.dumps({"brokerTokenResponse": error(7, "the user cancelled the sign-in")}))
             return {}
         return self.serve("cancelInteractiveFlow", protocol, correlation_id, request, cancel)
-
-    @dbus.service.method(IFACE, in_signature="sss", out_signature="s")
-    def generateSignedHttpRequest(self, protocol, correlation_id, request):
-        return self.serve("generateSignedHttpRequest", protocol, correlation_id, request, self.sign_request)
 
     @dbus.service.method(IFACE, in_signature="sss", out_signature="s")
     def getLinuxBrokerVersion(self, protocol, correlation_id, request):
