@@ -119,7 +119,9 @@ final class ForwardSessionPolicy: ErrorReleasingPolicy {
     func release(_ method: SidecarMethod, params: JSONValue?, result: JSONValue) throws(RPCError) -> ReplyDecision {
         switch method {
         case .initialize:
-            return .send(ForwardReply.initialize(result, scopes: scopes, signIn: approver.setting == .deny ? "deny" : "approval"))
+            return .send(
+                ForwardReply.initialize(
+                    result, scopes: scopes, signIn: approver.setting == .deny ? "deny" : "approval", popHosts: popHosts.sorted()))
         case .getAccounts: return .send(ForwardReply.allowed(result, fields: ["accounts"]))
         case .getCurrentAccount: return .send(ForwardReply.allowed(result, fields: ["account", "previousAccount"]))
         case .acquireTokenSilent, .acquireToken:

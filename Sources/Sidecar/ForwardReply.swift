@@ -82,14 +82,18 @@ public enum ForwardReply {
     /// `initialize`'s result for a forwarded session: the protocol's own members, the
     /// configuration's clientId, authority and default scopes, the forward limits, and that
     /// the session is forwarded; nothing about the laptop (its cache, key, host or pid).
-    public static func initialize(_ result: JSONValue, scopes: ForwardScopes, signIn: String) -> JSONValue {
+    /// `popHosts`: the agent's `forwardProofOfPossession` (`signHttpRequest` is listed, and
+    /// `forward.proofOfPossession` names them, only when it lists hosts).
+    public static func initialize(_ result: JSONValue, scopes: ForwardScopes, signIn: String, popHosts: [String] = []) -> JSONValue {
         var kept: JSONObject = [:]
         for key in ["serverInfo", "protocolVersion"] { kept[key] = result[key] }
         if case .object(var capabilities)? = result["capabilities"] {
             let methods = capabilities["methods"]?.arrayValue ?? []
             capabilities["methods"] = .array(
                 methods.filter { name in
-                    name.stringValue.flatMap(SidecarMethod.init(rawValue:)).map { ForwardPolicy.access($0) != .refused } ?? true
+                    name.stringValue.flatMap(SidecarMethod.init(rawValue:)).map {
+                        ForwardPolicy.rule($0, popOptIn: !popHosts.isEmpty).access != .refused
+                    } ?? true
                 })
             capabilities["serverRequests"] = []  // the laptop's browser opens sign-ins
             capabilities["serverNotifications"] = []  // a device code is shown on the laptop only
@@ -98,7 +102,9 @@ public enum ForwardReply {
         var configuration: JSONObject = [:]
         for key in ["clientId", "authority", "scopes"] { configuration[key] = result["configuration"]?[key] }
         kept["configuration"] = .object(configuration)
-        kept["forward"] = ["scopes": JSONValue(scopes.allowed), "signIn": .string(signIn)]
+        var forward: JSONObject = ["scopes": JSONValue(scopes.allowed), "signIn": .string(signIn)]
+        if !popHosts.isEmpty { forward["proofOfPossession"] = JSONValue(popHosts) }
+        kept["forward"] = .object(forward)
         kept["agent"] = ["forwarded": true]
         return .object(kept)
     }

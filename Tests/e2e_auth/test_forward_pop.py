@@ -37,7 +37,8 @@ def test_the_forward_socket_signs_pop_requests_only_for_the_hosts_the_agent_list
     try:
         lines, s = over_socket(str(run / "forward.sock"))
         with s:
-            assert "result" in lines.call("initialize", {})
+            init = lines.call("initialize", {})["result"]
+            assert "proofOfPossession" not in init["forward"] and "signHttpRequest" not in init["capabilities"]["methods"]
             refused = lines.call("acquireTokenSilent", {"scopes": ["User.Read"], "proofOfPossession": pop})["error"]
             assert refused["code"] == -51014 and refused["data"]["name"] == "forwardParameterRefused", refused
             assert refused["data"]["member"] == "proofOfPossession"
@@ -51,7 +52,9 @@ def test_the_forward_socket_signs_pop_requests_only_for_the_hosts_the_agent_list
     try:
         lines, s = over_socket(str(run / "forward.sock"))
         with s:
-            assert "result" in lines.call("initialize", {})
+            init = lines.call("initialize", {})["result"]
+            assert init["forward"]["proofOfPossession"] == [host.lower()]
+            assert "signHttpRequest" in init["capabilities"]["methods"]
             r = lines.call("acquireTokenSilent", {"scopes": ["User.Read"], "proofOfPossession": pop})
             assert "result" in r, r
             result = r["result"]
