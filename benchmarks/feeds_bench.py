@@ -39,7 +39,8 @@ IMAGE = "demo/hello:1.0"
 PIP_TIMED = r"""
 import atexit, json, os, sys, time
 from pip._internal.network import auth
-spent = {"keyring": 0.0, "answer_401": 0.0}
+from pip._internal.network import session
+spent = {"keyring": 0.0, "answer_401": 0.0, "requests": 0.0}
 def timed(function, key):
     def wrapper(*args, **kwargs):
         start = time.perf_counter()
@@ -50,6 +51,7 @@ def timed(function, key):
     return wrapper
 auth.KeyRingCliProvider._get_password = timed(auth.KeyRingCliProvider._get_password, "keyring")
 auth.MultiDomainBasicAuth.handle_401 = timed(auth.MultiDomainBasicAuth.handle_401, "answer_401")
+session.PipSession.request = timed(session.PipSession.request, "requests")
 atexit.register(lambda: os.write(2, ("PIP-TIMED " + json.dumps(spent) + "\n").encode()))
 from pip._internal.cli.main import main
 sys.exit(main())
@@ -154,7 +156,8 @@ def main() -> int:
                "--cert", bench.ca_file, "-d", dest, "demo-feed-pkg"]
         via_keyring = pip + ["--index-url", f"https://feeduser@{netloc}/pypi/simple/", "--keyring-provider", "subprocess"]
         direct = pip + ["--index-url", f"https://feeduser:{token}@{netloc}/pypi/simple/"]
-        inside = {"keyring": [], "answer_401": []}
+        inside = {"keyring": [], "answer_401": [], "requests": []}
+        given_requests = []
 
         def pip_timed(side: int, p) -> None:
             line = [x for x in p.stderr.decode().splitlines() if x.startswith("PIP-TIMED ")]
@@ -164,11 +167,15 @@ def main() -> int:
                     inside[key].append(spent[key])
             elif spent["keyring"]:  # (handle_401 is a hook on every response: it returns at once)
                 raise RuntimeError("pip given the token asked keyring: %r" % spent)
+            else:
+                given_requests.append(spent["requests"])
 
         pip_pairs = paired((via_keyring, direct), env, a.runs, before=lambda: shutil.rmtree(dest, ignore_errors=True),
                            seen=pip_timed)
-        log("pip download: overhead %s ms wall, %s ms CPU; inside pip: keyring %s ms, the 401 answered %s ms" % (
-            overhead(pip_pairs, 0), overhead(pip_pairs, 2), ms(inside["keyring"]), ms(inside["answer_401"])))
+        log("pip download: overhead %s ms wall, %s ms CPU; inside pip: keyring %s ms, the 401 answered %s ms, "
+            "all requests %s ms (token given: %s ms)" % (
+                overhead(pip_pairs, 0), overhead(pip_pairs, 2), ms(inside["keyring"]), ms(inside["answer_401"]),
+                ms(inside["requests"]), ms(given_requests)))
 
         rows = [("`keyring get URL USER` alone", ms(keyring_alone), "", "", ""),
                 ("`docker-credential-auth-sidecar get` alone", ms(helper_alone), "", "", ""),
@@ -176,7 +183,8 @@ def main() -> int:
                  overhead(pip_pairs, 0), overhead(pip_pairs, 2)),
                 ("inside `pip download`: its `keyring` call", ms(inside["keyring"]), "", "", ""),
                 ("inside `pip download`: the 401 answered (that call, the second request)", ms(inside["answer_401"]), "", "",
-                 "")]
+                 ""),
+                ("inside `pip download`: all its requests", ms(inside["requests"]), ms(given_requests), "", "")]
         if skopeo:
             certs = os.path.join(bench.tmp, "certs")
             os.makedirs(certs)

@@ -144,8 +144,9 @@ public enum ManagedIdentityProtocol {
     }
 
     /// Unix seconds as the 2017 protocol's date, "MM/dd/yyyy HH:mm:ss +00:00" (UTC; proleptic
-    /// Gregorian, days from civil per H. Hinnant's algorithm).
-    static func legacyDate(_ seconds: Int64) -> String {
+    /// Gregorian, H. Hinnant's civil-from-days), held within years 1 to 9999 (no overflow).
+    static func legacyDate(_ unclamped: Int64) -> String {
+        let seconds = min(max(unclamped, -62_135_596_800), 253_402_300_799)
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let time = seconds - days * 86_400
         let shifted = days + 719_468

@@ -155,6 +155,8 @@ import Testing
         #expect(ManagedIdentityProtocol.legacyDate(1_798_761_599) == "12/31/2026 23:59:59 +00:00")
         #expect(ManagedIdentityProtocol.legacyDate(4_107_542_400) == "03/01/2100 00:00:00 +00:00")
         #expect(ManagedIdentityProtocol.legacyDate(-1) == "12/31/1969 23:59:59 +00:00")
+        #expect(ManagedIdentityProtocol.legacyDate(.max) == "12/31/9999 23:59:59 +00:00")
+        #expect(ManagedIdentityProtocol.legacyDate(.min) == "01/01/1 00:00:00 +00:00")
     }
 
     @Test func secretsAre32RandomBytesInHex() {
