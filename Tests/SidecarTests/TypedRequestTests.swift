@@ -38,6 +38,9 @@ struct TypedRequestTests {
         silent.claims = "{}"
         silent.proofOfPossession = PopTargetParams(method: "GET", url: "https://x.example/r", nonce: "n")
         #expect(try AcquireTokenSilentRequest(decoding: silent.params).params == silent.params)
+        silent.proofOfPossession = PopTargetParams(resourceId: "/subscriptions/s/resourceGroups/g", clientClaims: "{\"u\":\"x\"}")
+        #expect(try AcquireTokenSilentRequest(decoding: silent.params).params == silent.params)
+        #expect(try AcquireTokenSilentRequest(decoding: silent.params).proofOfPossession?.target?.resourceId == "/subscriptions/s/resourceGroups/g")
         var signIn = AcquireTokenRequest(flow: .paste, scopes: ["s"])
         signIn.loginHint = "a@b.example"
         signIn.extraQueryParameters = [("b", "2"), ("a", "1")]

@@ -81,11 +81,15 @@ public struct SSHCertificateParams: Sendable {
     var json: JSONValue { ["publicKey": .string(publicKey)] }
 }
 
-/// `proofOfPossession: {method, url, nonce?, clientClaims?}`: the resource request a PoP token's
-/// signed request is for.
+/// `proofOfPossession: {method, url, nonce?, clientClaims?}` or `{resourceId, nonce?,
+/// clientClaims?}`: the resource request a PoP token's signed request is for, or the resource.
 public struct PopTargetParams: Sendable {
+    /// The HTTP method (empty for a resource id).
     public var method: String
+    /// The resource URL (empty for a resource id).
     public var url: String
+    /// The resource's id (kubelogin's Azure Arc shape: the SHR's `u`, for every request).
+    public var resourceId: String?
     public var nonce: String?
     public var clientClaims: String?
     /// The target, checked, made when the request was decoded at the edge (`nil` in one a client built).
@@ -97,18 +101,27 @@ public struct PopTargetParams: Sendable {
         self.nonce = nonce
     }
 
+    public init(resourceId: String, nonce: String? = nil, clientClaims: String? = nil) {
+        method = ""
+        url = ""
+        self.resourceId = resourceId
+        self.nonce = nonce
+        self.clientClaims = clientClaims
+    }
+
     /// The member of `params`, if present (beside `sshCertificate`: refused, one kind per request).
     init?(_ params: Params) throws(RPCError) {
         guard let target = try PopParams.target(params) else { return nil }
         method = target.method
         url = target.url
+        resourceId = target.resourceId
         nonce = target.nonce
         clientClaims = target.clientClaims
         self.target = target
     }
 
     var json: JSONValue {
-        var object: JSONObject = ["method": .string(method), "url": .string(url)]
+        var object: JSONObject = resourceId.map { ["resourceId": .string($0)] } ?? ["method": .string(method), "url": .string(url)]
         if let nonce { object["nonce"] = .string(nonce) }
         if let clientClaims { object["clientClaims"] = .string(clientClaims) }
         return .object(object)
@@ -138,6 +151,8 @@ public struct TokenResponse: ResponseType {
     public var tenantId: String { result["tenantId"]?.stringValue ?? "" }
     /// The account it is for (an Account object, or `null` for an app's own token).
     public var account: JSONValue { result["account"] ?? .null }
+    /// A PoP token's signed HTTP request.
+    public var signedHttpRequest: String? { result["signedHttpRequest"]?.stringValue }
     /// A PoP token's `Authorization` header value (`PoP <signed request>`).
     public var authorizationHeader: String? { result["authorizationHeader"]?.stringValue }
     /// An SSH certificate's line and what it says (`line`, `keyId`, `principals`, `validAfter`, `validBefore`).
