@@ -180,40 +180,23 @@ struct AuthMethods: Sendable {
         }
     }
 
-    func callGraph(_ params: JSONValue?, _ context: RequestContext) async throws -> JSONValue {
-        let p = try Params(params, allowed: SidecarMethod.callGraph.parameters)
+    func callGraph(_ typed: CallGraphRequest, _ context: RequestContext) async throws -> GraphCallResponse {
         var request = GraphRequest()
-        if let path: String = try p.optional("path") {
-            guard path.hasPrefix("/"), !path.contains("://"), !path.contains("/../"), !path.hasSuffix("/.."),
-                !Self.hasControlCharacters(path)
-            else {
-                throw RPCError.invalidParams("'path' must be a path under the Graph endpoint, starting with /", member: "path")
-            }
-            request.path = path
-        }
-        request.method = try p.optional("method", oneOf: ["GET", "POST", "PUT", "PATCH", "DELETE"]) ?? "GET"
-        request.apiVersion = try p.optional("apiVersion", oneOf: ["v1.0", "beta"]) ?? "v1.0"
-        request.query = try Self.stringPairs(p, "query")
-        request.headers = try Self.stringPairs(p, "headers", controlCharacters: false)
-        if request.headers.contains(where: { $0.0.lowercased() == "authorization" }) {
-            throw RPCError.invalidParams("'headers' may not set Authorization: the sidecar does", member: "headers.Authorization")
-        }
-        request.body = p.members["body"]
-        request.account = try AuthJSON.accountReference(p)
-        request.scopes = try scopes(p)
+        if let path = typed.path { request.path = path }
+        request.method = typed.httpMethod ?? "GET"
+        request.apiVersion = typed.apiVersion ?? "v1.0"
+        request.query = typed.query
+        request.headers = typed.headers
+        request.body = typed.body
+        request.account = typed.account
+        request.scopes = try scopes(typed.scopes)
         request.tokenCheck = graphTokens
-        request.allPages = try p.optional("allPages") ?? false
-        if let maxPages: Int = try p.optional("maxPages") {
-            guard (1...100).contains(maxPages) else { throw RPCError.invalidParams("'maxPages' must be 1 to 100", member: "maxPages") }
-            request.maxPages = maxPages
-        }
-        if let seconds: Int = try p.optional("timeoutSeconds") {
-            guard (1...300).contains(seconds) else { throw RPCError.invalidParams("'timeoutSeconds' must be 1 to 300", member: "timeoutSeconds") }
-            request.timeout = .seconds(seconds)
-        }
-        let correlationId = try AuthJSON.correlationId(p)
+        request.allPages = typed.allPages
+        if let maxPages = typed.maxPages { request.maxPages = maxPages }
+        request.timeout = typed.timeoutSeconds.map { .seconds($0) }
+        let correlationId = typed.correlationId ?? AuthJSON.correlationId()
         return try await AuthErrorMapping.translating {
-            try await graph.call(request, correlationId: correlationId).json
+            try GraphCallResponse(decoding: try await graph.call(request, correlationId: correlationId).json)
         }
     }
 

@@ -15,15 +15,9 @@ extension SidecarMethod {
         case .signout: SignoutRequest.parameters
         case .acquireToken: AcquireTokenRequest.parameters
         case .acquireTokenSilent: AcquireTokenSilentRequest.parameters
-        case .callGraph: Self.callGraphParameters
+        case .callGraph: CallGraphRequest.parameters
         case .signHttpRequest: PopParams.signMembers
         case .diagnosticsSleep: ["ms"]
         }
     }
-
-    // Made once: every request's params are checked against them.
-    private static let callGraphParameters: Set<String> = [
-        "path", "method", "apiVersion", "query", "headers", "body", "account", "scopes", "allPages", "maxPages", "timeoutSeconds",
-        "correlationId",
-    ]
 }

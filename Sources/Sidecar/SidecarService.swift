@@ -120,7 +120,7 @@ public final class SidecarService: RPCService, Sendable {
         case .getAccounts: return auth(GetAccountsRequest.self) { $0.getAccounts }
         case .setCurrentAccount: return auth(SetCurrentAccountRequest.self) { $0.setCurrentAccount }
         case .signout: return auth(SignoutRequest.self) { $0.signout }
-        case .callGraph: return auth { $0.callGraph }
+        case .callGraph: return auth(CallGraphRequest.self) { $0.callGraph }
         case .signHttpRequest: return auth { $0.signHttpRequest }
         case .getCacheSummary: return auth(GetCacheSummaryRequest.self) { $0.getCacheSummary }
         case .diagnosticsEcho:
