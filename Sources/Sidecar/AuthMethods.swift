@@ -112,13 +112,12 @@ struct AuthMethods: Sendable {
     /// `signHttpRequest`: a fresh signed HTTP request for `method` and `url` with the account's
     /// cached PoP token for `scopes` (no request to the identity service while it is valid;
     /// else the refresh token gets one, as `acquireTokenSilent` would).
-    func signHttpRequest(_ params: JSONValue?, _ context: RequestContext) async throws -> JSONValue {
-        let p = try Params(params, allowed: PopParams.signMembers)
-        let target = try PopParams.target(of: p)
+    func signHttpRequest(_ typed: SignHttpRequestRequest, _ context: RequestContext) async throws -> SignedHttpRequestResponse {
+        guard let target = typed.target.target else { throw RPCError.internalError("the request's target was not decoded") }
         var request = SilentRequest()
-        request.scopes = try scopes(p)
-        request.account = try AuthJSON.accountReference(p)
-        let correlationId = try AuthJSON.correlationId(p)
+        request.scopes = try scopes(typed.scopes)
+        request.account = typed.account
+        let correlationId = typed.correlationId ?? AuthJSON.correlationId()
         return try await AuthErrorMapping.translating {
             request.token = .proofOfPossession(try app.popBinding())
             request.popTarget = target
@@ -127,11 +126,9 @@ struct AuthMethods: Sendable {
                 throw AuthError(.malformedResponse, "a proof-of-possession request was answered a \(result.tokenType.prefix(16)) token")
             }
             let shr = try PopParams.signed(result, target: target, app: app)
-            return [
-                "signedHttpRequest": .string(shr), "authorizationHeader": .string(SignedHttpRequest.authorizationHeader(shr)),
-                "tokenType": .string(result.tokenType), "expiresOn": .int(result.expiresOn), "fromCache": .bool(result.fromCache),
-                "correlationId": .string(result.correlationId),
-            ]
+            return SignedHttpRequestResponse(
+                signedHttpRequest: shr, authorizationHeader: SignedHttpRequest.authorizationHeader(shr), tokenType: result.tokenType,
+                expiresOn: result.expiresOn, fromCache: result.fromCache, correlationId: result.correlationId)
         }
     }
 
@@ -202,10 +199,6 @@ struct AuthMethods: Sendable {
 
     /// The request's `scopes`, else (naming no resource scope) the session's default ones, or
     /// for an `ssh-cert` request its ``SSHCertScope``.
-    private func scopes(_ p: Params, sshKey: SSHKeyBinding? = nil) throws(RPCError) -> [String] {
-        try scopes(try p.optional("scopes"), sshKey: sshKey)
-    }
-
     private func scopes(_ requested: [String]?, sshKey: SSHKeyBinding? = nil) throws(RPCError) -> [String] {
         guard sshKey != nil else { return Scopes.requested(requested, defaults: defaultScopes) }
         return Scopes.requested(

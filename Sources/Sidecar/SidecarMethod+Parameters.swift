@@ -16,7 +16,7 @@ extension SidecarMethod {
         case .acquireToken: AcquireTokenRequest.parameters
         case .acquireTokenSilent: AcquireTokenSilentRequest.parameters
         case .callGraph: CallGraphRequest.parameters
-        case .signHttpRequest: PopParams.signMembers
+        case .signHttpRequest: SignHttpRequestRequest.parameters
         case .diagnosticsSleep: ["ms"]
         }
     }

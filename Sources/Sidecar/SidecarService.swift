@@ -121,7 +121,7 @@ public final class SidecarService: RPCService, Sendable {
         case .setCurrentAccount: return auth(SetCurrentAccountRequest.self) { $0.setCurrentAccount }
         case .signout: return auth(SignoutRequest.self) { $0.signout }
         case .callGraph: return auth(CallGraphRequest.self) { $0.callGraph }
-        case .signHttpRequest: return auth { $0.signHttpRequest }
+        case .signHttpRequest: return auth(SignHttpRequestRequest.self) { $0.signHttpRequest }
         case .getCacheSummary: return auth(GetCacheSummaryRequest.self) { $0.getCacheSummary }
         case .diagnosticsEcho:
             return .immediate { params in

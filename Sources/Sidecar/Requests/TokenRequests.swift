@@ -112,6 +112,11 @@ public struct PopTargetParams: Sendable {
     /// The member of `params`, if present (beside `sshCertificate`: refused, one kind per request).
     init?(_ params: Params) throws(RPCError) {
         guard let target = try PopParams.target(params) else { return nil }
+        self.init(target)
+    }
+
+    /// A checked target's members.
+    init(_ target: PopRequestTarget) {
         method = target.method
         url = target.url
         resourceId = target.resourceId
