@@ -87,31 +87,28 @@ public final class SidecarService: RPCService, Sendable {
             return .immediate { [self] params in try initialize(params) }
         case .ping:
             return .immediate { params in
-                _ = try Params(params, allowed: SidecarMethod.ping.parameters)
-                return [:]
+                _ = try PingRequest(decoding: params)
+                return EmptyResponse().result
             }
         case .getDeviceInformation:
             // With a broker configured, what it says needs a call on the bus: a task.
             if let methods = session.methods, methods.app.configuration.brokerMode != .off {
                 return .concurrent { [session] params, _ in
-                    _ = try Params(params, allowed: SidecarMethod.getDeviceInformation.parameters)
+                    _ = try GetDeviceInformationRequest(decoding: params)
                     var information = Self.deviceInformation(session.configuration)
                     information.broker = await methods.app.brokerInformation().map { DeviceInformation.Broker(available: $0, version: $1) }
                     return information.json
                 }
             }
             return .immediate { [session] params in
-                _ = try Params(params, allowed: SidecarMethod.getDeviceInformation.parameters)
+                _ = try GetDeviceInformationRequest(decoding: params)
                 return Self.deviceInformation(session.configuration).json
             }
         case .diagnosticsSleep:
             return .concurrent { params, _ in
-                let milliseconds: Int = try Params(params, allowed: SidecarMethod.diagnosticsSleep.parameters).required("ms")
-                guard (0...600_000).contains(milliseconds) else {
-                    throw RPCError.invalidParams("'ms' must be between 0 and 600000", member: "ms")
-                }
-                try await Task.sleep(for: .milliseconds(milliseconds))
-                return ["sleptMs": .int(Int64(milliseconds))]
+                let request = try DiagnosticsSleepRequest(decoding: params)
+                try await Task.sleep(for: .milliseconds(request.milliseconds))
+                return DiagnosticsSleepResponse(sleptMs: Int64(request.milliseconds)).result
             }
         case .acquireToken: return auth { $0.acquireToken }
         case .acquireTokenSilent:

@@ -52,6 +52,10 @@ struct TypedRequestTests {
 
     @Test("each typed method's allowed members are its request type's")
     func parametersWrittenOnce() {
+        for method in SidecarMethod.allCases where method != .diagnosticsEcho {
+            #expect(method.requestType?.method == method.rawValue, "\(method)")
+            #expect(method.requestType?.parameters == method.parameters, "\(method)")
+        }
         #expect(SidecarMethod.acquireTokenSilent.parameters == AcquireTokenSilentRequest.parameters)
         #expect(SidecarMethod.acquireToken.parameters == AcquireTokenRequest.parameters)
         #expect(SidecarMethod.signout.parameters == SignoutRequest.parameters)
