@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from doc_sections import REPO, all_blocks, blocks, doc_files  # Tests/e2e/doc_sections.py
+from doc_sections import REPO, all_blocks, blocks, doc_files, section  # Tests/e2e/doc_sections.py
 from test_readme import JWT, assert_home_untouched, run_sh, tried  # noqa: F401  (the fixture)
 
 LANGUAGES = ("sh", "bash", "shell", "console", "python", "py")
@@ -225,3 +225,10 @@ def test_exec_lines(tried):
     done = run_sh(tried, graph, timeout=60)
     assert done.returncode == 0 and json.loads(done.stdout)["displayName"] == "Alice Example", done
     assert_home_untouched(tried)
+
+
+def test_the_user_unit_lines_say_they_need_a_user_systemd():
+    """The one snippet a package's newcomer cannot always run says so on its own line."""
+    (line,) = [b for b in blocks("## The .deb", "sh") if b.startswith("systemctl --user")]
+    assert "optional: needs a user systemd" in line, line
+    assert "only where there is a user systemd" in " ".join(section("## The .deb").split())
