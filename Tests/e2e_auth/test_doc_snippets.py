@@ -232,3 +232,33 @@ def test_the_user_unit_lines_say_they_need_a_user_systemd():
     (line,) = [b for b in blocks("## The .deb", "sh") if b.startswith("systemctl --user")]
     assert "optional: needs a user systemd" in line, line
     assert "only where there is a user systemd" in " ".join(section("## The .deb").split())
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor for a heading's text."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower().replace("`", ""))
+    return text.replace(" ", "-")
+
+
+def test_every_relative_link_of_the_docs_resolves():
+    """Moving text between README.md and docs/ keeps every relative link and its #anchor
+    pointing at a file and a heading that exist."""
+    broken = []
+    for path in doc_files():
+        with open(os.path.join(REPO, path), encoding="utf-8") as f:
+            text = re.sub(r"^```.*?^```$", "", f.read(), flags=re.S | re.M)
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"[a-z]+:", target):
+                continue
+            file_part, _, anchor = target.partition("#")
+            resolved = os.path.normpath(os.path.join(REPO, os.path.dirname(path), file_part)) if file_part \
+                else os.path.join(REPO, path)
+            if not os.path.exists(resolved):
+                broken.append((path, target))
+            elif anchor and resolved.endswith(".md"):
+                with open(resolved, encoding="utf-8") as f:
+                    body = re.sub(r"^```.*?^```$", "", f.read(), flags=re.S | re.M)
+                anchors = {slug(h) for h in re.findall(r"^#+ (.*)$", body, re.M)}
+                if anchor not in anchors:
+                    broken.append((path, target))
+    assert not broken, broken
