@@ -52,8 +52,7 @@ LEDGER: dict[tuple[str, str, str], str] = {
         "Tests/e2e_auth/test_profiles.py runs each verb with profiles against the mock",
     ("docs/command-line.md", "## Sign in from a shell", "echo '{"): "Tests/e2e_auth/test_readme.py",
     ("docs/agent-and-forwarding.md", "## One agent for all your programs", "auth-sidecar agent &"):
-        "not runnable here: a server left running in the test's shell; Tests/e2e_auth/test_agent.py starts "
-        "`auth-sidecar agent` and uses it from every client and mode",
+        "Tests/e2e_auth/test_doc_snippets.py",
     ("docs/agent-and-forwarding.md", "### Sign in on the laptop, use tokens on a remote machine", "# laptop"):
         "not runnable here: it needs a second machine over ssh (Tests/e2e_auth/test_forwarding.py forwards "
         "the socket with a real `ssh -R`-like relay)",
@@ -76,9 +75,7 @@ LEDGER: dict[tuple[str, str, str], str] = {
     ("docs/ssh.md", "# SSH with Entra ID certificates", "auth-sidecar ssh-cert"):
         "not runnable here: it needs an Azure VM with AADSSHLoginForLinux (Tests/e2e_auth/test_ssh_cert.py "
         "gets certificates from the mock and checks them with ssh-keygen)",
-    ("docs/pop.md", "# Proof-of-possession tokens", "curl -H"):
-        "not runnable here: Microsoft Graph itself (Tests/e2e_auth/test_pop.py checks the token and the "
-        "signed request against the mock)",
+    ("docs/pop.md", "# Proof-of-possession tokens", "url="): "Tests/e2e_auth/test_doc_snippets.py",
     ("docs/broker.md", "# Managed Linux devices: the broker", "auth-sidecar login --broker"):
         "not runnable here: it needs Microsoft's identity broker on the session bus (Tests/e2e_auth/test_broker.py "
         "runs the verbs against a stand-in)",
@@ -262,3 +259,26 @@ def test_every_relative_link_of_the_docs_resolves():
                 if anchor not in anchors:
                     broken.append((path, target))
     assert not broken, broken
+
+
+def test_the_agent_line(tried):
+    """`auth-sidecar agent &` in a shell: the verbs then go through it (status says so), and
+    `kill %1` ends it."""
+    line = blocks("## One agent for all your programs", "sh")[0]
+    script = (line + "\nfor _ in $(seq 100); do [ -S \"$AUTH_SIDECAR_SOCK\" ] && break; sleep 0.1; done\n"
+              "auth-sidecar status; kill %1; wait %1; echo \"agent exit $?\"")
+    done = run_sh(tried, script, timeout=60)
+    assert "agent exit 0" in done.stdout or "agent exit 143" in done.stdout, done
+    assert re.search(r"agent.*pid \d+", done.stdout, re.I), done.stdout
+    assert_home_untouched(tried)
+
+
+def test_the_pop_line_reaches_graph_with_a_signed_request(tried):
+    """The PoP snippet as written, against the mock's Graph, which accepts a PoP token only
+    with a signed HTTP request made with the token's key (mock/mock_idp/pop.py)."""
+    signed_in(tried)
+    (snippet,) = blocks("# Proof-of-possession tokens", "sh")
+    done = run_sh(tried, snippet, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["displayName"] == "Alice Example", done.stdout
+    assert_home_untouched(tried)

@@ -43,9 +43,10 @@ def tried(sidecar_bin, tmp_path_factory):
 
 
 def run_sh(tried, script: str, timeout: float = 30) -> subprocess.CompletedProcess:
-    """`script` in bash after `source TRY_DIR/env`, from the repository's top directory."""
+    """`script` in bash after `source TRY_DIR/env` (on its own line, so that a snippet's first
+    line ending in `&` puts only itself in the background), from the repository's top directory."""
     env, _ = tried
-    return subprocess.run(["bash", "-c", 'source "$TRY_DIR/env" && ' + script], env=env, cwd=REPO,
+    return subprocess.run(["bash", "-c", 'source "$TRY_DIR/env" || exit 1\n' + script], env=env, cwd=REPO,
                           capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
 
 
