@@ -69,6 +69,17 @@ def test_readme_quick_start_gets_a_first_token(tried):
     assert_home_untouched(tried)
 
 
+def test_readme_is_short_with_the_first_token_on_its_first_screen():
+    """At most 250 lines (the rest is in docs/), and the quick start's last line, the first
+    token, within the first 45."""
+    with open(os.path.join(REPO, "README.md"), encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    assert len(lines) <= 250, len(lines)
+    (quick,) = blocks("## Quick start: a first token against the bundled mock", "sh")
+    last = quick.strip().splitlines()[-1]
+    assert last.startswith("auth-sidecar token") and lines.index(last) < 45, lines.index(last)
+
+
 def test_two_commands_are_what_ci_runs():
     """README's two set-up commands: the demo, and the test command .ci/run runs; then the
     clone's own try lines."""
