@@ -76,7 +76,7 @@ public final class SidecarService: RPCService, Sendable {
             return .failure(.methodNotFound(name))
         }
         let route = RequestPipeline(policy: options.policy, memo: releasedReplies).route(method, engine: engineRoute(method))
-        return (options.policy as? any ErrorReleasingPolicy)?.releasingErrors(method, route) ?? route
+        return options.policy.releasesErrors ? options.policy.releasingErrors(method, route) : route
     }
 
     /// The engine's own route for `method`, before any policy.
