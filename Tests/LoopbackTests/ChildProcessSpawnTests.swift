@@ -13,7 +13,10 @@ struct ChildProcessSpawnTests {
     private func run(_ script: String, newSession: Bool) throws -> String {
         var fds: [Int32] = [-1, -1]
         try #require(pipe(&fds) == 0)
+        // Both ends close-on-exec, so a child another test starts meanwhile does not hold the
+        // write end open (the read below would wait for it); the spawn's dup2 onto 1 clears it.
         _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
+        _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
         // A descriptor of ours above 2 without close-on-exec: the child must not get it.
         let leaked = open("/dev/null", O_RDONLY)
         defer { close(leaked) }
@@ -35,11 +38,12 @@ struct ChildProcessSpawnTests {
 
     @Test("stdin is /dev/null, nothing above 2 is inherited, stdout is the given descriptor")
     func descriptors() throws {
-        let printed = try run("readlink /proc/$$/fd/0; ls /proc/$$/fd | sort -n | tr '\\n' ' '", newSession: false)
+        // `ls` (exec'd: no pipeline, whose pipes the shell would hold while `ls` lists) lists
+        // its own descriptors: what the child inherited, and the directory it is reading.
+        let printed = try run("readlink /proc/self/fd/0; exec ls -1 /proc/self/fd", newSession: false)
         let lines = printed.split(separator: "\n")
         #expect(lines.first == "/dev/null")
-        // `ls` itself may hold one directory descriptor while listing: 0, 1, 2 and that one at most.
-        let open = lines.last.map { $0.split(separator: " ").compactMap { Int($0) } } ?? []
+        let open = lines.dropFirst().compactMap { Int($0) }.sorted()
         #expect(Array(open.prefix(3)) == [0, 1, 2])
         #expect(open.count <= 4)
     }
