@@ -38,7 +38,18 @@ def test_install_puts_binary_man_page_and_completions_under_the_prefix(tmp_path)
     az = prefix / "share" / "auth-sidecar" / "az-shim" / "bin" / "az"
     assert az.is_symlink() and os.path.realpath(az) == os.path.realpath(binary)
     help_text = subprocess.run([str(binary), "--help"], capture_output=True, text=True, timeout=30).stdout
-    assert "share/doc/auth-sidecar/protocol/README.md" in help_text and "man auth-sidecar" in help_text
+    assert "protocol/README.md" in help_text and "'auth-sidecar where docs'" in help_text, help_text
+    assert "man auth-sidecar" in help_text
+    # The plugins, recipes and docs every package ships, where `auth-sidecar where` finds them.
+    for name, directory, member in (("neovim", "share/auth-sidecar/neovim", "lua/auth_sidecar/init.lua"),
+                                    ("emacs", "share/auth-sidecar/emacs", "auth-sidecar.el"),
+                                    ("shell", "share/auth-sidecar/shell", "README.md"),
+                                    ("docs", "share/doc/auth-sidecar", "README.md"),
+                                    ("az", "share/auth-sidecar/az-shim/bin", "az")):
+        where = subprocess.run([str(binary), "where", name], capture_output=True, text=True, timeout=30)
+        assert where.returncode == 0 and where.stdout == f"{prefix / directory}\n", (name, where)
+        assert (prefix / directory / member).exists(), (name, member)
+    assert (prefix / "share" / "doc" / "auth-sidecar" / "protocol" / "README.md").exists()
 
 
 def test_install_refuses_an_unknown_option():
