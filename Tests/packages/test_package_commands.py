@@ -45,7 +45,7 @@ def test_commands_on_path_and_the_multi_call_names_answer_from(kind, dist, tmp_p
     done = user.run(SCRIPT, FEED, timeout=120)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     lines = done.stdout.splitlines()
-    said = dict(line.split(" ", 1) for line in lines if re.match(r"[A-Z-]+ ", line))
+    said = dict(line.split(" ", 1) for line in lines if re.match(r"[A-Z_-]+ ", line))
     bin_dir = user.path.split(":")[0]
     assert said["AUTH_SIDECAR"] == f"{bin_dir}/auth-sidecar", said  # npm -g: PREFIX/bin
     assert said["HELPER"] == f"{bin_dir}/docker-credential-auth-sidecar", said
