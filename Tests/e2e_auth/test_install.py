@@ -37,9 +37,9 @@ def test_install_puts_binary_man_page_and_completions_under_the_prefix(tmp_path)
     assert (docs / "openrpc.json").stat().st_size > 0 and (docs / "schemas").is_dir()
     az = prefix / "share" / "auth-sidecar" / "az-shim" / "bin" / "az"
     assert az.is_symlink() and os.path.realpath(az) == os.path.realpath(binary)
-    help_text = subprocess.run([str(binary), "--help"], capture_output=True, text=True, timeout=30).stdout
+    help_text = " ".join(subprocess.run([str(binary), "--help"], capture_output=True, text=True, timeout=30).stdout.split())
     assert "protocol/README.md" in help_text and "'auth-sidecar where docs'" in help_text, help_text
-    assert "man auth-sidecar" in help_text
+    assert "man auth-sidecar" in help_text, help_text
     # The plugins, recipes and docs every package ships, where `auth-sidecar where` finds them.
     for name, directory, member in (("neovim", "share/auth-sidecar/neovim", "lua/auth_sidecar/init.lua"),
                                     ("emacs", "share/auth-sidecar/emacs", "auth-sidecar.el"),
