@@ -87,20 +87,28 @@ let package = Package(
                 "Sidecar", "JSONRPC", "JSON", "AuthCore", "AuthTestSupport", "TokenCache", "POSIXSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]),
-        // The sidecar's configuration, method table and params checking; its
-        // ApplicationFactory is the composition root that picks libcurl and the sockets.
+        // The sidecar's configuration, method table and params checking; it builds engines over
+        // the seams (AuthSeams, AuthCore) from what a door's composition root gives it.
         .target(
             name: "Sidecar",
             dependencies: [
-                "JSON", "JSONRPC", "AuthCore", "AuthSeams", "Graph", "HTTP", "DBusBroker", "TokenCache", "Loopback",
+                "JSON", "JSONRPC", "AuthCore", "AuthSeams", "Graph", "TokenCache",
                 "POSIXSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        // The composition root: picks and builds the concrete implementations (the file cache
+        // and its key store, libcurl, the browser, the loopback listener, the D-Bus broker).
+        .target(
+            name: "Composition",
+            dependencies: [
+                "Sidecar", "JSONRPC", "AuthCore", "AuthSeams", "HTTP", "DBusBroker", "TokenCache", "Loopback",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         // The per-user agent: the stdio protocol on a Unix socket, one engine for all.
         .target(
             name: "Agent",
             dependencies: [
-                "Sidecar", "JSONRPC", "JSON", "Loopback", "POSIXSupport", .product(name: "Logging", package: "swift-log"),
+                "Sidecar", "Composition", "JSONRPC", "JSON", "Loopback", "POSIXSupport", .product(name: "Logging", package: "swift-log"),
             ]),
         // Tokens for other tools' protocols: az's JSON, git credentials, kubectl's
         // ExecCredential, the App Service managed-identity endpoint.
@@ -115,15 +123,15 @@ let package = Package(
         .target(
             name: "AzEmulator",
             dependencies: [
-                "Adapters", "Sidecar", "JSON", "JSONRPC", "AuthSeams", "POSIXSupport", "TokenCache",
+                "Adapters", "Sidecar", "Composition", "JSON", "JSONRPC", "AuthSeams", "POSIXSupport", "TokenCache",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         // The command line, stdout hygiene, signals and wiring; the shell verbs.
         .target(
             name: "SidecarCLI",
             dependencies: [
-                "Sidecar", "JSONRPC", "JSON", "AuthSeams", "Loopback", "POSIXSupport", "Agent", "Adapters", "AzEmulator", "CBuildStamp",
-                "TokenCache",
+                "Sidecar", "Composition", "JSONRPC", "JSON", "AuthSeams", "Loopback", "POSIXSupport", "Agent", "Adapters", "AzEmulator",
+                "CBuildStamp", "TokenCache",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -162,7 +170,8 @@ let package = Package(
         .testTarget(
             name: "SidecarCLITests",
             dependencies: [
-                "SidecarCLI", "Sidecar", "JSONRPC", "JSON", "POSIXSupport", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "SidecarCLI", "Sidecar", "Composition", "JSONRPC", "JSON", "POSIXSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(

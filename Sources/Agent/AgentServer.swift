@@ -1,3 +1,4 @@
+import Composition
 import JSON
 import JSONRPC
 import Logging
@@ -249,10 +250,9 @@ public final class AgentServer: Sendable {
     ) {
         /// The session's options, under the rules of its door.
         func sessionOptions(_ policy: any SessionPolicy) -> SidecarService.Options {
-            var serviceOptions = SidecarService.Options(policy: policy)
+            var serviceOptions = SidecarService.Options(policy: policy, dependencies: options.dependencies ?? ApplicationFactory.live)
             serviceOptions.applications = applications
             serviceOptions.maxMessageSize = options.maxMessageSize
-            serviceOptions.dependencies = options.dependencies
             serviceOptions.agentInfo = { [self] in agentInfo(forwarded: forwarded != nil) }
             return serviceOptions
         }

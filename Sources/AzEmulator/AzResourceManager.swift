@@ -1,5 +1,6 @@
 import Adapters
 import AuthSeams
+import Composition
 import JSON
 import Logging
 import POSIXSupport

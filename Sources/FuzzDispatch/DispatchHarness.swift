@@ -37,8 +37,8 @@ final class DispatchHarness {
     @discardableResult
     func run(_ bytes: UnsafeRawBufferPointer) -> Int32 {
         guard load(bytes) else { fatalError("fuzz: cannot write the input to the temporary file") }
-        var options = SidecarService.Options(policy: OpenSessionPolicy())
-        options.dependencies = { logger in OfflineDependencies.make(logger: logger) }
+        let options = SidecarService.Options(
+            policy: OpenSessionPolicy(), dependencies: { _, logger in EngineDependencies(OfflineDependencies.make(logger: logger)) })
         guard let service = try? SidecarService(options: options, logger: logger) else {
             fatalError("fuzz: the sidecar service did not start")
         }

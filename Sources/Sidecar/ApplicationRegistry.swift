@@ -26,15 +26,15 @@ public final class ApplicationRegistry: Sendable {
     /// has one `maxGraphResponseBytes`: its message limit).
     func methods(
         for configuration: Configuration, logger: Logger,
-        replacement: SidecarService.DependencyFactory? = nil, maxGraphResponseBytes: Int
+        dependencies: SidecarService.DependencyFactory, maxGraphResponseBytes: Int
     ) throws(RPCError) -> AuthMethods {
         let identity = Self.engineIdentity(configuration)
         var methods: AuthMethods
         if let existing = built.withLock({ Self.find(identity, in: &$0) }) {
             methods = existing
         } else {
-            let made = try ApplicationFactory.make(
-                identity, logger: logger, replacement: replacement, maxGraphResponseBytes: maxGraphResponseBytes)
+            let made = try AuthMethods.make(
+                identity, logger: logger, dependencies: dependencies, maxGraphResponseBytes: maxGraphResponseBytes)
             methods = built.withLock { built in
                 if let raced = Self.find(identity, in: &built) { return raced }
                 built.append(Entry(configuration: identity, methods: made))

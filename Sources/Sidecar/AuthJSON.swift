@@ -9,7 +9,7 @@ import POSIXSupport
 #endif
 
 /// The protocol's JSON shapes for auth values.
-enum AuthJSON {
+public enum AuthJSON {
     /// - Parameter claimsStandIn: a string put where the claims go, for text that puts the
     ///   claims in afterwards (``SilentReplyCache``); `nil`: the claims, parsed.
     static func account(_ account: Account?, claimsStandIn: String? = nil) -> JSONValue {
@@ -96,7 +96,8 @@ enum AuthJSON {
     /// requests answered at once on several threads take ids here together.
     private static let randomPool = PthreadMutex(RandomPool())
 
-    static func correlationId() -> String {
+    /// A fresh version-4 UUID from the pooled random bytes (the engine's correlation ids).
+    public static func correlationId() -> String {
         var bytes = randomPool.withLock { $0.take(16) }
         bytes[6] = bytes[6] & 0x0F | 0x40  // version 4
         bytes[8] = bytes[8] & 0x3F | 0x80  // RFC 4122 variant

@@ -4,10 +4,17 @@ import TokenCache
 /// What protects the file cache, for `initialize`'s `cacheProtection` member and `status`:
 /// the setting, the layer holding the key, why the layers before it were skipped, and whether
 /// the file on disk is encrypted now (read when asked: a migration may have happened since).
-struct CacheProtectionReport: Sendable {
+public struct CacheProtectionReport: Sendable {
     let setting: CacheProtection
     let resolution: CacheKeyResolution
     let store: FileTokenCacheStore
+
+    /// The report of `store`, opened with the key `resolution` found for `setting`.
+    public init(setting: CacheProtection, resolution: CacheKeyResolution, store: FileTokenCacheStore) {
+        self.setting = setting
+        self.resolution = resolution
+        self.store = store
+    }
 
     var json: JSONValue {
         var object: JSONObject = [

@@ -19,11 +19,11 @@ public final class SidecarService: RPCService, Sendable {
         /// Where applications are built: shared by every connection of an agent, so
         /// connections with the same configuration share one engine (cache, refreshes).
         public var applications = ApplicationRegistry()
-        /// Builds the auth methods' side effects (HTTP, cache, browser, redirect listener)
-        /// instead of the live ones the configuration names; `nil` (the product) for the live
-        /// ones. The fuzz target (`Sources/FuzzDispatch`) uses it to keep inputs off the
-        /// network and the file system.
-        public var dependencies: DependencyFactory?
+        /// Makes an engine's dependencies (HTTP, cache, browser, redirect listener, broker) from
+        /// its configuration: the live ones (`Composition`'s `ApplicationFactory.live`, the
+        /// product's), or a test's (the fuzz target (`Sources/FuzzDispatch`) keeps inputs off
+        /// the network and the file system). No default: a door names its wiring.
+        public var dependencies: DependencyFactory
         /// The server's message limit (`--max-message-size`): also the largest Graph answer
         /// `callGraph` relays (its reply is one message).
         public var maxMessageSize = 4 << 20
@@ -37,12 +37,17 @@ public final class SidecarService: RPCService, Sendable {
         public var policy: any SessionPolicy
         /// What `callGraph`'s token may be for (the forward socket's ``ForwardGraphTokens``); `nil`: no limit.
         public var graphTokens: ForwardGraphTokens?
-        /// The options of a door whose rules are `policy`.
-        public init(policy: any SessionPolicy) { self.policy = policy }
+        /// The options of a door whose rules are `policy` and whose engines are built over
+        /// what `dependencies` makes.
+        public init(policy: any SessionPolicy, dependencies: @escaping DependencyFactory) {
+            self.policy = policy
+            self.dependencies = dependencies
+        }
     }
 
-    /// Makes the auth core's dependencies for one configured application.
-    public typealias DependencyFactory = @Sendable (Logger) -> AuthDependencies
+    /// Makes the auth core's dependencies for one configured application (the door's
+    /// composition root); -32602 or -51005 when the configuration cannot be wired.
+    public typealias DependencyFactory = @Sendable (Configuration, Logger) throws(RPCError) -> EngineDependencies
 
     private let options: Options
     private let logger: Logger
@@ -134,7 +139,7 @@ public final class SidecarService: RPCService, Sendable {
 
     private static func configure(_ configuration: Configuration, options: Options, logger: Logger) throws(RPCError) -> SessionState.Configured {
         var methods = try options.applications.methods(
-            for: configuration, logger: logger, replacement: options.dependencies, maxGraphResponseBytes: options.maxMessageSize)
+            for: configuration, logger: logger, dependencies: options.dependencies, maxGraphResponseBytes: options.maxMessageSize)
         methods.graphTokens = options.graphTokens?.check
         return .init(configuration: configuration, methods: methods)
     }

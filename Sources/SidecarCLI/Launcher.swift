@@ -1,6 +1,7 @@
 import Agent
 import ArgumentParser
 import AzEmulator
+import Composition
 import JSON
 import JSONRPC
 import Logging
@@ -98,7 +99,7 @@ public enum Launcher {
         let logger = makeLogger(level: options.logLevel)
         LongRunningProcess.begin()
         // The stdio mode serves the user's own process.
-        var serviceOptions = SidecarService.Options(policy: OpenSessionPolicy())
+        var serviceOptions = SidecarService.Options(policy: OpenSessionPolicy(), dependencies: ApplicationFactory.live)
         serviceOptions.diagnostics = options.enableDiagnostics
         serviceOptions.maxMessageSize = options.maxMessageSize
         serviceOptions.startup = sources.overrides

@@ -42,6 +42,15 @@ public final class InProcessServer: @unchecked Sendable {
             self.transport = transport
             browser = ScriptedBrowser(listener: listener, browserActions.first ?? .complete(code: "code-1"))
         }
+
+        /// The fakes as a door's wiring: every engine built over them.
+        public var dependencies: SidecarService.DependencyFactory {
+            { [self] _, logger in
+                EngineDependencies(
+                    AuthDependencies(
+                        transport: transport, cache: cache, clock: clock, browser: browser, listener: listener, logger: logger))
+            }
+        }
     }
 
     public let fakes: Fakes
@@ -59,13 +68,8 @@ public final class InProcessServer: @unchecked Sendable {
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
             throw HarnessError("socketpair failed: errno \(errno)")
         }
-        var options = SidecarService.Options(policy: OpenSessionPolicy())
+        var options = SidecarService.Options(policy: OpenSessionPolicy(), dependencies: fakes.dependencies)
         options.diagnostics = diagnostics
-        options.dependencies = { logger in
-            AuthDependencies(
-                transport: fakes.transport, cache: fakes.cache, clock: fakes.clock, browser: fakes.browser,
-                listener: fakes.listener, logger: logger)
-        }
         let logger = Logger(label: "in-process") { _ in SwiftLogNoOpLogHandler() }
         let server = JSONRPCServer(service: try SidecarService(options: options, logger: logger), logger: logger)
         let serverFD = fds[1]

@@ -203,11 +203,7 @@ final class TestAgent: Sendable {
         var options = AgentServer.Options(socketPath: mainPath)
         options.forwardSocketPath = forwardPath
         options.startup = startup
-        options.dependencies = { logger in
-            AuthDependencies(
-                transport: fakes.transport, cache: fakes.cache, clock: fakes.clock, browser: fakes.browser, listener: fakes.listener,
-                logger: logger)
-        }
+        options.dependencies = fakes.dependencies
         let logs = LogCapture()
         self.logs = logs
         let server = AgentServer(options: options, logger: Logger(label: "agent-test") { _ in LogCapture.Handler(capture: logs) })

@@ -1,3 +1,4 @@
+import Composition
 import JSON
 import JSONRPC
 import Logging
@@ -14,7 +15,7 @@ import Testing
 /// not do (the engine's tasks need those threads).
 @Suite struct LocalEngineClientTests {
     private static func client(initialized: Bool = true) throws -> LocalEngineClient {
-        var options = SidecarService.Options(policy: OpenSessionPolicy())
+        var options = SidecarService.Options(policy: OpenSessionPolicy(), dependencies: ApplicationFactory.live)
         options.diagnostics = true
         let engine = LocalEngineClient(service: try SidecarService(options: options, logger: Logger(label: "test")))
         if initialized {

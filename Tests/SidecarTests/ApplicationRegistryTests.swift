@@ -1,4 +1,7 @@
+import AuthSeams
+import AuthTestSupport
 import Logging
+import SidecarTestSupport
 import Testing
 import TokenCache
 
@@ -7,13 +10,17 @@ import TokenCache
 /// Configurations alike (the same JSON) share one application; others get their own.
 @Suite struct ApplicationRegistryTests {
     static let logger = Logger(label: "test")
+    /// The engines' dependencies: no request leaves (every one fails as with the network down).
+    static let fakes = InProcessServer.Fakes(transport: FakeHTTPTransport { _ throws(HTTPError) in throw .network("no network here") })
 
     static func configuration(_ clientId: String = "00001111-aaaa-2222-bbbb-3333cccc4444") -> Configuration {
         Configuration(clientId: clientId, cache: .memory)
     }
 
     func methods(_ registry: ApplicationRegistry, _ configuration: Configuration) throws -> AuthMethods {
-        try registry.methods(for: configuration, logger: Self.logger, maxGraphResponseBytes: 1 << 20)
+        try registry.methods(
+            for: configuration, logger: Self.logger, dependencies: Self.fakes.dependencies,
+            maxGraphResponseBytes: 1 << 20)
     }
 
     @Test func theSameConfigurationSharesOneApplication() throws {

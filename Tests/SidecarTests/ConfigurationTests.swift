@@ -1,6 +1,8 @@
 import AuthSeams
+import AuthTestSupport
 import JSON
 import JSONRPC
+import SidecarTestSupport
 import Testing
 
 @testable import Sidecar
@@ -131,8 +133,11 @@ import Testing
 }
 
 @Suite struct SidecarServiceTests {
+    /// No request leaves: every one fails as with the network down.
+    static let fakes = InProcessServer.Fakes(transport: FakeHTTPTransport { _ throws(HTTPError) in throw .network("no network here") })
+
     private func service(clientId: String? = nil) throws -> SidecarService {
-        var options = SidecarService.Options(policy: OpenSessionPolicy())
+        var options = SidecarService.Options(policy: OpenSessionPolicy(), dependencies: Self.fakes.dependencies)
         options.startup.clientId = clientId
         return try SidecarService(options: options, logger: .init(label: "test"))
     }

@@ -61,6 +61,15 @@ def test_an_import_the_table_does_not_allow_fails(copy):
     assert "ARCHITECTURE.md says AuthCore knows about only" in result.stderr
 
 
+@pytest.mark.parametrize("module", ["HTTP", "Loopback", "DBusBroker"])
+def test_the_sidecar_service_does_not_wire_concrete_implementations(copy, module):
+    # The composition root is Sources/Composition: Sidecar builds engines over the seams.
+    result = prepend(copy, "Sources/Sidecar/SidecarService.swift", f"import {module}\n")
+    assert result.returncode == 1
+    assert f"SidecarService.swift: imports {module}, which is not a dependency of Sidecar" in result.stderr
+    assert "ARCHITECTURE.md says Sidecar knows about only" in result.stderr
+
+
 def test_an_import_declared_in_the_package_but_not_in_the_table_fails(copy):
     package = copy / "Package.swift"
     package.write_text(package.read_text().replace('"AuthSeams", "TokenCache", "JSON",', '"AuthSeams", "TokenCache", "JSON", "JSONRPC",', 1))

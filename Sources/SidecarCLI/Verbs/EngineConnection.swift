@@ -1,4 +1,5 @@
 import Agent
+import Composition
 import JSONRPC
 import Logging
 import POSIXSupport
@@ -65,7 +66,7 @@ struct EngineConnection {
         case .agent: return JSONRPCClient(fd: fd)
         case .inProcess:
             // The verb's own engine, in this process: the user's own request.
-            var options = SidecarService.Options(policy: OpenSessionPolicy())
+            var options = SidecarService.Options(policy: OpenSessionPolicy(), dependencies: ApplicationFactory.live)
             options.applications = Self.inProcessApplications
             do {
                 return LocalEngineClient(service: try SidecarService(options: options, logger: logger))

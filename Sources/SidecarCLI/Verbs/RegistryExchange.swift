@@ -1,4 +1,5 @@
 import AuthSeams
+import Composition
 import JSON
 import Logging
 import POSIXSupport

@@ -1,51 +1,18 @@
 import AuthCore
 import AuthSeams
 import DBusBroker
-import Graph
 import HTTP
 import JSONRPC
 import Logging
 import Loopback
+import Sidecar
 import TokenCache
 
-/// Builds the auth core's application, with its live dependencies, from the configuration.
+/// The composition root: picks and builds the concrete implementations behind the engine's
+/// seams from the configuration (the file cache and its key store, libcurl, the system
+/// browser, the loopback listener, the broker on the session bus). `Sidecar` builds engines
+/// over the seams alone; each door's host gives it ``live``.
 public enum ApplicationFactory {
-    /// - Parameter replacement: when given, builds the dependencies instead of the live ones
-    ///   (the configuration's cache, libcurl, the system browser, the loopback listener).
-    /// - Parameter maxGraphResponseBytes: the largest Graph answer relayed (the message limit).
-    static func make(
-        _ configuration: Configuration, logger: Logger,
-        replacement: SidecarService.DependencyFactory? = nil, maxGraphResponseBytes: Int
-    ) throws(RPCError) -> AuthMethods {
-        let authority: Authority
-        do throws(AuthError) {
-            authority = try Authority(configuration.authority, declared: configuration.authorityType.flatMap(Authority.Kind.init))
-        } catch {
-            throw .invalidParams("authority: \(error.message)", member: "authority")
-        }
-        var report: CacheProtectionReport?
-        let dependencies = if let replacement { replacement(logger) } else { try live(configuration, logger: logger, report: &report) }
-        var client = ClientConfiguration(
-            clientId: configuration.clientId, authority: authority, redirectURI: configuration.redirectUri,
-            knownAuthorities: configuration.knownAuthorities, defaultScopes: configuration.scopes,
-            clientCapabilities: configuration.clientCapabilities, sharedDeviceMode: configuration.sharedDeviceMode)
-        client.instanceDiscovery = configuration.instanceDiscovery
-        client.interactiveTimeout = .seconds(configuration.interactiveTimeoutSeconds)
-        client.postLogoutRedirectURI = configuration.postLogoutRedirectUri
-        client.brokerMode = configuration.broker
-        client.brokerSilentRescue = configuration.brokerSilentRescue
-        // The broker's sign-ins read it too (no time limit with a display).
-        client.display = SignInEnvironment.displayVariable()
-        client.brokerTimeout = .seconds(configuration.httpTimeoutSeconds)
-        client.clientAssertion = configuration.clientAssertion?.source()
-        let app = PublicClientApplication(configuration: client, dependencies: dependencies)
-        var graph = GraphClient(app: app, transport: dependencies.transport, endpoint: configuration.graphEndpoint, logger: logger)
-        graph.clock = dependencies.clock
-        graph.maxResponseBytes = maxGraphResponseBytes
-        return AuthMethods(
-            app: app, graph: graph, browserMode: configuration.browser, defaultScopes: configuration.scopes, cacheProtection: report)
-    }
-
     /// The engine's HTTP client: libcurl (TLS verified, the CA file of `SSL_CERT_FILE` or
     /// `CURL_CA_BUNDLE`), each request limited to `httpTimeoutSeconds` unless it says otherwise.
     /// The az emulator's Resource Manager calls go through one made here too.
@@ -56,10 +23,16 @@ public enum ApplicationFactory {
             logger: logger)
     }
 
-    /// The live dependencies: the configured cache, libcurl, the system browser, the loopback listener.
-    private static func live(
-        _ configuration: Configuration, logger: Logger, report: inout CacheProtectionReport?
-    ) throws(RPCError) -> AuthDependencies {
+    /// The product's wiring, what every door of the product gives `SidecarService`: the live
+    /// dependencies of ``dependencies(_:logger:)``.
+    public static var live: SidecarService.DependencyFactory {
+        { configuration, logger throws(RPCError) in try dependencies(configuration, logger: logger) }
+    }
+
+    /// The live dependencies: the configured cache, libcurl, the system browser, the loopback
+    /// listener, the broker on the session bus.
+    static func dependencies(_ configuration: Configuration, logger: Logger) throws(RPCError) -> EngineDependencies {
+        var report: CacheProtectionReport?
         let store: any TokenCacheStore
         var refreshLock: any RefreshLock = NoRefreshLock()
         var refreshErrors: any RefreshErrorLog = MemoryRefreshErrorLog()
@@ -114,6 +87,6 @@ public enum ApplicationFactory {
         if configuration.broker != .off { dependencies.broker = SessionBusBroker() }
         dependencies.newCorrelationId = { AuthJSON.correlationId() }
         dependencies.popKeys = PopKeyHolder(file: popKeyFile)
-        return dependencies
+        return EngineDependencies(dependencies, cacheProtection: report)
     }
 }
