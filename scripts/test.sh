@@ -21,8 +21,10 @@ failed=()
 passed=0
 run() {
     local name="$1"; shift
+    local start=$SECONDS
     echo "=== $name: $*"
     if "$@"; then passed=$((passed + 1)); else failed+=("$name"); fi
+    echo "=== $name: $((SECONDS - start)) s"
 }
 
 # Each module's imports against ARCHITECTURE.md's module table and Package.swift, the tables'

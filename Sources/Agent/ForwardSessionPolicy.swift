@@ -24,6 +24,8 @@ final class ForwardSessionPolicy: ErrorReleasingPolicy {
     /// The agent's configuration (`--config`, flags), what the session runs with.
     private let base: ConfigurationOverrides
     private let scopes: ForwardScopes
+    /// The hosts `forwardProofOfPossession` lists (empty: PoP refused, as ``ForwardPolicy/rule(_:)`` says).
+    private let popHosts: Set<String>
     private let approver: ForwardApprover
     private let peer: ForwardPeer
     /// The agent's own log (its stderr), its lines summed up per peer (``SummarizedLogHandler``):
@@ -61,6 +63,7 @@ final class ForwardSessionPolicy: ErrorReleasingPolicy {
         refreshes = ForwardRefreshStage(budget: budget)
         self.base = base
         scopes = ForwardScopes(base.forwardScopes)
+        popHosts = Set(base.forwardProofOfPossession ?? [])
         approver = ForwardApprover(setting: base.forwardApproval ?? .deny, gate: approvals)
         self.peer = peer
         self.log = log
@@ -75,7 +78,7 @@ final class ForwardSessionPolicy: ErrorReleasingPolicy {
     func asksConsent(_ method: SidecarMethod) -> Bool { ForwardPolicy.access(method) == .needsApproval }
 
     func admit(_ method: SidecarMethod, params: JSONValue?) throws(RPCError) -> JSONValue? {
-        let rule = ForwardPolicy.rule(method)
+        let rule = ForwardPolicy.rule(method, popOptIn: !popHosts.isEmpty)
         guard rule.access != .refused else { throw ForwardPolicy.methodRefused(method.rawValue) }
         if case .object(let members)? = params, let member = members.keys.sorted().first(where: { !rule.parameters.contains($0) }) {
             throw ForwardPolicy.parameterRefused(member, method: method.rawValue)
@@ -87,6 +90,10 @@ final class ForwardSessionPolicy: ErrorReleasingPolicy {
                 member: "authority")
         }
         guard rule.usesToken else { return params }
+        if !popHosts.isEmpty, let refused = ForwardPolicy.popTargetRefused(method, params: params, hosts: popHosts) {
+            logger.notice("refused a forwarded proof-of-possession request", metadata: ["host": "\(refused.data["host"]?.stringValue ?? "")"])
+            throw refused
+        }
         let checked = try withCheckedScopes(params)
         return method == .acquireTokenSilent ? refreshes.admitted(checked) : checked
     }
@@ -112,7 +119,9 @@ final class ForwardSessionPolicy: ErrorReleasingPolicy {
     func release(_ method: SidecarMethod, params: JSONValue?, result: JSONValue) throws(RPCError) -> ReplyDecision {
         switch method {
         case .initialize:
-            return .send(ForwardReply.initialize(result, scopes: scopes, signIn: approver.setting == .deny ? "deny" : "approval"))
+            return .send(
+                ForwardReply.initialize(
+                    result, scopes: scopes, signIn: approver.setting == .deny ? "deny" : "approval", popHosts: popHosts.sorted()))
         case .getAccounts: return .send(ForwardReply.allowed(result, fields: ["accounts"]))
         case .getCurrentAccount: return .send(ForwardReply.allowed(result, fields: ["account", "previousAccount"]))
         case .acquireTokenSilent, .acquireToken:
@@ -131,6 +140,8 @@ final class ForwardSessionPolicy: ErrorReleasingPolicy {
             return .send(try ForwardReply.token(result, beyond: beyond))
         case .getDeviceInformation: return .send(ForwardDisclosure.deviceInformation(result))
         case .callGraph, .ping: return .send(result)
+        case .signHttpRequest where !popHosts.isEmpty:
+            return .send(try ForwardReply.signedRequest(result, requested: try stringList(params, "scopes") ?? [], within: scopes))
         case .signout, .setCurrentAccount, .getCacheSummary, .signHttpRequest, .diagnosticsSleep, .diagnosticsEcho:
             throw ForwardPolicy.methodRefused(method.rawValue)
         }
@@ -144,8 +155,8 @@ final class ForwardSessionPolicy: ErrorReleasingPolicy {
     }
 
     func audit(_ method: SidecarMethod, params: JSONValue?, result: JSONValue) {
-        guard ForwardPolicy.rule(method).usesToken else { return }
-        let source = method == .callGraph ? params?["scopes"] : result["scopes"]
+        guard ForwardPolicy.rule(method, popOptIn: !popHosts.isEmpty).usesToken else { return }
+        let source = method == .callGraph || method == .signHttpRequest ? params?["scopes"] : result["scopes"]
         logHandedOut(method.rawValue, source?.arrayValue?.compactMap(\.stringValue) ?? [])
     }
 

@@ -368,7 +368,9 @@ public final class PublicClientApplication: Sendable {
     /// cache, on first use): what a PoP request's ``RequestedToken`` carries. A backend that
     /// does not serve PoP tokens refuses here, before a key is made.
     public func popBinding() throws(AuthError) -> PopBinding {
-        _ = try backend(for: .proofOfPossession)
+        let backend = try backend(for: .proofOfPossession)
+        // The broker signs with its own key; `auto` may still fall back to the flows, which need ours.
+        if backend == .broker, broker?.mode == .required { return .heldByBroker }
         return PopBinding(key: try popKey())
     }
 

@@ -65,6 +65,7 @@ struct AuthMethods: Sendable {
         if flow == "paste" {
             return try await AuthErrorMapping.translating {
                 if target != nil { request.token = .proofOfPossession(try app.popBinding()) }
+                request.popTarget = target
                 let prompt = ClientPastePrompt(context: context)
                 let result = try await app.acquireTokenByPastedAddress(request, prompt: prompt, correlationId: correlationId)
                 return try PopParams.tokenResult(result, target: target, app: app)
@@ -73,6 +74,7 @@ struct AuthMethods: Sendable {
         let browser: (any BrowserLauncher)? = browserMode == .client ? ClientBrowserLauncher(context: context) : nil
         return try await AuthErrorMapping.translating {
             if target != nil { request.token = .proofOfPossession(try app.popBinding()) }
+            request.popTarget = target
             let result = try await app.acquireTokenInteractively(request, browser: browser, correlationId: correlationId)
             return try PopParams.tokenResult(result, target: target, app: app)
         }
@@ -82,6 +84,7 @@ struct AuthMethods: Sendable {
         var (request, correlationId, target) = try silentRequest(params)
         return try await AuthErrorMapping.translating {
             if target != nil { request.token = .proofOfPossession(try app.popBinding()) }
+            request.popTarget = target
             let result = try await app.acquireTokenSilently(request, correlationId: correlationId)
             return try PopParams.tokenResult(result, target: target, app: app)
         }
@@ -127,11 +130,12 @@ struct AuthMethods: Sendable {
         let correlationId = try AuthJSON.correlationId(p)
         return try await AuthErrorMapping.translating {
             request.token = .proofOfPossession(try app.popBinding())
+            request.popTarget = target
             let result = try await app.acquireTokenSilently(request, correlationId: correlationId)
             guard result.tokenType.lowercased() == PopBinding.tokenType else {
                 throw AuthError(.malformedResponse, "a proof-of-possession request was answered a \(result.tokenType.prefix(16)) token")
             }
-            let shr = try app.signedHttpRequest(accessToken: result.accessToken, target: target)
+            let shr = try PopParams.signed(result, target: target, app: app)
             return [
                 "signedHttpRequest": .string(shr), "authorizationHeader": .string(SignedHttpRequest.authorizationHeader(shr)),
                 "tokenType": .string(result.tokenType), "expiresOn": .int(result.expiresOn), "fromCache": .bool(result.fromCache),

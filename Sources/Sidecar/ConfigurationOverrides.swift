@@ -44,6 +44,9 @@ public struct ConfigurationOverrides: Sendable, Equatable {
     public var forwardScopes: [String]?
     /// Who approves a sign-in a forwarded session asks for (read by the agent only).
     public var forwardApproval: ForwardApproval?
+    /// The resource hosts (`host[:port]`) a forwarded session may have proof-of-possession
+    /// requests signed for, on the laptop with its key (read by the agent only; absent: none).
+    public var forwardProofOfPossession: [String]?
     /// Where an app's client assertion comes from (``ClientAssertionSetting``).
     public var clientAssertion: ClientAssertionSetting?
     /// The private keys whose SSH certificates the agent keeps fresh (read by the agent only).
@@ -63,7 +66,8 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         "clientId", "authority", "redirectUri", "knownAuthorities", "scopes", "graphEndpoint",
         "cache", "sharedDeviceMode", "clientCapabilities", "browser", "authorityType", "instanceDiscovery",
         "httpTimeoutSeconds", "interactiveTimeoutSeconds", "postLogoutRedirectUri", "azPassthrough", "armEndpoint", "cacheProtection",
-        "secretServiceKeyCacheSeconds", "redirectPort", "forwardScopes", "forwardApproval", "broker", "brokerSilentRescue",
+        "secretServiceKeyCacheSeconds", "redirectPort", "forwardScopes", "forwardApproval", "forwardProofOfPossession", "broker",
+        "brokerSilentRescue",
         ClientAssertionSetting.key, "sshCertScope", "sshCertificates", "sshAgent",
         "packageFeeds", "containerRegistries",
     ]
@@ -97,6 +101,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         armEndpoint = try p.optional("armEndpoint")
         forwardScopes = try p.optional("forwardScopes")
         forwardApproval = try ForwardApproval(p.members["forwardApproval"])
+        forwardProofOfPossession = try ForwardPolicy.popHosts(p.optional("forwardProofOfPossession"))
         clientAssertion = try ClientAssertionSetting(p)
         cacheProtection = try p.optional("cacheProtection", oneOf: CacheProtection.names).flatMap(CacheProtection.init(name:))
         secretServiceKeyCacheSeconds = try p.optional("secretServiceKeyCacheSeconds")
@@ -151,6 +156,7 @@ public struct ConfigurationOverrides: Sendable, Equatable {
         result.armEndpoint = armEndpoint ?? base.armEndpoint
         result.forwardScopes = forwardScopes ?? base.forwardScopes
         result.forwardApproval = forwardApproval ?? base.forwardApproval
+        result.forwardProofOfPossession = forwardProofOfPossession ?? base.forwardProofOfPossession
         result.clientAssertion = clientAssertion ?? base.clientAssertion
         return result
     }

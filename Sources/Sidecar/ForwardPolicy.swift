@@ -1,3 +1,4 @@
+import AuthCore
 import JSON
 import JSONRPC
 import TokenCache
@@ -78,6 +79,52 @@ public enum ForwardPolicy {
         case .signHttpRequest: .refused
         case .signout, .setCurrentAccount, .getCacheSummary, .diagnosticsSleep, .diagnosticsEcho: .refused
         }
+    }
+
+    /// The rule per method when the agent's `forwardProofOfPossession` names hosts (`popOptIn`):
+    /// `acquireTokenSilent` may carry `proofOfPossession` and `signHttpRequest` is allowed, for
+    /// those hosts only (``popTargetRefused(_:hosts:)``); the SHR is made here, with the laptop's
+    /// key, which never leaves. Without it, ``rule(_:)``: both refused.
+    public static func rule(_ method: SidecarMethod, popOptIn: Bool) -> Rule {
+        guard popOptIn else { return rule(method) }
+        switch method {
+        case .acquireTokenSilent: return Rule(access: .allowed, parameters: method.parameters.subtracting(["sshCertificate"]), usesToken: true)
+        case .signHttpRequest: return Rule(access: .allowed, parameters: method.parameters, usesToken: true)
+        default: return rule(method)
+        }
+    }
+
+    /// The `forwardProofOfPossession` key's hosts, lower-cased: each `host` or `host:port` as
+    /// a signed HTTP request's `u` names it (no scheme, path or wildcard).
+    public static func popHosts(_ hosts: [String]?) throws(RPCError) -> [String]? {
+        guard let hosts else { return nil }
+        for host in hosts where host.isEmpty || host.contains(where: { "/*@ ?#".contains($0) }) {
+            throw .invalidParams(
+                "'forwardProofOfPossession' lists resource hosts (host or host:port, no scheme, path or wildcard); got \"\(host)\"",
+                member: "forwardProofOfPossession")
+        }
+        return hosts.map { $0.lowercased() }
+    }
+
+    /// The resource host of a forwarded PoP request (`proofOfPossession.url`, or
+    /// `signHttpRequest`'s `url`) when `hosts` does not list it: -51014 naming the key; `nil`
+    /// when it may be signed (or the request asks for no PoP token). A URL that is not one is
+    /// for the method's own check (-32602).
+    public static func popTargetRefused(_ method: SidecarMethod, params: JSONValue?, hosts: Set<String>) -> RPCError? {
+        let members = method == .signHttpRequest ? params : params?["proofOfPossession"]
+        let target: PopRequestTarget? =
+            if let resource = members?["resourceId"]?.stringValue { try? PopRequestTarget(resourceId: resource) } else {
+                members?["url"]?.stringValue.flatMap { try? PopRequestTarget(method: "GET", url: $0) }
+            }
+        guard let target else { return nil }
+        let host = target.hostAndPort.lowercased()
+        guard !hosts.contains(host) else { return nil }
+        return RPCError(
+            code: code,
+            message: "a proof-of-possession request for \(host) may not be signed through a forwarded agent: list the host in "
+                + "forwardProofOfPossession in the configuration of the agent's machine",
+            name: "forwardParameterRefused",
+            data: ["member": "proofOfPossession", "method": .string(method.rawValue), "host": .string(host), "key": "forwardProofOfPossession"])
     }
 
     /// The rule per method: its access.

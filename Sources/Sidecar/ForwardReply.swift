@@ -10,7 +10,22 @@ public enum ForwardReply {
     /// The members of a token result that leave.
     static let tokenFields: Set<String> = [
         "accessToken", "tokenType", "expiresOn", "scopes", "account", "tenantId", "authority", "correlationId", "fromCache",
+        // A PoP result's signature for one request (forwardProofOfPossession), made with the laptop's key.
+        "signedHttpRequest", "authorizationHeader",
     ]
+    /// The members of `signHttpRequest`'s result that leave.
+    static let signedRequestFields: Set<String> = [
+        "signedHttpRequest", "authorizationHeader", "tokenType", "expiresOn", "fromCache", "correlationId",
+    ]
+
+    /// `signHttpRequest`'s result, when the token in its SHR (`at`) is for nothing beyond
+    /// `scopes` (its `scopes` being the request's); else -51014 as ``token(_:within:)``.
+    public static func signedRequest(_ result: JSONValue, requested: [String], within scopes: ForwardScopes) throws(RPCError) -> JSONValue {
+        let token = result["signedHttpRequest"]?.stringValue.flatMap { JWTPayload.claims(of: $0)?["at"] } ?? .null
+        let beyond = beyondScopes(["accessToken": token, "scopes": JSONValue(requested)], scopes)
+        guard beyond.isEmpty else { throw tokenRefused(beyond) }
+        return allowed(result, fields: signedRequestFields)
+    }
     /// The members of an account that leave (a listing's `tenants` and `isCurrent` too).
     static let accountFields: Set<String> = [
         "homeAccountId", "localAccountId", "environment", "tenantId", "username", "name", "tenants", "isCurrent",
@@ -67,14 +82,18 @@ public enum ForwardReply {
     /// `initialize`'s result for a forwarded session: the protocol's own members, the
     /// configuration's clientId, authority and default scopes, the forward limits, and that
     /// the session is forwarded; nothing about the laptop (its cache, key, host or pid).
-    public static func initialize(_ result: JSONValue, scopes: ForwardScopes, signIn: String) -> JSONValue {
+    /// `popHosts`: the agent's `forwardProofOfPossession` (`signHttpRequest` is listed, and
+    /// `forward.proofOfPossession` names them, only when it lists hosts).
+    public static func initialize(_ result: JSONValue, scopes: ForwardScopes, signIn: String, popHosts: [String] = []) -> JSONValue {
         var kept: JSONObject = [:]
         for key in ["serverInfo", "protocolVersion"] { kept[key] = result[key] }
         if case .object(var capabilities)? = result["capabilities"] {
             let methods = capabilities["methods"]?.arrayValue ?? []
             capabilities["methods"] = .array(
                 methods.filter { name in
-                    name.stringValue.flatMap(SidecarMethod.init(rawValue:)).map { ForwardPolicy.access($0) != .refused } ?? true
+                    name.stringValue.flatMap(SidecarMethod.init(rawValue:)).map {
+                        ForwardPolicy.rule($0, popOptIn: !popHosts.isEmpty).access != .refused
+                    } ?? true
                 })
             capabilities["serverRequests"] = []  // the laptop's browser opens sign-ins
             capabilities["serverNotifications"] = []  // a device code is shown on the laptop only
@@ -83,7 +102,9 @@ public enum ForwardReply {
         var configuration: JSONObject = [:]
         for key in ["clientId", "authority", "scopes"] { configuration[key] = result["configuration"]?[key] }
         kept["configuration"] = .object(configuration)
-        kept["forward"] = ["scopes": JSONValue(scopes.allowed), "signIn": .string(signIn)]
+        var forward: JSONObject = ["scopes": JSONValue(scopes.allowed), "signIn": .string(signIn)]
+        if !popHosts.isEmpty { forward["proofOfPossession"] = JSONValue(popHosts) }
+        kept["forward"] = .object(forward)
         kept["agent"] = ["forwarded": true]
         return .object(kept)
     }

@@ -7,7 +7,7 @@ import JSONRPC
 /// what a PoP result adds (`signedHttpRequest`, `authorizationHeader`).
 enum PopParams {
     /// The members of a resource request.
-    static let targetMembers: Set<String> = ["method", "url", "nonce", "clientClaims"]
+    static let targetMembers: Set<String> = ["method", "url", "resourceId", "nonce", "clientClaims"]
     /// `signHttpRequest`'s members.
     static let signMembers: Set<String> = targetMembers.union(["scopes", "account", "correlationId"])
 
@@ -23,13 +23,23 @@ enum PopParams {
 
     /// The target named by `p`'s `method`, `url`, `nonce` and `clientClaims`.
     static func target(of p: Params, prefix: String = "") throws(RPCError) -> PopRequestTarget {
-        let method: String = try p.required("method")
-        let url: String = try p.required("url")
         let nonce: String? = try p.optional("nonce")
         let clientClaims: String? = try p.optional("clientClaims")
         for (name, value) in [("nonce", nonce), ("clientClaims", clientClaims)] where value?.isEmpty == true {
             throw .invalidParams("'\(prefix)\(name)' must not be empty", member: prefix + name)
         }
+        if let resourceId: String = try p.optional("resourceId") {
+            if let other = ["method", "url"].first(where: { p.members[$0].map { !$0.isNull } == true }) {
+                throw .invalidParams("'\(prefix)resourceId' names the resource for every request: give it without '\(other)'", member: prefix + other)
+            }
+            do {
+                return try PopRequestTarget(resourceId: resourceId, nonce: nonce, clientClaims: clientClaims)
+            } catch {
+                throw .invalidParams("'\(prefix)resourceId': \(error.description)", member: prefix + "resourceId")
+            }
+        }
+        let method: String = try p.required("method")
+        let url: String = try p.required("url")
         do {
             return try PopRequestTarget(method: method, url: url, nonce: nonce, clientClaims: clientClaims)
         } catch {
@@ -46,9 +56,15 @@ enum PopParams {
             throw AuthError(.malformedResponse, "a proof-of-possession request was answered a \(result.tokenType.prefix(16)) token")
         }
         guard case .object(var object) = AuthJSON.tokenResult(result) else { return AuthJSON.tokenResult(result) }
-        let shr = try app.signedHttpRequest(accessToken: result.accessToken, target: target)
+        let shr = try signed(result, target: target, app: app)
         object["signedHttpRequest"] = .string(shr)
         object["authorizationHeader"] = .string(SignedHttpRequest.authorizationHeader(shr))
         return .object(object)
+    }
+
+    /// The SHR of a PoP result: the broker's (it holds its key), else signed now with the cache's key.
+    static func signed(_ result: TokenResult, target: PopRequestTarget, app: PublicClientApplication) throws -> String {
+        if let shr = result.signedHttpRequest { return shr }
+        return try app.signedHttpRequest(accessToken: result.accessToken, target: target)
     }
 }

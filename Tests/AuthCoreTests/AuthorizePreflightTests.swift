@@ -19,6 +19,15 @@ import Testing
                 == "AADSTS700016: Application with identifier '9999' was not found in the directory 'contoso'.")
     }
 
+    @Test func keepsTheFirstSentenceOnlySoTheFixFitsOneLine() {
+        let long =
+            "<p>AADSTS700016: Application with identifier 'x' was not found. This can happen if the "
+            + String(repeating: "application has not been installed ", count: 10) + "</p>"
+        #expect(AuthorizePreflight.fatalSentence(in: long) == "AADSTS700016: Application with identifier 'x' was not found.")
+        let endless = "<p>AADSTS700016: " + String(repeating: "x", count: 500) + "</p>"
+        #expect(AuthorizePreflight.fatalSentence(in: endless)?.count == 200)
+    }
+
     @Test func otherPagesAndCodesGoOnToTheBrowser() {
         #expect(AuthorizePreflight.fatalSentence(in: "<html><form>Sign in</form></html>") == nil)
         #expect(AuthorizePreflight.fatalSentence(in: "<p>AADSTS50058: A silent sign-in request was sent</p>") == nil)

@@ -70,6 +70,18 @@ import TokenCache
         #expect(throws: PopTargetError.method) { try PopRequestTarget(method: "", url: "https://a/") }
     }
 
+    /// kubelogin's Azure Arc shape: `u` the resource id, no `m`, `p` or `q`.
+    @Test func aResourceIdIsTheSHRsUAlone() throws {
+        let arm = "/subscriptions/1/resourceGroups/rg/providers/Microsoft.Kubernetes/connectedClusters/c"
+        let target = try PopRequestTarget(resourceId: arm, clientClaims: "u=" + arm)
+        let shr = try SignedHttpRequest.make(accessToken: "t", target: target, key: try PopSigningKey.generate(), now: 1)
+        let payload = try JSONValue.parse(try #require(Base64URL.decode(shr.split(separator: ".")[1])))
+        #expect(payload["u"]?.stringValue == arm && payload["m"] == nil && payload["p"] == nil && payload["q"] == nil)
+        #expect(payload["client_claims"]?.stringValue == "u=" + arm && payload["at"] == "t")
+        #expect(throws: PopTargetError.resourceId) { try PopRequestTarget(resourceId: "") }
+        #expect(throws: PopTargetError.resourceId) { try PopRequestTarget(resourceId: "a b") }
+    }
+
     /// A PoP request takes only a `pop` answer, a bearer request never one; the request's
     /// fields are msal-browser's (`token_type=pop`, `req_cnf`), and the cache key id the kid.
     @Test func aPopRequestTakesOnlyAPopAnswer() throws {

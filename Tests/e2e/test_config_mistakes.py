@@ -115,3 +115,33 @@ def test_verb_names_the_fix(sidecar_bin, sidecar_env):
                           stdin=subprocess.DEVNULL, capture_output=True, env=sidecar_env, timeout=20)
     assert done.returncode == 1 and done.stdout == b"", done
     assert b"clientId '<app id>' is a placeholder" in done.stderr, done.stderr
+
+
+def test_no_configuration_at_all_names_the_file_to_write(spawn, sidecar_bin, sidecar_env, tmp_path):
+    """#52: with no client id anywhere, the server's own -32002 and the verb's one line both
+    name the file this process reads and the other two ways."""
+    env = {**sidecar_env, "XDG_CONFIG_HOME": str(tmp_path / "xdg-config")}
+    env.pop("AUTH_SIDECAR_CONFIG", None)
+    file = str(tmp_path / "xdg-config" / "auth-sidecar" / "config.json")
+    p = spawn(client_id=None, env=env)
+    e = sc.assert_error(p.request("getAccounts", {}, 1), -32002, id=1, name="serverNotInitialized")
+    assert file in e["message"] and "--client-id" in e["message"], e
+    done = subprocess.run([sidecar_bin, "token", "--no-agent"], stdin=subprocess.DEVNULL, capture_output=True,
+                          env=env, timeout=20)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 1 and done.stdout == b"" and len(lines) == 1, done
+    assert file.encode() in lines[0] and b"--client-id" in lines[0], done.stderr
+
+
+@pytest.mark.parametrize("way", ["--browser", "--device-code"])
+def test_an_unreachable_identity_service_names_what_to_check(sidecar_bin, sidecar_env, way):
+    """#52: a sign-in against a service nobody answers for (the mock stopped, a wrong port)
+    ends at once with one line naming the origin and what to check; no browser waits."""
+    env = {**sidecar_env, "BROWSER": "/bin/true", "HTTPS_PROXY": "", "https_proxy": ""}
+    done = subprocess.run([sidecar_bin, "login", way, "--no-agent", "--cache", "memory", "--client-id", GUID,
+                           "--authority", "https://127.0.0.1:9/common"],
+                          stdin=subprocess.DEVNULL, capture_output=True, env=env, timeout=10)
+    last = done.stderr.strip().splitlines()[-1]
+    assert done.returncode == 1 and done.stdout == b"", done
+    assert b"network failure reaching the identity service (https://127.0.0.1:9)" in last, done.stderr
+    assert b"check the network connection" in last, done.stderr

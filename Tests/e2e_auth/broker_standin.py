@@ -21,6 +21,16 @@ broker-compatible server sends none). `grantedScopesArray`: the older array form
 `answerBytes`: getAccounts' answer padded to that size (the message-size bound).
 `crash`: the method named makes the stand-in exit without answering.
 
+Proof-of-possession: a token request whose `authParameters.popParams` is an object (MSALRuntime's
+`set_pop_params`: httpMethod, uriHost, uriPath, nonce, clientClaims, homeAccountId) is answered a
+PoP token, `accessTokenType` 1, bound to an RSA key the stand-in holds (as the real broker keeps
+its key): `accessToken` and `signedHttpRequest` are the SHR for popParams (msal-common's shape,
+signed by that key, the bare token in its `at`; MSALRuntime makes its authorization header
+"pop " + accessToken), with `popKeyThumbprint`. Its tokens are its own unsigned JWTs carrying `cnf: {"kid": …}`;
+with `--idp URL --idp-ca FILE` it gets them from the mock identity platform instead (a device
+code approved through the mock's /_admin/, redeemed with `token_type=pop` and `req_cnf`), so the
+mock's PoP resource accepts its SHRs.
+
 As the real broker behaves (broker 2.0.1's JSON schemas, teams-lite's notes on 3.0.2):
 errors are {context, tag, errorCode, status, subStatus, diagnostics}; object ids are UUIDs;
 `grantedScopes` is a string; the object has no org.freedesktop.DBus.Introspectable; a
@@ -40,6 +50,9 @@ import json
 import os
 import sys
 import time
+import urllib.parse
+import urllib.request
+import ssl
 import uuid
 
 import dbus
@@ -63,6 +76,37 @@ def jwt(claims: dict) -> str:
     return f"{header}.{b64url(json.dumps(claims).encode())}.standin"
 
 
+def jwk_thumbprint(jwk: dict) -> str:
+    canonical = json.dumps({m: jwk[m] for m in ("e", "kty", "n")}, separators=(",", ":"), sort_keys=True)
+    return b64url(hashlib.sha256(canonical.encode()).digest())
+
+
+class PopKey:
+    """The stand-in's PoP key (RSA 2048), made at start; never leaves the process."""
+
+    def __init__(self):
+        from cryptography.hazmat.primitives.asymmetric import rsa
+        self.private = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        numbers = self.private.public_key().public_numbers()
+        self.jwk = {"kty": "RSA", "e": b64url(numbers.e.to_bytes(3, "big")),
+                    "n": b64url(numbers.n.to_bytes((numbers.n.bit_length() + 7) // 8, "big"))}
+        self.kid = jwk_thumbprint(self.jwk)
+
+    def shr(self, access_token: str, pop: dict) -> str:
+        """The signed HTTP request for `pop` (MSALRuntime's popParams) carrying `access_token`."""
+        from cryptography.hazmat.primitives import hashes
+        from cryptography.hazmat.primitives.asymmetric import padding
+        claims = {"at": access_token, "ts": int(time.time()), "m": pop.get("httpMethod", "").upper(),
+                  "u": pop.get("uriHost", ""), "p": pop.get("uriPath", "") or "/", "cnf": {"jwk": self.jwk},
+                  "nonce": pop.get("nonce") or uuid.uuid4().hex}
+        if pop.get("clientClaims"):
+            claims["client_claims"] = pop["clientClaims"]
+        signing_input = b64url(json.dumps({"alg": "RS256", "typ": "pop", "kid": self.kid}).encode()) + "." + \
+            b64url(json.dumps(claims).encode())
+        signature = self.private.sign(signing_input.encode(), padding.PKCS1v15(), hashes.SHA256())
+        return signing_input + "." + b64url(signature)
+
+
 def error(status: int, context: str, **extra) -> dict:
     """The real broker's error object (Error.json): every field present, as MSALRuntime reads it."""
     return {"error": {"context": context, "tag": 508_000_000 + status, "errorCode": 0, "status": status,
@@ -77,6 +121,30 @@ class StandIn(dbus.service.Object):
         self.tokens: dict[tuple, dict] = {}  # (homeAccountId, scopes) -> brokerTokenResponse
         self.minted = 0
         self.pending = []  # interactive calls waiting for cancelInteractiveFlow
+        self.pop_key = PopKey()
+        self.pop_tokens: dict[tuple, dict] = {}  # (homeAccountId, scopes) -> PoP brokerTokenResponse
+
+    def idp_pop_token(self, account: dict, scopes: list, client_id: str) -> str:
+        """A PoP access token from the mock (--idp): a device code approved through /_admin/,
+        redeemed with token_type=pop and req_cnf naming the stand-in's key."""
+        context = ssl.create_default_context(cafile=self.args.idp_ca)
+
+        def post(path, form=None, body=None):
+            data = urllib.parse.urlencode(form).encode() if form is not None else json.dumps(body).encode()
+            kind = "application/x-www-form-urlencoded" if form is not None else "application/json"
+            request = urllib.request.Request(self.args.idp + path, data=data, headers={"Content-Type": kind})
+            with urllib.request.urlopen(request, context=context, timeout=10) as answer:
+                return json.loads(answer.read())
+        scope = " ".join(scopes + ["openid", "profile", "offline_access"])
+        base = f"/{TENANT}/oauth2/v2.0"
+        started = post(base + "/devicecode", form={"client_id": client_id, "scope": scope})
+        post("/_admin/devicecode", body={"action": "approve", "user_code": started["user_code"],
+                                         "username": account["username"]})
+        cnf = b64url(json.dumps({"kid": self.pop_key.kid, "xms_ksl": "sw"}).encode())
+        answer = post(base + "/token", form={"grant_type": "urn:ietf:params:oauth:grant-type:device_code",
+                                            "client_id": client_id, "device_code": started["device_code"],
+                                            "token_type": "pop", "req_cnf": cnf})
+        return answer["access_token"]
 
     # ---- plumbing --------------------------------------------------------------------------
     def control(self) -> dict:
@@ -123,7 +191,37 @@ class StandIn(dbus.service.Object):
                 "passwordChangeUrl": "", "passwordExpiry": 0,
                 "clientInfo": b64url(json.dumps({"uid": oid, "utid": TENANT}).encode())}
 
+    def mint_pop(self, account: dict, params: dict) -> dict:
+        """A PoP token bound to the stand-in's key, with the SHR for popParams."""
+        scopes = params.get("requestedScopes") or []
+        if isinstance(scopes, str):
+            scopes = scopes.split()
+        key = (account["homeAccountId"], tuple(sorted(scopes)))
+        cached = self.pop_tokens.get(key)
+        if not cached or cached["expiresOn"] <= time.time() * 1000 + 300_000 or params.get("accessTokenToRenew"):
+            self.minted += 1
+            expires_ms = int((time.time() + 3600) * 1000)
+            if self.args.idp:
+                token = self.idp_pop_token(account, scopes, params.get("clientId"))
+            else:
+                token = jwt({"aud": scopes[0].rsplit("/", 1)[0] if scopes and "/" in scopes[0] else "00000003-0000-0000-c000-000000000000",
+                             "scp": " ".join(s.rsplit("/", 1)[-1] for s in scopes), "tid": TENANT,
+                             "oid": account["localAccountId"], "upn": account["username"], "deviceid": DEVICE_ID,
+                             "exp": expires_ms // 1000, "n": self.minted, "appid": params.get("clientId"),
+                             "cnf": {"kid": self.pop_key.kid}}).rsplit(".", 1)[0] + "." + b64url(b"standin")
+            bearer = self.mint(account, {**params, "popParams": None})["brokerTokenResponse"]
+            cached = {**bearer, "accessToken": token, "accessTokenType": 1, "expiresOn": expires_ms,
+                      "popKeyThumbprint": self.pop_key.kid}
+            self.pop_tokens[key] = cached
+        # MSALRuntime's authorization header is "pop " + accessToken (measured: it ignores
+        # signedHttpRequest there), so the answer's accessToken is the SHR, which carries the token.
+        shr = self.pop_key.shr(cached["accessToken"], params["popParams"])
+        answer = {**cached, "accessToken": shr, "signedHttpRequest": shr}
+        return self.shaped(answer)
+
     def mint(self, account: dict, params: dict) -> dict:
+        if isinstance(params.get("popParams"), dict):
+            return self.mint_pop(account, params)
         self.minted += 1
         scopes = params.get("requestedScopes") or []
         if isinstance(scopes, str):
@@ -168,6 +266,8 @@ class StandIn(dbus.service.Object):
         account = self.accounts.get(named.get("homeAccountId"))
         if account is None:
             return {"brokerTokenResponse": error(2, "the account is not signed in with the broker")}
+        if isinstance(params.get("popParams"), dict):
+            return self.mint_pop(account, params)
         scopes = params.get("requestedScopes") or []
         key = (account["homeAccountId"], tuple(sorted(scopes.split() if isinstance(scopes, str) else scopes)))
         cached = self.tokens.get(key)
@@ -258,6 +358,8 @@ def main() -> int:
     parser.add_argument("--control")
     parser.add_argument("--user", default="alice@contoso.com")
     parser.add_argument("--version", default="2.0.4-standin")
+    parser.add_argument("--idp", help="the mock identity platform's URL: PoP tokens from there")
+    parser.add_argument("--idp-ca", help="the mock's CA file")
     parser.add_argument("--no-name", action="store_true", help="stay on the bus without the broker's name")
     args = parser.parse_args()
     DBusGMainLoop(set_as_default=True)

@@ -2,7 +2,8 @@
 plugin test: a self-signed certificate for 127.0.0.1 (made with `cryptography`), a bearer
 token it accepts, `GET /version`, the legacy discovery documents (`/api`, `/apis`, `/api/v1`) and
 `GET /api/v1/namespaces/default/pods`; anything else, or any other token, is refused with a `Status` object. Every Authorization header it saw is
-kept in `seen`."""
+kept in `seen`. `check` (a function of the Authorization header, true to accept) replaces the one
+accepted token: an Azure Arc-like cluster that takes only a valid PoP signed HTTP request."""
 from __future__ import annotations
 
 import base64
@@ -60,6 +61,7 @@ class KubeAPI:
 
     def __init__(self, tmp_path):
         self.accepted_token: str | None = None
+        self.check = None
         self.seen: list[str] = []
         cert_file, key_file, self.cert_pem = self_signed(tmp_path)
         api = self
@@ -69,7 +71,8 @@ class KubeAPI:
                 auth = self.headers.get("Authorization", "")
                 api.seen.append(auth)
                 path = self.path.split("?", 1)[0]
-                if api.accepted_token is None or auth != "Bearer " + api.accepted_token:
+                accepted = api.check(auth) if api.check else api.accepted_token is not None and auth == "Bearer " + api.accepted_token
+                if not accepted:
                     return self.reply(401, {"kind": "Status", "apiVersion": "v1", "status": "Failure",
                                             "message": "Unauthorized", "reason": "Unauthorized", "code": 401})
                 if path not in KubeAPI.ANSWERS:

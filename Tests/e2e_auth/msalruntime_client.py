@@ -3,7 +3,10 @@
 the stand-in broker on a private session bus. It prints one JSON object: each step's result
 (token answers reduced to what the test checks; never a whole token on stderr).
 
-Steps (argv[1], comma-separated): interactive, accounts, silent, claims, force, remove.
+Steps (argv[1], comma-separated): interactive, accounts, silent, claims, force, remove, and
+popinteractive, popsilent: a proof-of-possession token through MSALRuntime's own `set_pop_params`
+(msal.broker's calls with an `msal.PopAuthScheme`, which MSAL for Python's public API refuses on
+Linux: "POP is not supported on Linux"; the request to the broker is MSALRuntime's).
 Tenant discovery is answered here (MSAL for Python asks it before anything); every other HTTP
 request is refused and listed under "http" (the broker does the rest)."""
 from __future__ import annotations
@@ -16,6 +19,8 @@ import msal
 CLIENT_ID = "04b07795-8ddb-461a-bbee-02f9e1bf7b46"
 AUTHORITY = "https://login.microsoftonline.com/organizations"
 SCOPES = ["https://graph.microsoft.com/User.Read"]
+POP_URL = "https://pop.example.test/resource/items?x=1"
+POP_NONCE = "nonce-from-the-resource"
 CLAIMS = '{"access_token":{"acrs":{"essential":true,"value":"c1"}}}'
 
 
@@ -52,7 +57,7 @@ class Offline:
 def summary(result: dict | None) -> dict | None:
     if result is None:
         return None
-    keep = ("error", "error_description", "token_source", "token_type", "scope")
+    keep = ("error", "error_description", "token_source", "token_type", "scope", "_account_id")
     out = {k: result[k] for k in keep if k in result}
     if "access_token" in result:
         out["access_token"] = result["access_token"]
@@ -83,6 +88,16 @@ def main() -> int:
             out[step] = summary(app.acquire_token_silent_with_error(SCOPES, account, claims_challenge=CLAIMS))
         elif step == "force":
             out[step] = summary(app.acquire_token_silent_with_error(SCOPES, account, force_refresh=True))
+        elif step in ("popinteractive", "popsilent"):
+            from msal import broker
+            scheme = msal.PopAuthScheme(http_method="POST", url=POP_URL, nonce=POP_NONCE)
+            if step == "popinteractive":
+                out[step] = summary(broker._signin_interactively(
+                    AUTHORITY, CLIENT_ID, SCOPES, None, login_hint="alice@contoso.com", auth_scheme=scheme))
+            else:
+                accounts = app.get_accounts()
+                out[step] = summary(broker._acquire_token_silently(
+                    AUTHORITY, CLIENT_ID, accounts[0]["local_account_id"], SCOPES, auth_scheme=scheme))
         elif step == "remove":
             app.remove_account(account)
             out[step] = [a["username"] for a in app.get_accounts()]

@@ -198,3 +198,48 @@ def test_our_requests_carry_what_msalruntimes_carry(keyring_bus, tmp_path, launc
     sent = third.calls("acquireTokenInteractively")[-1]["request"]["authParameters"]
     assert sent["additionalQueryParametersForAuthorization"]["prompt"] == "select_account"
     print("\n".join(report))
+
+
+def test_our_pop_request_is_msalruntimes(keyring_bus, tmp_path, launch):
+    """Proof-of-possession through the broker: MSALRuntime's own PoP requests (`set_pop_params`,
+    through msal.broker with a PopAuthScheme) and the sidecar's, against the stand-in, carry the
+    same keys and the same `popParams` (every member, the same values for the same resource
+    request); MSALRuntime reads the stand-in's answer as a PoP token whose header value is the
+    signed HTTP request, as the sidecar does."""
+    import shr_verifier
+    ms_dir, our_dir = tmp_path / "msalruntime", tmp_path / "ours"
+    ms_dir.mkdir()
+    our_dir.mkdir()
+    ms_broker = StandInBroker(ms_dir, bus_address=keyring_bus.address, env=keyring_bus.env)
+    try:
+        out = run_msal(keyring_bus, "interactive,accounts,popsilent,popinteractive")
+    finally:
+        ms_broker.stop()
+    url, nonce = "https://pop.example.test/resource/items?x=1", "nonce-from-the-resource"
+    for step in ("popsilent", "popinteractive"):
+        assert out[step]["token_type"] == "pop", out[step]
+        # msal.broker's access_token is MSALRuntime's header value after "pop ": the stand-in's SHR.
+        assert shr_verifier.verify(out[step]["access_token"], "POST", url.split("?")[0], nonce=nonce)
+    ours = StandInBroker(our_dir)
+    try:
+        p = launch(env={"DBUS_SESSION_BUS_ADDRESS": ours.address}, cache=str(tmp_path / "cache.json"), broker="required")
+        pop = {"method": "POST", "url": url, "nonce": nonce}
+        p.sign_in(scopes=GRAPH_SCOPES, loginHint="alice@contoso.com", proofOfPossession=pop)
+        r = p.silent(scopes=GRAPH_SCOPES, proofOfPossession=pop)
+    finally:
+        ours.stop()
+    assert r["tokenType"] == "pop"
+    assert shr_verifier.verify(r["signedHttpRequest"], "POST", url.split("?")[0], nonce=nonce)
+    for method in ("acquireTokenSilently", "acquireTokenInteractively"):
+        theirs = [c for c in ms_broker.calls(method) if c["request"]["authParameters"].get("popParams")][-1]["request"]
+        mine = [c for c in ours.calls(method) if c["request"]["authParameters"].get("popParams")][-1]["request"]
+        their_shape, my_shape = shape(theirs), shape(mine)
+        for level, keys in their_shape.items():
+            for key, their_type in keys.items():
+                if (method, level, key) in NOT_SENT:
+                    continue
+                assert key in my_shape.get(level, {}), f"{method} {level or 'top'}: no {key!r} (MSALRuntime sends a {their_type})"
+                assert my_shape[level][key] == their_type or "null" in (my_shape[level][key], their_type), (method, key)
+        their_pop, my_pop = theirs["authParameters"]["popParams"], mine["authParameters"]["popParams"]
+        assert {k: kind(v) for k, v in my_pop.items()} == {k: kind(v) for k, v in their_pop.items()}, (my_pop, their_pop)
+        assert my_pop == their_pop, (my_pop, their_pop)

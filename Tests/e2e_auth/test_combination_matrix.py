@@ -7,7 +7,8 @@ shim, the managed-identity endpoint, azd's endpoint, the kubectl and git helpers
 the engine's flows against the mock, the broker stand-in (broker "required"), the app identity
 (CI federation with clientAssertion). Kinds: bearer, SSH certificate (asked where a door can
 ask for one: the JSON-RPC doors and `ssh-cert`; the other doors' protocols only carry bearer
-tokens). One sign-in per backend, every door walked in that one test (kept fast: the doors
+tokens), proof-of-possession (the JSON-RPC doors, `token --pop-*` and `kubectl-credential --pop-claims`: the flows sign with the
+sidecar's key, the broker answers its own signed request; the app identity refuses it). One sign-in per backend, every door walked in that one test (kept fast: the doors
 share the backend's set-up; the backends are the parameters).
 """
 from __future__ import annotations
@@ -22,6 +23,7 @@ import urllib.request
 
 import pytest
 
+import shr_verifier
 from auth_e2e import ALICE, CONTOSO_TID
 from broker_session import StandInBroker, missing
 from test_adapters import Endpoint
@@ -61,6 +63,7 @@ class Backend:
         self.name, self.verbs, self.mock, self.tmp = name, verbs, mock, tmp_path
         self.env: dict = {}
         self.broker = None
+        self.broker_kids: set = set()
         common = {"sshCertScope": PAS, "forwardScopes": [SCOPE, "User.Read", PAS]}
         if name == "flows":
             verbs.write_config(**common)
@@ -111,13 +114,18 @@ class Backend:
             assert error["data"]["tokenKind"] == "sshCertificate", (door, error)
 
     def assert_pop_answer(self, reply: dict, door: str, refusals=(-51016,)) -> None:
-        """A PoP token with its signed HTTP request from the flows; else the refusal naming the
-        backend. Never a bearer token."""
+        """A PoP token with its signed HTTP request from the flows (the sidecar's key) and the
+        broker (the broker's key: the SHR is its answer); else the refusal naming the backend.
+        Never a bearer token."""
         if "result" in reply:
             result = reply["result"]
-            assert self.name == "flows", (door, self.name, result.get("tokenType"))
+            assert self.name in ("flows", "broker"), (door, self.name, result.get("tokenType"))
             assert result["tokenType"] == "pop" and result["authorizationHeader"] == "PoP " + result["signedHttpRequest"], door
-            assert jwt_claims(result["accessToken"])["cnf"]["kid"], door
+            payload = shr_verifier.verify(result["signedHttpRequest"], "GET", POP_URL)
+            assert payload["at"] == result["accessToken"] and jwt_claims(result["accessToken"])["cnf"]["kid"], door
+            if self.name == "broker":
+                assert jwt_claims(result["accessToken"])["deviceid"], door  # the broker's token
+                self.broker_kids.add(jwt_claims(result["accessToken"])["cnf"]["kid"])
             return
         error = reply["error"]
         assert error["code"] in refusals, (door, self.name, error)
@@ -215,8 +223,11 @@ def test_every_door_answers_the_kind_asked_or_refuses_it_by_name(backend_name, v
         assert token.returncode == 0, ("token verb", token.stderr)
         backend.assert_bearer(token.stdout.strip(), "token verb")
         pop = verbs.run("token", "--no-agent", "--scope", SCOPE, "--pop-method", "GET", "--pop-url", POP_URL, env=backend.env)
-        if backend.name == "flows":
+        if backend.name in ("flows", "broker"):
             assert pop.returncode == 0 and pop.stdout.startswith("PoP "), ("token verb --pop-*", pop.stderr)
+            backend.assert_pop_answer({"result": {"tokenType": "pop", "authorizationHeader": pop.stdout.strip(),
+                                                  "signedHttpRequest": pop.stdout.strip()[4:],
+                                                  "accessToken": jwt_claims_token(pop.stdout.strip()[4:])}}, "token verb")
         else:
             assert pop.returncode == 1 and pop.stdout == "", ("token verb --pop-*", pop.stderr)
             assert "does not issue proof-of-possession tokens" in pop.stderr and "(tokenKindNotServed)" in pop.stderr, pop.stderr
@@ -247,6 +258,17 @@ def test_every_door_answers_the_kind_asked_or_refuses_it_by_name(backend_name, v
                               capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
         assert kube.returncode == 0, ("kubectl helper", kube.stderr)
         backend.assert_bearer(json.loads(kube.stdout)["status"]["token"], "kubectl helper")
+        # kubectl with an Azure Arc cluster's PoP credential (kubelogin's shape: u = the ARM id).
+        arc = subprocess.run([verbs.binary, "kubectl-credential", "--scope", SCOPE, "--pop-claims", "u=/subscriptions/1/arc"],
+                             env={**env, "KUBERNETES_EXEC_INFO": json.dumps(exec_info)}, capture_output=True, text=True,
+                             timeout=30, stdin=subprocess.DEVNULL)
+        if backend.name in ("flows", "broker"):
+            assert arc.returncode == 0, ("kubectl helper --pop-claims", arc.stderr)
+            shr = json.loads(arc.stdout)["status"]["token"]
+            assert jwt_claims(shr)["u"] == "/subscriptions/1/arc" and jwt_claims(jwt_claims_token(shr))["cnf"]["kid"], shr[:20]
+        else:
+            assert arc.returncode == 1 and arc.stdout == "", ("kubectl helper --pop-claims", arc.stderr)
+            assert "does not issue proof-of-possession tokens" in arc.stderr, arc.stderr
         git = subprocess.run([verbs.binary, "git-credential", "get"], env=env, capture_output=True, text=True, timeout=30,
                              input="protocol=https\nhost=dev.azure.com\n\n")
         assert git.returncode == 0, ("git helper", git.stderr)
@@ -283,3 +305,7 @@ def test_every_door_answers_the_kind_asked_or_refuses_it_by_name(backend_name, v
         assert not [r for r in mock.admin.log() if "ssh" in json.dumps(r).lower() and "token" in " ".join(r["endpoints"])]
         if backend.broker:
             assert not [c for c in backend.broker.calls() if "req_cnf" in json.dumps(c)]
+    if backend.name == "broker":
+        # Every PoP token the broker answered is bound to its one key; the requests carried popParams.
+        assert len(backend.broker_kids) == 1, backend.broker_kids
+        assert [c for c in backend.broker.calls("acquireTokenSilently") if c["request"]["authParameters"]["popParams"]]

@@ -92,3 +92,64 @@ def test_an_id_token_about_to_expire_is_renewed_first(verbs, mock):
     assert token != cached and claims(token)["aud"] == CLIENT_ID
     assert mock.admin.count("token:refresh_token") == refreshes + 1
     assert credential_expiry(credential) == claims(token)["exp"]
+
+
+ARC_CLUSTER = ("/subscriptions/00000000-0000-0000-0000-000000000001/resourceGroups/rg/providers/"
+               "Microsoft.Kubernetes/connectedClusters/arc-1")
+
+
+def arc_guard(auth: str, arm_id: str) -> bool:
+    """What an Azure Arc-enabled cluster's guard checks of kubelogin's PoP credential (sent after
+    `Bearer `): a JWS signed by the JWK in its `cnf`, whose RFC 7638 thumbprint is the access
+    token's `cnf.kid`, `u` the cluster's ARM id, `ts` within 5 minutes. Written from kubelogin's
+    format (pkg/internal/pop) with PyJWT, not from the sidecar's code."""
+    import time
+
+    import jwt
+
+    import shr_verifier
+    if not auth.startswith("Bearer "):
+        return False
+    shr = auth[len("Bearer "):]
+    try:
+        header = jwt.get_unverified_header(shr)
+        jwk = jwt.decode(shr, options={"verify_signature": False})["cnf"]["jwk"]
+        payload = jwt.decode(shr, key=jwt.PyJWK(jwk, algorithm=header["alg"]).key, algorithms=["RS256"])
+        token = jwt.decode(payload["at"], options={"verify_signature": False})
+    except (jwt.PyJWTError, KeyError, TypeError):
+        return False
+    return (header.get("typ") == "pop" and token.get("cnf", {}).get("kid") == shr_verifier.jwk_thumbprint(jwk)
+            and payload.get("u") == arm_id and abs(time.time() - payload.get("ts", 0)) < 300
+            and not any(k in jwk for k in ("d", "p", "q")))
+
+
+def test_an_azure_arc_cluster_takes_the_pop_credential_and_refuses_a_bearer_token(verbs, mock, kube_api: KubeAPI, tmp_path):
+    """kubelogin's `--pop-enabled --pop-claims "u=<ARM id>"`: the credential is a signed HTTP
+    request with `u` the cluster's ARM id (the claims also as `client_claims`), signed with the
+    cache's PoP key; the real kubectl sends it and the Arc-like API server accepts it, and
+    refuses the same run with a bearer token."""
+    import jwt
+    kube_api.check = lambda auth: arc_guard(auth, ARC_CLUSTER)
+    verbs.ok("login")
+    kubeconfig = kube_api.kubeconfig(tmp_path / "kubeconfig", verbs.binary, args=("--pop-claims", f"u={ARC_CLUSTER}"))
+    pods = kubectl(verbs, kubeconfig, "get", "pods", "-o", "name")
+    assert pods.returncode == 0, pods.stderr
+    assert pods.stdout.strip() == "pod/hello"
+    shr = kube_api.seen[-1][len("Bearer "):]
+    payload = jwt.decode(shr, options={"verify_signature": False})
+    assert payload["client_claims"] == f"u={ARC_CLUSTER}" and "m" not in payload and "p" not in payload
+    assert jwt.decode(payload["at"], options={"verify_signature": False})["aud"] == AKS
+    form = mock.admin.log("token:refresh_token")[-1]["form"]
+    assert form["token_type"] == "pop" and form["req_cnf"]
+    # The same cluster with a bearer token (no --pop-claims): refused.
+    bearer = kube_api.kubeconfig(tmp_path / "kubeconfig-bearer", verbs.binary)
+    refused = kubectl(verbs, bearer, "get", "pods", "-o", "name")
+    assert refused.returncode != 0 and "Unauthorized" in refused.stderr + refused.stdout
+    # Another cluster's ARM id: refused too.
+    other = kube_api.kubeconfig(tmp_path / "kubeconfig-other", verbs.binary, args=("--pop-claims", f"u={ARC_CLUSTER}-other"))
+    assert kubectl(verbs, other, "get", "pods", "-o", "name").returncode != 0
+    # kubelogin's rule: u is required, every pair key=value.
+    for bad in ("x=1", "u=", "u"):
+        usage = verbs.run("kubectl-credential", "--pop-claims", bad)
+        assert usage.returncode == 64 or usage.returncode == 2, (bad, usage.returncode, usage.stderr)
+        assert "--pop-claims" in usage.stderr and usage.stdout == ""

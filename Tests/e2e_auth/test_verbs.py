@@ -200,6 +200,32 @@ def test_without_a_client_id_the_message_says_how_to_configure(verbs):
     assert "no accounts" in flags.stderr
 
 
+def test_a_failing_refresh_prints_one_line_not_the_retries(verbs, mock):
+    """#52: `token --force-refresh` while the token endpoint resets every connection: the
+    verb's one line (the cause and what to check), not the engine's retry log lines first."""
+    verbs.ok("login")
+    mock.admin.fault(endpoint="token", type="reset", times=-1)
+    p = verbs.run("token", "--force-refresh", timeout=60)
+    assert p.returncode == FAILURE and p.stdout == "", (p.returncode, p.stderr)
+    assert p.stderr.count("\n") == 1 and "(networkError)" in p.stderr, p.stderr
+    assert "check the network connection" in p.stderr, p.stderr
+    assert mock.admin.count("token") >= 2, "the engine did not retry at all"
+
+
+def test_a_client_id_the_service_does_not_know_ends_the_browser_login_at_once(verbs):
+    """#52: `login` with a client id the service does not know: one line naming AADSTS700016
+    and the key to check within 10 s (was: the browser opened, then the 600 s wait); no browser
+    opens, nothing is cached."""
+    verbs.write_config(clientId="99999999-8888-7777-6666-555555555555")
+    start = time.monotonic()
+    p = verbs.run("login", "--browser", timeout=20)
+    assert time.monotonic() - start < 10, p.stderr
+    last = p.stderr.strip().splitlines()[-1]
+    assert p.returncode == FAILURE and p.stdout == "", (p.returncode, p.stderr)
+    assert "AADSTS700016" in last and "clientId" in last, p.stderr
+    assert browser_runs(verbs.tmp) == [] and secrets(verbs) == []
+
+
 @pytest.mark.parametrize("args, needle", [
     (["frobnicate"], "frobnicate"),
     (["token", "--output", "xml"], "xml"),

@@ -97,6 +97,7 @@ CONTRACT_CONFIG_DEFAULTS = {
     "armEndpoint": None,  # absent/null: the Azure cloud's, for a known cloud's authority
     "forwardScopes": [],  # read by the agent only (its forward socket)
     "forwardApproval": "deny",
+    "forwardProofOfPossession": None,  # read by the agent only: the hosts its forward socket signs PoP requests for
     "broker": "off",  # the Linux identity broker: off, auto, required
     "brokerSilentRescue": False,  # a silent InteractionRequired tried once as interactive (with a display)
     "clientAssertion": None,  # absent/null: a public client (workload identity federation when set)

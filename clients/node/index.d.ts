@@ -164,21 +164,22 @@ export interface AcquireTokenSilentParams {
   proofOfPossession?: ProofOfPossession;
 }
 
-/** The resource request a PoP token and its signed HTTP request are for. */
-export interface ProofOfPossession {
-  method: string;
-  url: string;
+/** The resource request a PoP token and its signed HTTP request are for: method and url, or
+ * (kubelogin's Azure Arc shape) resourceId, the SHR's u for every request (no m, p). */
+export type ProofOfPossession = PopTarget & {
   /** the resource's nonce (WWW-Authenticate: PoP nonce="...") */
   nonce?: string;
   /** client_claims of the signed HTTP request (kubelogin's 'u=<ARM id>' for Azure Arc) */
   clientClaims?: string;
-}
+};
 
-export interface SignHttpRequestParams extends ProofOfPossession {
+export type PopTarget = { method: string; url: string; resourceId?: never } | { resourceId: string; method?: never; url?: never };
+
+export type SignHttpRequestParams = ProofOfPossession & {
   scopes?: string[] | string;
   account?: AccountLike;
   correlationId?: string;
-}
+};
 
 export interface SignHttpRequestResult {
   signedHttpRequest: string;

@@ -541,7 +541,9 @@ export class SidecarClient extends EventEmitter {
   }
   /** A fresh signed HTTP request (PoP) with the cached PoP token: {signedHttpRequest, authorizationHeader, ...}. */
   signHttpRequest(params = {}, options = {}) {
-    if (!params.method || !params.url) throw new TypeError('signHttpRequest needs the request\'s method and url');
+    if (!params.resourceId && (!params.method || !params.url)) {
+      throw new TypeError('signHttpRequest needs the request\'s method and url, or a resourceId');
+    }
     return this._call('signHttpRequest', clean({
       ...params, scopes: scopeList(params.scopes), account: accountRef(params.account),
     }), options);

@@ -10,11 +10,13 @@ public enum ServiceCall {
         do {
             return try await transport.send(request)
         } catch {
+            let place = URLParts(request.url).map { "\(service) (\($0.origin))" } ?? service
             switch error {
             case .cancelled: throw CancellationError()
-            case .timedOut: throw AuthError(.timeout, "\(service) did not answer in time")
-            case .tls(let detail): throw AuthError(.tlsError, "TLS to \(service) failed: \(detail)")
-            case .network(let detail): throw AuthError(.networkError, "network failure reaching \(service): \(detail)")
+            case .timedOut: throw AuthError(.timeout, "\(place) did not answer in time; \(unreachableFix)")
+            case .tls(let detail): throw AuthError(.tlsError, "TLS to \(place) failed: \(detail)")
+            case .network(let detail):
+                throw AuthError(.networkError, "network failure reaching \(place): \(detail); \(unreachableFix)")
             case .insecureOrInvalidURL(let detail): throw AuthError(.insecureAuthority, detail)
             case .libraryUnavailable(let detail): throw AuthError(.internal, detail)
             case .responseTooLarge(let limit):
@@ -24,4 +26,8 @@ public enum ServiceCall {
             }
         }
     }
+
+    /// What a user can check when a service cannot be reached: the message's second half.
+    static let unreachableFix =
+        "check the network connection, the proxy (HTTPS_PROXY, NO_PROXY) and the authority or endpoint configured"
 }

@@ -71,8 +71,14 @@ enum BrokerAnswers {
     }
 
     /// `brokerTokenResponse` as a token result.
+    /// A token answer (`brokerTokenResponse`). `pop`: the request carried `popParams`, so the
+    /// answer must be a PoP token (`accessTokenType` 1), whose `accessToken` is the broker's signed
+    /// HTTP request (MSALRuntime's authorization header is "pop " + accessToken; `signedHttpRequest`
+    /// when the broker adds it), the token itself in its `at`; a bearer request must get a bearer
+    /// token (never another kind).
     static func token(
-        _ object: JSONObject, requested: [String], account fallback: JSONValue?, authority: Authority, correlationId: String
+        _ object: JSONObject, requested: [String], account fallback: JSONValue?, authority: Authority, correlationId: String,
+        pop: Bool = false
     ) throws(AuthError) -> (TokenResult, accountJSON: JSONValue?) {
         guard let response = object["brokerTokenResponse"], let accessToken = response["accessToken"]?.stringValue,
             !accessToken.isEmpty
@@ -88,12 +94,32 @@ enum BrokerAnswers {
             throw AuthError(.malformedResponse, "the identity broker's token answer has no expiresOn")
         }
         let granted = grantedScopes(response["grantedScopes"])
-        let result = TokenResult(
-            accessToken: accessToken, tokenType: response["accessTokenType"]?.intValue == 1 ? "pop" : "Bearer",
+        let (token, shr) = try popParts(response, accessToken: accessToken, pop: pop)
+        var result = TokenResult(
+            accessToken: token, tokenType: pop ? PopBinding.tokenType : "Bearer",
             expiresOn: Int64(expiresOnMilliseconds / 1000), scopes: granted ?? requested, account: account,
             idToken: response["idToken"]?.stringValue, tenantId: account.tenantId, authority: authority.url,
             correlationId: correlationId, fromCache: false)
+        result.signedHttpRequest = shr
         return (result, accountJSON)
+    }
+
+    /// The token and, for a PoP answer, the broker's signed HTTP request; a kind other than the
+    /// one asked is refused.
+    private static func popParts(_ response: JSONValue, accessToken: String, pop: Bool) throws(AuthError) -> (String, shr: String?) {
+        let isPop = response["accessTokenType"]?.intValue == 1
+        guard isPop == pop else {
+            throw AuthError(
+                .malformedResponse,
+                "the identity broker answered a \(isPop ? "proof-of-possession" : "bearer") token to a \(pop ? "proof-of-possession" : "bearer") request"
+            )
+        }
+        guard pop else { return (accessToken, nil) }
+        let shr = response["signedHttpRequest"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 } ?? accessToken
+        guard let token = JWTPayload.claims(of: shr)?["at"]?.stringValue, !token.isEmpty else {
+            throw AuthError(.malformedResponse, "the identity broker's proof-of-possession answer carries no signed HTTP request with a token (at)")
+        }
+        return (token, shr)
     }
 
     /// The broker's error object (Error.json: `context`, `tag`, `errorCode`, `status`,

@@ -82,6 +82,7 @@ final class BrokerClient: Sendable {
     // MARK: - Tokens
 
     func interactive(_ request: InteractiveRequest, correlationId: String) async throws(AuthError) -> TokenResult {
+        try Self.checkPop(request.token.kind, target: request.popTarget)
         let authority = try configuration.authority(for: request.authority)
         let scopes = Scopes.requested(request.scopes, defaults: configuration.defaultScopes) + request.extraScopesToConsent
         let prompt = request.prompt.oauthValue
@@ -98,23 +99,27 @@ final class BrokerClient: Sendable {
                 authority: authority, scopes: scopes, type: 6, claims: request.claims, account: nil, username: request.loginHint,
                 prompt: prompt)
         }
+        if let target = request.popTarget { parameters["popParams"] = Self.popParams(target) }
         // As MSALRuntime's sign-in: a sign-in, with the parent window (the console's handle, 1).
         parameters["isSignIn"] = true
         parameters["parentWindow"] = ["handle": .int(BrokerInterface.consoleWindowHandle)]
         body["parentWindowHandle"] = .int(BrokerInterface.consoleWindowHandle)
         body["authParameters"] = .object(parameters)
         let answer = try await cancellable(.acquireTokenInteractively, correlationId: correlationId, body: body)
-        let (result, _) = try BrokerAnswers.token(answer, requested: scopes, account: nil, authority: authority, correlationId: correlationId)
+        let (result, _) = try BrokerAnswers.token(
+            answer, requested: scopes, account: nil, authority: authority, correlationId: correlationId, pop: request.popTarget != nil)
         current.withLock { $0 = result.account.homeAccountId }
         kept.withLock { $0 = [:] }
         return result
     }
 
     func silent(_ request: SilentRequest, correlationId: String) async throws(AuthError) -> TokenResult {
+        try Self.checkPop(request.token.kind, target: request.popTarget)
         let authority = try configuration.authority(for: request.authority)
         let scopes = Scopes.requested(request.scopes, defaults: configuration.defaultScopes)
         let key = Self.keptKey(request, authority: authority, scopes: scopes)
-        if !request.forceRefresh, request.claims == nil, var answer = keptToken(key)?.result {
+        // A PoP answer is the broker's signature of one request: never kept (the broker keeps the token).
+        if request.popTarget == nil, !request.forceRefresh, request.claims == nil, var answer = keptToken(key)?.result {
             answer.correlationId = correlationId
             answer.fromCache = true
             return answer
@@ -131,6 +136,7 @@ final class BrokerClient: Sendable {
             account = chosen
         }
         var parameters = silentParameters(account, authority: authority, scopes: scopes, claims: request.claims)
+        if let target = request.popTarget { parameters["popParams"] = Self.popParams(target) }
         var (result, _) = try await silentOrRescued(
             parameters, account: account, scopes: scopes, authority: authority, correlationId: correlationId)
         if request.forceRefresh {
@@ -138,7 +144,7 @@ final class BrokerClient: Sendable {
             parameters["accessTokenToRenew"] = .string(result.accessToken)
             (result, _) = try await silentCall(parameters, account: account, scopes: scopes, authority: authority, correlationId: newCorrelationId())
         }
-        keep(result, as: key)
+        if request.popTarget == nil { keep(result, as: key) }
         return result
     }
 
@@ -147,7 +153,8 @@ final class BrokerClient: Sendable {
     /// request), the broker's answer to blocking calls on this thread: the accounts (prepared at
     /// start) and the token. `nil`: the full call answers (also every error, which it reports).
     func silentNow(_ request: SilentRequest, mayCall: Bool) -> (result: TokenResult, stamp: UInt64)? {
-        guard inUse, !request.forceRefresh, request.claims == nil, let authority = try? configuration.authority(for: request.authority)
+        guard inUse, request.popTarget == nil, !request.forceRefresh, request.claims == nil,
+            let authority = try? configuration.authority(for: request.authority)
         else { return nil }
         let scopes = Scopes.requested(request.scopes, defaults: configuration.defaultScopes)
         let key = Self.keptKey(request, authority: authority, scopes: scopes)
@@ -208,8 +215,29 @@ final class BrokerClient: Sendable {
         let answer = try await call(
             .acquireTokenSilently, correlationId: correlationId,
             body: ["account": BrokerAnswers.completeAccount(account.json), "authParameters": .object(parameters)])
-        return try BrokerAnswers.token(answer, requested: scopes, account: account.json, authority: authority, correlationId: correlationId)
+        return try BrokerAnswers.token(
+            answer, requested: scopes, account: account.json, authority: authority, correlationId: correlationId,
+            pop: Self.asksPop(parameters))
     }
+
+    /// `popParams` as MSALRuntime's `set_pop_params(http_method, uri_host, uri_path, nonce)` fills
+    /// them (recorded through the stand-in, Tests/e2e_auth/test_broker_msalruntime.py): every member
+    /// a string, empty when absent; `client_claims` in `clientClaims` (sso-mib's name).
+    static func popParams(_ target: PopRequestTarget) -> JSONValue {
+        [
+            "clientClaims": .string(target.clientClaims ?? ""), "homeAccountId": "", "httpMethod": .string(target.method),
+            "nonce": .string(target.nonce ?? ""), "uriHost": .string(target.hostAndPort), "uriPath": .string(target.pathAndQuery.path),
+        ]
+    }
+
+    /// A PoP request carries the resource request the broker signs; a target without the kind is a mistake.
+    private static func checkPop(_ kind: TokenKind, target: PopRequestTarget?) throws(AuthError) {
+        guard (kind == .proofOfPossession) != (target != nil) else { return }
+        throw AuthError(.internal, "a proof-of-possession request for the identity broker needs its resource request (popTarget), and only it")
+    }
+
+    /// Whether `parameters` ask for a proof-of-possession token.
+    private static func asksPop(_ parameters: JSONObject) -> Bool { parameters["popParams"]?.objectValue != nil }
 
     /// The silent call; with ``ClientConfiguration/brokerSilentRescue`` and a display, a silent
     /// call answered InteractionRequired (status 2) is made once more as `acquireTokenInteractively`
@@ -238,7 +266,8 @@ final class BrokerClient: Sendable {
                     body: ["account": BrokerAnswers.completeAccount(account.json), "authParameters": .object(interactive)],
                     timeout: .some(configuration.interactiveTimeout))
                 let rescued = try BrokerAnswers.token(
-                    answer, requested: scopes, account: account.json, authority: authority, correlationId: correlationId)
+                    answer, requested: scopes, account: account.json, authority: authority, correlationId: correlationId,
+                    pop: Self.asksPop(parameters))
                 logger.notice("broker silent rescue: acquireTokenInteractively answered a token")
                 return rescued
             } catch let rescue {
@@ -348,7 +377,7 @@ final class BrokerClient: Sendable {
     /// `authParameters` with every key MSALRuntime's carry (recorded through the stand-in,
     /// Tests/e2e_auth/test_broker_msalruntime.py), empty where this request has nothing:
     /// MSALRuntime's values for the ones the sidecar has no use for (`enrollmentId`,
-    /// `password`, `popParams`, `uxContextHandle`). `prompt` both at the top (older brokers)
+    /// `password`, `uxContextHandle`); `popParams` null but for a PoP request (``popParams(_:)``). `prompt` both at the top (older brokers)
     /// and in `additionalQueryParametersForAuthorization` (what the broker puts on the URL).
     private func authParameters(
         authority: Authority, scopes: [String], type: Int64, claims: String?, account: BrokerAccount?, username: String?, prompt: String?

@@ -32,16 +32,18 @@ struct AuthorizePreflight: Sendable {
                 + "(check clientId, authority and the app registration's redirect URIs)")
     }
 
-    /// The service's sentence around a fatal AADSTS code in an error page, markup removed and
-    /// cut to 300 characters; `nil` when the page names none.
+    /// The service's first sentence from a fatal AADSTS code in an error page, markup removed
+    /// and cut to 200 characters, so the fix that follows it fits a verb's one line; `nil`
+    /// when the page names none.
     static func fatalSentence(in page: String) -> String? {
         let text = plainText(page)
         var rest = Substring(text)
         while let range = rest.firstRange(of: "AADSTS") {
             let digits = rest[range.upperBound...].prefix { $0.isASCII && $0.isNumber }
             if fatalCodes.contains(String(digits)) {
-                let sentence = rest[range.lowerBound...].prefix { $0 != "\n" }
-                return String(sentence.prefix(300)).trimmingTrailingSpaces
+                let line = rest[range.lowerBound...].prefix { $0 != "\n" }
+                let sentence = line.firstRange(of: ". ").map { line[..<$0.upperBound] } ?? line
+                return String(sentence.prefix(200)).trimmingTrailingSpaces
             }
             rest = rest[range.upperBound...]
         }

@@ -89,7 +89,7 @@ struct DeviceCodeFlow: Sendable {
         guard let delay = retry.delay(after: error, interval: interval),
             dependencies.clock.now() + delay < expiresOn
         else { throw error }
-        dependencies.logger.warning(
+        dependencies.logger.notice(
             "device code polling failed; retrying",
             metadata: [
                 "error": "\(error.kind.rawValue)", "httpStatus": "\(error.httpStatus.map(String.init) ?? "none")",

@@ -65,7 +65,7 @@ struct TokenEndpointClient: Sendable {
                 return try await postOnce(request, grantType: grantType, correlationId: correlationId)
             } catch let error as AuthError {
                 guard let delay = retry.delay(after: error, interval: 1) else { throw error }
-                logger.warning(
+                logger.notice(
                     "the token endpoint failed; retrying",
                     metadata: [
                         "error": "\(error.kind.rawValue)", "httpStatus": "\(error.httpStatus.map(String.init) ?? "none")",

@@ -32,6 +32,9 @@ public struct InteractiveRequest: Sendable {
     public var token = RequestedToken.bearer
     /// An SSH certificate for this key instead of a bearer token (`token_type=ssh-cert`).
     public var sshKey: SSHKeyBinding? { token.sshKey }
+    /// The resource request a proof-of-possession token is for: the broker, which holds its own
+    /// key, signs it (`popParams`); the flows sign with the cache's key afterwards.
+    public var popTarget: PopRequestTarget?
     public init() {}
 }
 
@@ -57,5 +60,7 @@ public struct SilentRequest: Sendable {
     /// An SSH certificate for this key instead of a bearer token (`token_type=ssh-cert`),
     /// cached under the key's id.
     public var sshKey: SSHKeyBinding? { token.sshKey }
+    /// The resource request a proof-of-possession token is for (see ``InteractiveRequest/popTarget``).
+    public var popTarget: PopRequestTarget?
     public init() {}
 }

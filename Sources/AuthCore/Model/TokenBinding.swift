@@ -62,6 +62,15 @@ public struct PopBinding: Sendable, Hashable {
         requestConfirmation = key.requestConfirmation
     }
 
+    private init(keyId: String, requestConfirmation: String) {
+        self.keyId = keyId
+        self.requestConfirmation = requestConfirmation
+    }
+
+    /// A PoP request the broker answers with its own key (`broker` `required`: the flows, which
+    /// would need the cache's key, never answer it, so none is made).
+    static let heldByBroker = PopBinding(keyId: "", requestConfirmation: "")
+
     /// The token request's extra fields (`token_type`, `req_cnf`).
     var fields: [(String, String)] { [("token_type", Self.tokenType), ("req_cnf", requestConfirmation)] }
 }

@@ -11,4 +11,7 @@ public struct TokenResult: Sendable {
     public var authority: String
     public var correlationId: String
     public var fromCache: Bool
+    /// The signed HTTP request of a proof-of-possession token when its backend signed it (the
+    /// broker, which keeps the key); `nil`: the caller signs with the cache's key.
+    public var signedHttpRequest: String? = nil
 }

@@ -15,10 +15,10 @@ public enum Backend: String, Sendable, CaseIterable {
     public func serves(_ kind: TokenKind) -> Bool {
         switch (self, kind) {
         case (.identityService, .bearer), (.identityService, .sshCertificate), (.identityService, .proofOfPossession): true
-        case (.broker, .bearer): true
-        // The broker's D-Bus API has no SSH certificate request (req_cnf, token_type); its
-        // proof-of-possession (popParams, generateSignedHttpRequest) is not wired yet.
-        case (.broker, .sshCertificate), (.broker, .proofOfPossession): false
+        // The broker signs PoP requests with its own key (popParams, accessTokenType 1).
+        case (.broker, .bearer), (.broker, .proofOfPossession): true
+        // The broker's D-Bus API has no SSH certificate request (req_cnf, token_type).
+        case (.broker, .sshCertificate): false
         case (.appIdentity, .bearer): true
         // A client-credentials exchange is for the app's bearer token only.
         case (.appIdentity, .sshCertificate), (.appIdentity, .proofOfPossession): false

@@ -34,6 +34,10 @@ public struct LocalSettingsPolicy: SessionPolicy {
             ),
             ("forwardApproval", given.forwardApproval != nil && given.forwardApproval != agent.forwardApproval),
             ("forwardScopes", given.forwardScopes != nil && given.forwardScopes != agent.forwardScopes),
+            (
+                "forwardProofOfPossession",
+                given.forwardProofOfPossession != nil && given.forwardProofOfPossession != agent.forwardProofOfPossession
+            ),
             ("clientAssertion", given.clientAssertion != nil && given.clientAssertion != agent.clientAssertion),
         ]
         if let (member, _) = differs.first(where: \.1) {

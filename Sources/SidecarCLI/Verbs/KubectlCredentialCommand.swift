@@ -21,7 +21,10 @@ struct KubectlCredentialCommand: ParsableCommand {
             In a kubeconfig user: exec: {apiVersion: client.authentication.k8s.io/v1, command: auth-sidecar, \
             args: [kubectl-credential], interactiveMode: IfAvailable}. For a cluster whose kube-apiserver \
             trusts the issuer itself (--oidc-issuer-url, --oidc-client-id = this client id): \
-            args: [kubectl-credential, --id-token]. Exit status as the other verbs.
+            args: [kubectl-credential, --id-token]. An Azure Arc-enabled cluster (kubelogin's PoP shape): \
+            args: [kubectl-credential, --pop-claims, "u=<ARM id of the cluster>"]: the credential is a signed \
+            HTTP request whose u is the cluster's ARM id, made with the cache's proof-of-possession key. \
+            Exit status as the other verbs.
             """)
 
     @Option(
@@ -35,7 +38,41 @@ struct KubectlCredentialCommand: ParsableCommand {
         help: "Put the ID token (audience: this client id) in the credential instead of an access token.")
     var idToken = false
 
+    @Option(
+        name: .customLong("pop-claims"),
+        help: ArgumentHelp(
+            "A proof-of-possession token for an Azure Arc-enabled cluster, kubelogin's shape: key=value pairs, comma-separated, u (the cluster's ARM id) required.",
+            valueName: "u=<ARM id>"))
+    var popClaims: String?
+
     @OptionGroup var common: VerbOptions
+
+    mutating func validate() throws {
+        if popClaims != nil, idToken { throw ValidationError("--pop-claims and --id-token ask for two kinds of credential; give one") }
+        if let popClaims, Self.popResource(popClaims) == nil {
+            throw ValidationError(
+                "--pop-claims: give key=value pairs, comma-separated, with u, the ARM id of the cluster (u=/subscriptions/…/connectedClusters/NAME)")
+        }
+    }
+
+    /// The `u` claim of kubelogin's `--pop-claims` (`key=value` pairs, comma-separated; every key
+    /// and value non-empty, `u` required); `nil` when malformed.
+    static func popResource(_ claims: String) -> String? {
+        var pairs: [String: String] = [:]
+        for claim in claims.split(separator: ",", omittingEmptySubsequences: false) {
+            let parts = claim.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts.count == 2 else { return nil }
+            let key = trimmed(parts[0])
+            let value = trimmed(parts[1])
+            guard !key.isEmpty, !value.isEmpty else { return nil }
+            pairs[key] = value
+        }
+        return pairs["u"]
+    }
+
+    private static func trimmed(_ text: Substring) -> String {
+        String(text.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
+    }
 
     /// The scope to ask for: `--scope`, else AKS's, else with `--id-token` none (the configured scopes).
     var requestedScope: String? { scope ?? (idToken ? nil : ExecCredential.aksScope) }
@@ -53,6 +90,10 @@ struct KubectlCredentialCommand: ParsableCommand {
         try VerbSession.run(common) { session throws(VerbFailure) in
             var params = JSONObject()
             params["scopes"] = scopes
+            if let popClaims, let resource = Self.popResource(popClaims) {
+                // kubelogin's Azure Arc PoP token: u = the cluster's ARM id, the claims as client_claims.
+                params["proofOfPossession"] = ["resourceId": .string(resource), "clientClaims": .string(popClaims)]
+            }
             var result: JSONValue
             switch try session.outcome("acquireTokenSilent", .object(params)) {
             case .success(let value): result = value
@@ -71,7 +112,8 @@ struct KubectlCredentialCommand: ParsableCommand {
                 params["forceRefresh"] = true
                 result = try session.call("acquireTokenSilent", .object(params))
             }
-            let credential = idToken ? Self.idTokenCredential(result) : Self.accessTokenCredential(result)
+            let credential =
+                idToken ? Self.idTokenCredential(result) : popClaims != nil ? Self.popCredential(result) : Self.accessTokenCredential(result)
             guard let (token, expiresOn) = credential else {
                 throw VerbFailure(
                     message: "kubectl-credential: the engine's answer has no \(idToken ? "idToken" : "accessToken or expiresOn")")
@@ -87,6 +129,13 @@ struct KubectlCredentialCommand: ParsableCommand {
     private static func idTokenCredential(_ result: JSONValue) -> (String, Int64)? {
         guard let token = result["idToken"]?.stringValue, let expiry = JWTClaims.expiry(token) else { return nil }
         return (token, expiry)
+    }
+
+    /// The signed HTTP request, as kubelogin puts it in the credential (kubectl sends it after
+    /// `Bearer `, as Azure Arc's guard reads it), and the token's expiry.
+    private static func popCredential(_ result: JSONValue) -> (String, Int64)? {
+        guard let shr = result["signedHttpRequest"]?.stringValue, let expiresOn = result["expiresOn"]?.intValue else { return nil }
+        return (shr, expiresOn)
     }
 
     private static func accessTokenCredential(_ result: JSONValue) -> (String, Int64)? {

@@ -277,6 +277,49 @@ is its own line naming the file, the key and the key it meant (not \"Server died
               (should (string-search "did you mean 'clientId'?" (error-message-string err))))))
       (auth-sidecar-stop))))
 
+(ert-deftest auth-sidecar-test-10b-no-configuration ()
+  "No configuration at all: the server's own -32002 names the file to write."
+  (unwind-protect
+      (progn
+        (auth-sidecar-test--setup)
+        (setq auth-sidecar-configuration nil)
+        (let ((msg (auth-sidecar-test--should-fail -32002 (auth-sidecar-account))))
+          (should (string-search (expand-file-name "auth-sidecar/config.json" (getenv "XDG_CONFIG_HOME")) msg))
+          (should (string-search "--client-id" msg))))
+    (auth-sidecar-stop)))
+
+(defun auth-sidecar-test--sign-in-fails (flow expected &rest overrides)
+  "A FLOW sign-in with OVERRIDES fails within 10 s with a message holding EXPECTED."
+  (apply #'auth-sidecar-test--setup overrides)
+  (setq auth-sidecar-environment
+        (append (list (concat "BROWSER=" (auth-sidecar-test--env "SCRIPTED_BROWSER"))
+                      (concat "SCRIPTED_BROWSER_CA=" (getenv "MOCK_CA")))
+                auth-sidecar-environment))
+  (setq auth-sidecar-test--messages nil)
+  (let ((started (float-time)))
+    (unwind-protect
+        (progn
+          (auth-sidecar-sign-in flow)
+          (auth-sidecar-test--wait (format "message %S" expected)
+                                   (lambda () (auth-sidecar-test--message-p expected)) 10)
+          (should (< (- (float-time) started) 10)))
+      (auth-sidecar-stop))))
+
+(ert-deftest auth-sidecar-test-10c-wrong-client-id ()
+  "A client id the service does not know: the browser sign-in fails at once (AADSTS700016),
+instead of waiting the interactive time limit for a redirect that will not come."
+  (auth-sidecar-test--sign-in-fails "browser" "AADSTS700016"
+                                    :clientId "99999999-8888-7777-6666-555555555555")
+  (should (auth-sidecar-test--message-p "clientId")))
+
+(ert-deftest auth-sidecar-test-10d-service-unreachable ()
+  "The identity service out of reach: both sign-ins fail at once, naming what to check."
+  (dolist (flow '("browser" "deviceCode"))
+    (auth-sidecar-test--sign-in-fails
+     flow "network failure reaching the identity service (https://127.0.0.1:9)"
+     :authority "https://127.0.0.1:9/common")
+    (should (auth-sidecar-test--message-p "check the network connection"))))
+
 (ert-deftest auth-sidecar-test-11-jsonrpc-shutdown-exit ()
   "Plain jsonrpc.el (as Eglot uses it) sends `\"params\": null' with shutdown and exit;
 the sidecar answers shutdown and then exits with status 0."

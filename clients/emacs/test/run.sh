@@ -14,7 +14,7 @@ snapshot_binary "$tmp"
 start_mock "$tmp"
 mock_admin /_admin/config '{"device_code_interval": 1}' >/dev/null
 
-export TEST_TMP="$tmp" XDG_CACHE_HOME="$tmp/xdg-cache" HOME="$tmp/home" \
+export TEST_TMP="$tmp" XDG_CACHE_HOME="$tmp/xdg-cache" XDG_CONFIG_HOME="$tmp/xdg-config" HOME="$tmp/home" \
   AUTH_SIDECAR_POLICY_FILE="$tmp/no-policy.json" \
   SCRIPTED_BROWSER="$REPO_ROOT/mock/scripted_browser.py" \
   SCRIPTED_BROWSER_LOG="$tmp/browser.log"

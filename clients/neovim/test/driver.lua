@@ -271,6 +271,45 @@ test('a typo in the configuration file: the sidecar\'s own line, naming the file
   check(m.msg:find("unknown key 'clientid'", 1, true) and m.msg:find(file, 1, true), m.msg)
 end)
 
+test('no configuration at all: the server\'s own line names the file to write', function(mark)
+  sidecar.setup({ binary = base.binary, env = { SSL_CERT_FILE = env.MOCK_CA } })
+  vim.cmd('AuthSidecarAccount')
+  local m = wait_message('-32002', mark)
+  check(m.msg:find(env.XDG_CONFIG_HOME .. '/auth-sidecar/config.json', 1, true)
+    and m.msg:find('--client-id', 1, true), m.msg)
+end)
+
+-- A sign-in that cannot succeed ends within 10 s with the cause and the fix, instead of
+-- waiting the interactive time limit (600 s) for a redirect that will not come.
+local function sign_in_fails(mark, overrides, flow, expected)
+  sidecar.setup(vim.tbl_extend('force', base, overrides, {
+    env = { SSL_CERT_FILE = env.MOCK_CA, BROWSER = env.SCRIPTED_BROWSER, SCRIPTED_BROWSER_CA = env.MOCK_CA },
+  }))
+  local started = vim.loop.hrtime()
+  vim.cmd('AuthSidecarSignIn ' .. flow)
+  local ok = vim.wait(10000, function()
+    for i = mark, #messages do
+      if messages[i].msg:find(expected, 1, true) then return true end
+    end
+    return false
+  end, 20)
+  check(ok, expected .. ' within 10 s')
+  check((vim.loop.hrtime() - started) / 1e9 < 10, 'within 10 s')
+  sidecar.stop()
+end
+
+test('a wrong client id: the browser sign-in fails at once naming AADSTS700016', function(mark)
+  sign_in_fails(mark, { clientId = '99999999-8888-7777-6666-555555555555' }, 'browser', 'AADSTS700016')
+  wait_message('clientId', mark)
+end)
+
+test('the identity service unreachable: both sign-ins fail at once, naming what to check', function(mark)
+  local dead = { authority = 'https://127.0.0.1:9/common' }
+  sign_in_fails(mark, dead, 'browser', 'network failure reaching the identity service (https://127.0.0.1:9)')
+  wait_message('check the network connection', mark)
+  sign_in_fails(#messages + 1, dead, 'deviceCode', 'network failure reaching the identity service (https://127.0.0.1:9)')
+end)
+
 sidecar.stop()
 vim.notify = real_notify
 log(string.format('neovim: %d failure(s)', failures))

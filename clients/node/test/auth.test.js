@@ -87,6 +87,9 @@ describe('client against the mock identity platform', { ...needsBinary, timeout:
       assert.equal(signed.fromCache, true);
       assert.deepEqual([payload(signed.signedHttpRequest).m, payload(signed.signedHttpRequest).nonce], ['PUT', 'n-1']);
       assert.throws(() => client.signHttpRequest({ url }), TypeError);
+      const arc = await client.signHttpRequest({ resourceId: '/subscriptions/1/connectedClusters/c', scopes: SCOPES });
+      assert.equal(payload(arc.signedHttpRequest).u, '/subscriptions/1/connectedClusters/c');
+      assert.equal(payload(arc.signedHttpRequest).m, undefined);
       const bearer = await client.acquireTokenSilent({ scopes: SCOPES });
       assert.equal(bearer.tokenType, 'Bearer');
       assert.equal(bearer.signedHttpRequest, undefined);

@@ -30,6 +30,12 @@ def test_a_pop_token_and_a_signed_http_request(sidecar_bin, auth_env, auth_confi
         again = _payload(signed.signed_http_request)
         assert (again["m"], again["nonce"], again["client_claims"], again["at"]) == ("GET", "n-1", "u=/x", pop.access_token)
         assert again["cnf"] == shr["cnf"]
+        # kubelogin's Azure Arc shape: a resource id, the SHR's u for every request (no m, p).
+        arc = sidecar.sign_http_request(resource_id="/subscriptions/1/connectedClusters/c", scopes=["User.Read"])
+        arc_payload = _payload(arc.signed_http_request)
+        assert arc_payload["u"] == "/subscriptions/1/connectedClusters/c" and "m" not in arc_payload and "p" not in arc_payload
+        with pytest.raises(TypeError):
+            sidecar.sign_http_request("GET", url, resource_id="/x")
         bearer = sidecar.acquire_token_silent(["User.Read"])
         assert bearer.authorization_header.startswith("Bearer ") and bearer.signed_http_request is None
         with pytest.raises(a.InvalidParamsError) as refused:

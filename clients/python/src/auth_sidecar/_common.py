@@ -204,16 +204,18 @@ def acquire_token_silent_params(scopes=None, account=None, authority=None, force
                       proof_of_possession=pop_request(proof_of_possession))
 
 def pop_request(pop) -> Optional[Dict[str, str]]:
-    """``proofOfPossession`` from a dict with ``method``, ``url`` and optionally ``nonce``,
-    ``client_claims`` (snake_case or camelCase), or None."""
+    """``proofOfPossession`` from a dict with ``method`` and ``url`` (or ``resource_id``, kubelogin's
+    Azure Arc shape) and optionally ``nonce``, ``client_claims`` (snake_case or camelCase), or None."""
     return None if pop is None else drop_unset(**dict(pop))
 
 def sign_http_request_params(method, url, nonce=None, client_claims=None, scopes=None, account=None,
-                             correlation_id=None) -> Dict[str, Any]:
-    if not method or not url:
-        raise TypeError("sign_http_request needs the request's method and url")
-    return drop_unset(method=method, url=url, nonce=nonce, client_claims=client_claims, scopes=scope_list(scopes),
-                      account=account_ref(account), correlation_id=correlation_id)
+                             correlation_id=None, resource_id=None) -> Dict[str, Any]:
+    if resource_id is None and (not method or not url):
+        raise TypeError("sign_http_request needs the request's method and url, or a resource_id")
+    if resource_id is not None and (method or url):
+        raise TypeError("sign_http_request takes a resource_id without method and url")
+    return drop_unset(method=method, url=url, resource_id=resource_id, nonce=nonce, client_claims=client_claims,
+                      scopes=scope_list(scopes), account=account_ref(account), correlation_id=correlation_id)
 
 def ssh_certificate(public_key) -> Optional[Dict[str, str]]:
     """``sshCertificate`` for an OpenSSH RSA public key line (``ssh-rsa AAAA...``), or None."""

@@ -210,12 +210,12 @@ class AsyncSidecarClient:
                                      all_pages, max_pages, timeout_seconds, correlation_id)
         return await self._call("callGraph", params, timeout, c.DECODERS["callGraph"])
 
-    async def sign_http_request(self, method: str, url: str, *, nonce: Optional[str] = None,
-                                client_claims: Optional[str] = None, scopes=None,
+    async def sign_http_request(self, method: Optional[str] = None, url: Optional[str] = None, *,
+                                nonce: Optional[str] = None, client_claims: Optional[str] = None, scopes=None,
                                 account: Optional[AccountLike] = None, correlation_id: Optional[str] = None,
-                                timeout: Optional[float] = None) -> SignedHttpRequest:
+                                timeout: Optional[float] = None, resource_id: Optional[str] = None) -> SignedHttpRequest:
         """A fresh signed HTTP request (PoP) with the cached PoP token (see SidecarClient)."""
-        params = c.sign_http_request_params(method, url, nonce, client_claims, scopes, account, correlation_id)
+        params = c.sign_http_request_params(method, url, nonce, client_claims, scopes, account, correlation_id, resource_id)
         return await self._call("signHttpRequest", params, timeout, c.DECODERS["signHttpRequest"])
 
     # ---- engine --------------------------------------------------------------------------

@@ -282,13 +282,14 @@ class SidecarClient:
                                      all_pages, max_pages, timeout_seconds, correlation_id)
         return self._call("callGraph", params, timeout, cancel, c.DECODERS["callGraph"])
 
-    def sign_http_request(self, method: str, url: str, *, nonce: Optional[str] = None,
+    def sign_http_request(self, method: Optional[str] = None, url: Optional[str] = None, *, nonce: Optional[str] = None,
                           client_claims: Optional[str] = None, scopes=None, account: Optional[AccountLike] = None,
                           correlation_id: Optional[str] = None, timeout: Optional[float] = None,
-                          cancel: Optional[CancelToken] = None) -> SignedHttpRequest:
-        """A fresh signed HTTP request (PoP) for ``method`` ``url`` with the cached PoP token for
+                          cancel: Optional[CancelToken] = None, resource_id: Optional[str] = None) -> SignedHttpRequest:
+        """A fresh signed HTTP request (PoP) for ``method`` ``url`` (or ``resource_id``, kubelogin's
+        Azure Arc shape: the SHR's ``u`` for every request) with the cached PoP token for
         ``scopes``; send ``result.authorization_header`` as the request's ``Authorization``."""
-        params = c.sign_http_request_params(method, url, nonce, client_claims, scopes, account, correlation_id)
+        params = c.sign_http_request_params(method, url, nonce, client_claims, scopes, account, correlation_id, resource_id)
         return self._call("signHttpRequest", params, timeout, cancel, c.DECODERS["signHttpRequest"])
 
     # ---- engine --------------------------------------------------------------------------
