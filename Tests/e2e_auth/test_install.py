@@ -23,13 +23,14 @@ def test_install_puts_binary_man_page_and_completions_under_the_prefix(tmp_path)
     page = subprocess.run(["man", "-l", str(prefix / "share" / "man" / "man1" / "auth-sidecar.1")],
                           capture_output=True, text=True, timeout=30, env={**os.environ, "MANWIDTH": "100"})
     assert page.returncode == 0 and "AUTH-SIDECAR" in page.stdout
-    for verb in ("token", "login", "logout", "accounts", "status", "agent", "--client-id"):
+    for verb in ("token", "login", "logout", "accounts", "status", "agent", "where", "--client-id"):
         assert verb in page.stdout, verb
     found = subprocess.run(["man", "-w", "auth-sidecar"], capture_output=True, text=True, timeout=30,
                            env={**os.environ, "MANPATH": str(prefix / "share" / "man")})
     assert found.stdout.strip().endswith("auth-sidecar.1")
     bash = prefix / "share" / "bash-completion" / "completions" / "auth-sidecar"
     assert subprocess.run(["bash", "-n", str(bash)]).returncode == 0 and "token" in bash.read_text()
+    assert "where" in bash.read_text() and "neovim" in bash.read_text()  # the verb and its names
     assert (prefix / "share" / "zsh" / "site-functions" / "_auth-sidecar").stat().st_size > 0
     assert (prefix / "share" / "fish" / "vendor_completions.d" / "auth-sidecar.fish").stat().st_size > 0
     docs = prefix / "share" / "doc" / "auth-sidecar" / "protocol"
