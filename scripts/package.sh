@@ -164,13 +164,14 @@ npm_root="$work/npm"
 mkdir -p "$npm_root/bin"
 cp clients/node/index.js clients/node/index.d.ts clients/node/README.md "$npm_root/"
 cp -R "$mock" "$npm_root/mock"
-# The plugins and docs as in every package (share/), and the keyring shim as a script (an npm
-# package holds no links); docker-credential-auth-sidecar is a `bin` entry (a link npm makes).
-mkdir -p "$npm_root/share/auth-sidecar/keyring-shim/bin" "$npm_root/share/doc"
+# The plugins and docs as in every package (share/), and the keyring and az shims as scripts
+# (an npm package holds no links); docker-credential-auth-sidecar is a `bin` entry (a link npm makes).
+mkdir -p "$npm_root/share/auth-sidecar/keyring-shim/bin" "$npm_root/share/auth-sidecar/az-shim/bin" "$npm_root/share/doc"
 cp -R "$stage/share/auth-sidecar/neovim" "$stage/share/auth-sidecar/emacs" "$stage/share/auth-sidecar/shell" \
     "$npm_root/share/auth-sidecar/"
 cp -R "$stage/share/doc/auth-sidecar" "$npm_root/share/doc/auth-sidecar"
 install -m 755 scripts/package/keyring "$npm_root/share/auth-sidecar/keyring-shim/bin/keyring"
+install -m 755 scripts/package/az "$npm_root/share/auth-sidecar/az-shim/bin/az"
 install -m 755 "$binary" "$npm_root/bin/auth-sidecar"
 python3 - "$version" clients/node/package.json "$npm_root/package.json" <<'PY'
 import json, sys

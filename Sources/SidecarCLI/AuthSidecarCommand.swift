@@ -22,8 +22,8 @@ public struct AuthSidecarCommand: ParsableCommand {
             one action for shells (exit status 0 success, 1 failure, 2 sign-in needed, 64 usage \
             error).
 
-            Started as 'az' (a link named az: the .deb has /usr/share/auth-sidecar/az-shim/bin/az, the tarball \
-            PREFIX/share/auth-sidecar/az-shim/bin/az; for the wheel or npm package, make one: README "Install") or as \
+            Started as 'az' (the az in the directory 'auth-sidecar where az' prints, which every package has: \
+            /usr/share/auth-sidecar/az-shim/bin from the .deb, PREFIX/share/auth-sidecar/az-shim/bin from the others) or as \
             'auth-sidecar az ...', it answers 'az account get-access-token' and 'az account show' as Azure CLI \
             prints them, for tools that call az (azure-identity's AzureCliCredential, Terraform); other az \
             commands are refused (exit 2) or, with the azPassthrough key, run by the real az further down PATH.

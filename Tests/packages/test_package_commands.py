@@ -1,7 +1,8 @@
 """What each package puts on PATH and beside its binary, installed as a user would with no
 clone (issues #50, #52): npm's `auth-sidecar` on PATH after a global install; the multi-call
-names of #50 from every package (`docker-credential-auth-sidecar` on PATH, `keyring` in a
-directory of its own that `auth-sidecar where keyring` names) answering through the sidecar;
+names from every package (`docker-credential-auth-sidecar` on PATH; `keyring` and `az` each in a
+directory of its own that `auth-sidecar where` names) answering through the sidecar, az's
+passthrough reaching the real az past the shim;
 the wheel's keyring backend registered; `auth-sidecar where` naming the package's own files."""
 from __future__ import annotations
 
@@ -31,6 +32,15 @@ export PATH="$(auth-sidecar where keyring):$PATH"
 echo "KEYRING $(command -v keyring)"
 echo "PASSWORD $(keyring get "$1" someone)"
 keyring get https://example.com/simple/ someone && exit 9 || echo "NOT-FOUND $?"
+export PATH="$(auth-sidecar where az):$PATH"
+echo "AZ $(command -v az)"
+echo "AZ-TOKEN $(az account get-access-token --query accessToken -o tsv)"
+# azPassthrough: what the shim does not answer goes to the real az further down PATH (a stand-in
+# here), not back to the shim
+mkdir "$HOME/real-az" && printf '#!/bin/sh\necho "real az: $*"\n' >"$HOME/real-az/az" && chmod +x "$HOME/real-az/az"
+python3 -c 'import json, os, sys; c = json.load(open(os.environ["AUTH_SIDECAR_CONFIG"])); c["azPassthrough"] = True
+json.dump(c, open(sys.argv[1], "w"))' "$HOME/passthrough.json"
+echo "PASSED $(AUTH_SIDECAR_CONFIG="$HOME/passthrough.json" PATH="$PATH:$HOME/real-az" az group list)"
 """
 
 
@@ -54,9 +64,9 @@ def test_commands_on_path_and_the_multi_call_names_answer_from(kind, dist, tmp_p
     # `auth-sidecar where`: the package's own directories, each one there.
     share, docs = os.path.join(user.prefix, "share", "auth-sidecar"), os.path.join(user.prefix, "share", "doc", "auth-sidecar")
     listed = dict(line.split("\t") for line in lines if "\t" in line)
-    assert {name: listed.get(name) for name in ("neovim", "emacs", "shell", "docs", "keyring")} == {
+    assert {name: listed.get(name) for name in ("neovim", "emacs", "shell", "docs", "keyring", "az")} == {
         "neovim": f"{share}/neovim", "emacs": f"{share}/emacs", "shell": f"{share}/shell", "docs": docs,
-        "keyring": f"{share}/keyring-shim/bin"}, listed
+        "keyring": f"{share}/keyring-shim/bin", "az": f"{share}/az-shim/bin"}, listed
     for member in ("README.md", "protocol/README.md", "protocol/openrpc.json"):
         assert os.path.getsize(os.path.join(docs, member)) > 0, member
     assert open(os.path.join(share, "shell", "README.md")).read().startswith("# auth-sidecar from the shell")
@@ -65,6 +75,10 @@ def test_commands_on_path_and_the_multi_call_names_answer_from(kind, dist, tmp_p
     password = said["PASSWORD"]
     assert JWT.match(password) and claims(password)["aud"] == DEVOPS, password
     assert said["NOT-FOUND"] == "1", said
+    # az from its own directory (the wheel's and npm's a script, the others' a link)
+    assert said["AZ"] == f"{share}/az-shim/bin/az", said
+    assert JWT.match(said["AZ-TOKEN"]), said
+    assert said["PASSED"] == "real az: group list", done.stdout + done.stderr
 
 
 def test_the_wheel_registers_its_keyring_backend(dist, tmp_path):

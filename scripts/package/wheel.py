@@ -14,8 +14,9 @@ scripts/package.sh stages it) go in the wheel's .data/data, which pip installs u
 the binary's bin/ is in (the venv, ~/.local with --user): share/auth-sidecar/{neovim,emacs,shell},
 share/doc/auth-sidecar (README.md, docs/, protocol/), where `auth-sidecar where NAME` finds them.
 A wheel holds no links, so the multi-call names the other packages link (#50) are two-line
-scripts running the binary beside them: bin/docker-credential-auth-sidecar (.data/scripts) and
-share/auth-sidecar/keyring-shim/bin/keyring (a directory of its own, as in the other packages).
+scripts running the binary beside them: bin/docker-credential-auth-sidecar (.data/scripts),
+share/auth-sidecar/keyring-shim/bin/keyring and share/auth-sidecar/az-shim/bin/az (directories
+of their own, as in the other packages).
 
 Usage: wheel.py BINARY VERSION PLATFORM_TAG OUTPUT_DIR MOCK_DIR STAGE_DIR   (prints the wheel's path)
 Standard library only; the file list and RECORD are in a fixed order, dates fixed.
@@ -72,7 +73,7 @@ def script(name: str) -> bytes:
 
 def shared_entries(stage: str, data: str) -> list[tuple[str, bytes, int]]:
     """STAGE/share/auth-sidecar/{neovim,emacs,shell} and STAGE/share/doc/auth-sidecar, under
-    DATA/data/share; the keyring script in share/auth-sidecar/keyring-shim/bin."""
+    DATA/data/share; the keyring and az scripts in share/auth-sidecar/{keyring,az}-shim/bin."""
     found = []
     for top in ("share/auth-sidecar/neovim", "share/auth-sidecar/emacs", "share/auth-sidecar/shell",
                 "share/doc/auth-sidecar"):
@@ -86,6 +87,7 @@ def shared_entries(stage: str, data: str) -> list[tuple[str, bytes, int]]:
                 with open(path, "rb") as f:
                     found.append((f"{data}/data/" + os.path.relpath(path, stage), f.read(), 0o644))
     found.append((f"{data}/data/share/auth-sidecar/keyring-shim/bin/keyring", script("keyring"), 0o755))
+    found.append((f"{data}/data/share/auth-sidecar/az-shim/bin/az", script("az"), 0o755))
     return found
 
 
