@@ -38,7 +38,10 @@ pages="$(mktemp -d)"
 trap 'rm -rf "$pages"' EXIT
 "$generator" "$binary" --output-directory "$pages" >/dev/null
 # The generator leaves an empty line between the discussion's paragraphs (groff warns): .Pp.
-sed 's/^$/.Pp/' "$pages/auth-sidecar.1" >"$pages/auth-sidecar.1.fixed"
+# The generator leaves a generic EXIT STATUS: the page's own sections (the configuration keys, the
+# real exit statuses) replace it, from scripts/man/sections.mdoc.
+sed -e 's/^$/.Pp/' -e '/^\.Sh "EXIT STATUS"$/d' -e '/^\.Ex -std$/d' "$pages/auth-sidecar.1" >"$pages/auth-sidecar.1.fixed"
+cat scripts/man/sections.mdoc >>"$pages/auth-sidecar.1.fixed"
 install -m 644 "$pages/auth-sidecar.1.fixed" "$prefix/share/man/man1/auth-sidecar.1"
 "$binary" --generate-completion-script bash >"$prefix/share/bash-completion/completions/auth-sidecar"
 "$binary" --generate-completion-script zsh >"$prefix/share/zsh/site-functions/_auth-sidecar"

@@ -83,3 +83,11 @@ if ! .venv/bin/python -c "import pytest, jsonschema, cryptography, msal, request
     echo "setup: installing Python test packages into .venv/" >&2
     .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements-test.txt
 fi
+# An older azure-identity beside the current one (which it would conflict with), imported by
+# PYTHONPATH in the exec child of Tests/e2e_auth/test_feeds.py: 1.6.1 takes MSI_ENDPOINT and
+# MSI_SECRET before IDENTITY_* and speaks App Service's api-version 2017-09-01.
+legacy=.venv/legacy/azure-identity-1.6.1
+if [ ! -f "$legacy/azure/identity/_version.py" ] || [ ! -f "$legacy/six.py" ]; then
+    echo "setup: installing azure-identity 1.6.1 into $legacy/" >&2
+    .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps --target "$legacy" azure-identity==1.6.1 six==1.17.0
+fi

@@ -6,8 +6,8 @@ import Loopback
 /// evicted, 5 s from accept to the whole request) and the programs-only policy (Host
 /// `127.0.0.1:PORT`/`localhost:PORT`, no request from a web page). It serves one of:
 /// - ``Kind/managedIdentity(clientId:tokens:)``: the App Service managed-identity endpoint
-///   (``ManagedIdentityProtocol``), for any Azure SDK's `ManagedIdentityCredential`
-///   (`auth-sidecar managed-identity`);
+///   (``ManagedIdentityProtocol``, api-versions 2019-08-01 and 2017-09-01), for any Azure SDK's
+///   `ManagedIdentityCredential` (`auth-sidecar managed-identity`, `auth-sidecar exec`);
 /// - ``Kind/azd(tokens:)``: azd's external-authentication endpoint (``AzdAuthProtocol``)
 ///   (`auth-sidecar azd-auth-server`).
 ///
@@ -46,7 +46,7 @@ public final class LocalTokenServer: Sendable {
     }
 
     private let server: LoopbackHTTPServer
-    /// The secret a client sends (`X-IDENTITY-HEADER`, or azd's bearer key).
+    /// The secret a client sends (`X-IDENTITY-HEADER` or `secret`, or azd's bearer key).
     public let secret: String
     private let isManagedIdentity: Bool
 
@@ -85,6 +85,13 @@ public final class LocalTokenServer: Sendable {
     public var environment: [(name: String, value: String)] {
         isManagedIdentity
             ? [("IDENTITY_ENDPOINT", endpoint), ("IDENTITY_HEADER", secret)] : [("AZD_AUTH_ENDPOINT", endpoint), ("AZD_AUTH_KEY", secret)]
+    }
+
+    /// For the managed-identity endpoint, what older SDKs read instead (the 2017-09-01
+    /// protocol): `MSI_ENDPOINT` and `MSI_SECRET`, the same endpoint and secret, as App Service
+    /// sets them; nothing for azd's.
+    public var legacyEnvironment: [(name: String, value: String)] {
+        isManagedIdentity ? [("MSI_ENDPOINT", endpoint), ("MSI_SECRET", secret)] : []
     }
 
     /// ``environment`` as `export NAME=VALUE` lines (no newline after the last).

@@ -24,7 +24,7 @@ struct ManagedIdentityHandler: LoopbackHTTPHandler {
                 return HTTPReply.json(
                     ManagedIdentityProtocol.tokenReply(
                         token: answer.token, expiresOn: answer.expiresOn, tokenType: answer.tokenType,
-                        resource: tokenRequest.resource, clientId: clientId))
+                        resource: tokenRequest.resource, clientId: clientId, version: tokenRequest.version))
             case .failure(let failure):
                 logger.info("managed-identity token not served", metadata: ["status": "\(failure.reply.status)"])
                 return HTTPReply.json(failure.reply)

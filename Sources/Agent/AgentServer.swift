@@ -245,6 +245,21 @@ public final class AgentServer: Sendable {
         return .idle(since: activity.idleSince)
     }
 
+    /// The agent's own engine, for its in-process callers (the SSH keeper), called directly: a
+    /// session under the main socket's rules with the agent's configuration, sharing the
+    /// agent's engines (cache, refreshes) with every connection.
+    public func ownEngine() throws(RPCError) -> LocalEngineClient {
+        var serviceOptions = SidecarService.Options(
+            policy: LocalSettingsPolicy(agent: options.startup, profiles: options.profiles),
+            dependencies: options.dependencies ?? ApplicationFactory.live)
+        serviceOptions.applications = applications
+        serviceOptions.maxMessageSize = options.maxMessageSize
+        serviceOptions.startup = options.startup
+        serviceOptions.startupProfile = options.startupProfile
+        serviceOptions.profiles = options.profiles
+        return LocalEngineClient(service: try SidecarService(options: serviceOptions, logger: logger))
+    }
+
     private func serveSession(
         _ fd: Int32, peer: PeerCredentials, forwarded: ForwardPeer?, session: PthreadMutex<JSONRPCServer?>
     ) {

@@ -20,7 +20,7 @@ import Sidecar
 /// token is checked before the call, ``ForwardGraphTokens``); nothing about the laptop leaves
 /// (``ForwardDisclosure``: device information, paths in errors); each token handed out is one log line on the agent's stderr naming the
 /// scopes of the token that left (time, the peer; never the token).
-final class ForwardSessionPolicy: ErrorReleasingPolicy {
+final class ForwardSessionPolicy: SessionPolicy {
     /// The agent's configuration (`--config`, flags), what the session runs with.
     private let base: ConfigurationOverrides
     private let scopes: ForwardScopes
@@ -146,6 +146,8 @@ final class ForwardSessionPolicy: ErrorReleasingPolicy {
             throw ForwardPolicy.methodRefused(method.rawValue)
         }
     }
+
+    var releasesErrors: Bool { true }
 
     /// Errors name no laptop file (``ForwardDisclosure``); the agent's log has them whole.
     func releaseError(_ method: SidecarMethod, _ error: RPCError) -> RPCError {

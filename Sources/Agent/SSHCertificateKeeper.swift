@@ -10,13 +10,14 @@ import Sidecar
 
 /// The agent's SSH certificates kept fresh: for each key of the configuration's
 /// `sshCertificates` (and the runtime key once `ssh-cert` has made it), a certificate is asked
-/// for through the agent's own socket, as a verb asks, and `KEY-cert.pub` rewritten when it
+/// of the agent's own engine, called directly (``AgentServer/ownEngine()``, a
+/// ``LocalEngineClient``: the typed request a verb sends, no socket), and `KEY-cert.pub` rewritten when it
 /// changed; the next round comes when a third of the certificate's life (at most 5 minutes) is
 /// left, which is when the engine no longer serves it from the cache. With `sshAgent`, the key and
 /// its certificate are also given to `$SSH_AUTH_SOCK` (`ssh-add -t` the certificate's remaining
 /// life), the old identities removed first (`ssh-add -d KEY` while the file still holds the old one).
 public final class SSHCertificateKeeper: Sendable {
-    private let socketPath: String
+    private let engine: @Sendable () throws(RPCError) -> any EngineClient
     private let keys: [String]
     private let sshAgent: Bool
     private let logger: Logger
@@ -25,8 +26,9 @@ public final class SSHCertificateKeeper: Sendable {
     /// How often a keeper without a key looks for the runtime key, in seconds.
     static let idleSeconds: Int64 = 60
 
-    public init(socketPath: String, keys: [String], sshAgent: Bool, logger: Logger) {
-        self.socketPath = socketPath
+    /// - Parameter engine: a connection to the agent's engine (each round opens one and closes it).
+    public init(engine: @escaping @Sendable () throws(RPCError) -> any EngineClient, keys: [String], sshAgent: Bool, logger: Logger) {
+        self.engine = engine
         self.keys = keys
         self.sshAgent = sshAgent
         self.logger = logger
@@ -39,7 +41,6 @@ public final class SSHCertificateKeeper: Sendable {
     public func start() throws {
         try POSIX.startThread { [self] in
             var added: [String: String] = [:]  // key -> the certificate line given to ssh-agent
-            for _ in 0..<100 where access(socketPath, F_OK) != 0 { usleep(50_000) }  // the agent starts listening
             while true {
                 let wake = round(&added)
                 let now = Int64(time(nil))
@@ -82,23 +83,19 @@ public final class SSHCertificateKeeper: Sendable {
     func renew(_ key: String) throws(Failure) -> (line: String, certificate: JSONValue) {
         let publicKey: String
         do { publicKey = try SSHKeyFiles.publicKeyLine(ofKey: key) } catch { throw Failure(description: error.description) }
-        guard let fd = AgentConnection.connect(to: socketPath) else { throw Failure(description: "the agent socket does not answer") }
-        let client = JSONRPCClient(fd: fd)
+        let client: any EngineClient
+        do { client = try engine() } catch { throw Failure(description: error.message) }
         defer { client.close() }
-        let outcome: Result<JSONValue, RPCError>
-        do {
-            _ = try client.call("initialize", params: [:], timeoutSeconds: 30)
-            outcome = try client.call(
-                "acquireTokenSilent", params: ["sshCertificate": ["publicKey": .string(publicKey)]], timeoutSeconds: 120)
-        } catch {
-            throw Failure(description: "the agent socket: \(error)")
-        }
-        let result: JSONValue
+        var request = AcquireTokenSilentRequest()
+        request.sshCertificate = SSHCertificateParams(publicKey: publicKey)
+        let outcome: Result<TokenResponse, RPCError>
+        do { outcome = try client.call(request, timeoutSeconds: 120) } catch { throw Failure(description: "the agent's engine: \(error)") }
+        let result: TokenResponse
         switch outcome {
         case .success(let value): result = value
         case .failure(let error): throw Failure(description: error.message)
         }
-        guard let certificate = result["sshCertificate"], let line = certificate["line"]?.stringValue else {
+        guard let certificate = result.sshCertificate, let line = certificate["line"]?.stringValue else {
             throw Failure(description: "the answer carries no SSH certificate")
         }
         return (line, certificate)
@@ -124,13 +121,10 @@ public final class SSHCertificateKeeper: Sendable {
         }
     }
 
-    /// Runs a helper with stdout on stderr; its exit status (-1 when it did not start).
+    /// Runs a helper with stdout on stderr; its exit status as a shell says it (128 + N for
+    /// signal N), -1 when it did not start or cannot be waited for.
     private func run(_ arguments: [String]) -> Int32 {
         guard case .success(let pid) = POSIX.spawn(arguments, stdout: STDERR_FILENO, newSession: false) else { return -1 }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 {
-            if errno != EINTR { return -1 }
-        }
-        return status & 0x7F == 0 ? (status >> 8) & 0xFF : -1
+        return POSIX.waitForTermination(of: pid)?.shellStatus ?? -1
     }
 }

@@ -31,8 +31,8 @@ public struct AzAccounts {
 
     /// The current account's; `notLoggedIn` when no one is signed in.
     static func current(_ session: any AzEngine) throws(AzShim.Failure) -> AzAccounts {
-        let result = try AzShim.call(session, "getCurrentAccount", [:])
-        guard let account = result["account"], let tenantId = account["tenantId"]?.stringValue else { throw AzShim.notLoggedIn }
+        let account = try AzShim.call(session, GetCurrentAccountRequest()).account
+        guard let tenantId = account["tenantId"]?.stringValue else { throw AzShim.notLoggedIn }
         let authority = try AzShim.configuredAuthority(session)
         let environment = account["environment"]?.stringValue ?? ""
         return AzAccounts(
@@ -200,12 +200,12 @@ public struct AzAccounts {
 
     /// A token for `scope`, of `tenant` (nil: the account's own), acquired silently; nil when that fails.
     private func token(_ scope: String, tenant: String?) -> String? {
-        var params: JSONObject = ["scopes": [.string(scope)]]
+        var request = AcquireTokenSilentRequest(scopes: [scope])
         if let tenant {
             guard let configured = try? AzShim.configuredAuthority(session), let authority = session.authority(configured, tenant: tenant)
             else { return nil }
-            params["authority"] = .string(authority)
+            request.authority = authority
         }
-        return (try? AzShim.call(session, "acquireTokenSilent", .object(params)))?["accessToken"]?.stringValue
+        return (try? AzShim.call(session, request))?.accessToken
     }
 }

@@ -111,31 +111,28 @@ public enum AzShim {
         // the host a --tenant goes on; reading it costs nothing more: every request here waits
         // for `initialize`'s reply first.
         let configured = try configuredAuthority(session)
-        var params = JSONObject()
-        params["scopes"] = JSONValue(AzResults.scopes(request, cloud: AzCloud.forAuthority(configured)))
+        var silent = AcquireTokenSilentRequest(scopes: AzResults.scopes(request, cloud: AzCloud.forAuthority(configured)))
         let subscription = try subscription(for: request, configured: configured, session)
-        if let authority = subscription?.authority { params["authority"] = .string(authority) }
+        silent.authority = subscription?.authority
         if let tenant = request.tenant {
             if let problem = session.tenantProblem(tenant, option: "--tenant") { throw Failure(message: problem, status: 2) }
             guard let authority = session.authority(configured, tenant: tenant) else {
                 throw Failure(message: "auth-sidecar: the configured authority \(configured) has no host to put a tenant on")
             }
-            params["authority"] = .string(authority)
+            silent.authority = authority
         }
         if let challenge = request.claimsChallenge {
             guard let claims = ClaimsChallenge.claims(fromChallenge: challenge) else {
                 throw Failure(message: "--claims-challenge must be base64 of a JSON object (as in WWW-Authenticate)", status: 2)
             }
-            params["claims"] = .string(claims)
+            silent.claims = claims
         }
-        let result = try call(session, "acquireTokenSilent", .object(params))
-        guard let token = result["accessToken"]?.stringValue, let expiresOn = result["expiresOn"]?.intValue else {
-            throw Failure(message: "auth-sidecar: the engine's answer has no accessToken or expiresOn")
-        }
-        let accountTenant = result["account"]?["tenantId"]?.stringValue ?? result["tenantId"]?.stringValue ?? ""
+        let result = try call(session, silent)
+        let (token, expiresOn) = (result.accessToken, result.expiresOn)
+        let accountTenant = result.account["tenantId"]?.stringValue ?? result.tenantId
         if let subscription,
             case .object(var az) = AzResults.accessToken(
-                token: token, expiresOn: expiresOn, tokenType: result["tokenType"]?.stringValue ?? "Bearer", requestedTenant: nil,
+                token: token, expiresOn: expiresOn, tokenType: result.tokenType, requestedTenant: nil,
                 accountTenant: accountTenant)
         {
             // az's answer for a subscription: its ID, and the tenant it was listed under
@@ -147,16 +144,15 @@ public enum AzShim {
             throw Failure(message: AzResults.subscriptionNotFound(subscription))
         }
         let az = AzResults.accessToken(
-            token: token, expiresOn: expiresOn, tokenType: result["tokenType"]?.stringValue ?? "Bearer",
-            requestedTenant: request.tenant, accountTenant: accountTenant)
+            token: token, expiresOn: expiresOn, tokenType: result.tokenType, requestedTenant: request.tenant, accountTenant: accountTenant)
         return AzOutput.render(az, output)
     }
 
     private static func accountShow(_ subscription: String?, _ output: AzOutputOptions, _ session: any AzEngine) throws(Failure) -> String {
         if let app = try servicePrincipalShow(subscription, output, session) { return app }
         if let shown = try subscriptionShown(subscription, output, session) { return shown }
-        let result = try call(session, "getCurrentAccount", [:])
-        guard let account = result["account"], let tenantId = account["tenantId"]?.stringValue else {
+        let account = try call(session, GetCurrentAccountRequest()).account
+        guard let tenantId = account["tenantId"]?.stringValue else {
             throw notLoggedIn
         }
         if let subscription, !AzResults.names(subscription, tenantId: tenantId) {
@@ -172,11 +168,14 @@ public enum AzShim {
         try session.configuration()["authority"]?.stringValue ?? ""
     }
 
-    /// A request's result, or its error in az's words.
-    static func call(_ session: any AzEngine, _ method: String, _ params: JSONValue) throws(Failure) -> JSONValue {
-        let outcome = try session.outcome(method, params)
+    /// A typed request's typed result, or its error in az's words.
+    static func call<Request: RequestType>(_ session: any AzEngine, _ request: Request) throws(Failure) -> Request.Response {
+        let outcome = try session.outcome(Request.method, request.params)
         switch outcome {
-        case .success(let result): return result
+        case .success(let result):
+            do { return try Request.Response(decoding: result) } catch {
+                throw Failure(message: "auth-sidecar: the engine's answer: \(error.message)")
+            }
         case .failure(let error) where error.code == AuthErrorMapping.interactionRequiredCode && error.data["suberror"]?.stringValue == "no_account":
             throw notLoggedIn
         case .failure(let error) where error.code == AuthErrorMapping.accountNotFoundCode:

@@ -70,11 +70,12 @@ public enum ProcessSpawner {
         }
     }
 
-    /// The `WIFEXITED`/`WEXITSTATUS`/`WIFSIGNALED`/`WTERMSIG` macros, by hand.
+    /// A `waitpid` status, decoded by ``POSIX/Termination`` (the one decoder).
     static func decode(_ status: Int32) -> Termination {
-        let low = status & 0x7F
-        if low == 0 { return .exited((status >> 8) & 0xFF) }
-        if low != 0x7F { return .signaled(low) }
-        return .unknown
+        switch POSIX.Termination(waitStatus: status) {
+        case .exited(let code)?: .exited(code)
+        case .signaled(let signal)?: .signaled(signal)
+        case nil: .unknown
+        }
     }
 }

@@ -123,7 +123,10 @@ extension POSIX {
                 return .unknown
             }
             let child = info._sifields._sigchld  // si_pid 0: still running
-            if child.si_pid != 0 { return .exited(info.si_code == CLD_EXITED ? child.si_status & 0xFF : 128 + child.si_status) }
+            if child.si_pid != 0 {
+                guard let termination = Termination(code: info.si_code, status: child.si_status) else { return .unknown }
+                return .exited(termination.shellStatus)
+            }
             guard monotonicMilliseconds() < deadline else { return .running }
             usleep(pause)
             pause = min(pause * 2, 20_000)

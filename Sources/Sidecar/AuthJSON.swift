@@ -66,9 +66,22 @@ public enum AuthJSON {
         }
     }
 
+    /// An account reference as params carry it: `{homeAccountId}` or `{username}`.
+    static func json(_ reference: AccountReference) -> JSONValue {
+        switch reference {
+        case .homeAccountId(let id): ["homeAccountId": .string(id)]
+        case .username(let name): ["username": .string(name)]
+        }
+    }
+
     /// The request's `correlationId` (sent to the service as client-request-id), else a new one.
     static func correlationId(_ params: Params) throws(RPCError) -> String {
-        guard let given: String = try params.optional("correlationId") else { return correlationId() }
+        try givenCorrelationId(params) ?? correlationId()
+    }
+
+    /// The request's `correlationId`, checked, if it names one.
+    static func givenCorrelationId(_ params: Params) throws(RPCError) -> String? {
+        guard let given: String = try params.optional("correlationId") else { return nil }
         guard !given.isEmpty, given.count <= 128, given.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }) else {
             throw .invalidParams("'correlationId' must be a GUID-like string of letters, digits and dashes", member: "correlationId")
         }
@@ -78,10 +91,23 @@ public enum AuthJSON {
     /// A per-request `authority`: an absolute https URL (http only for loopback hosts), an
     /// authority of the configured kind whose tenant is a tenant (``TenantName``).
     static func authority(_ params: Params, of configuration: ClientConfiguration) throws(RPCError) -> String? {
+        try authority(try authorityURL(params), of: configuration)
+    }
+
+    /// The request's `authority`, if it names one: an absolute https URL (http only for
+    /// loopback hosts), not yet checked against the configured authority.
+    static func authorityURL(_ params: Params) throws(RPCError) -> String? {
         guard let text: String = try params.optional("authority") else { return nil }
         guard let url = URLParts(text), url.isSecureOrLoopback else {
             throw .invalidParams("'authority' must be an https URL (http only for loopback hosts)", member: "authority")
         }
+        return text
+    }
+
+    /// `text` (an ``authorityURL(_:)``) as the flows will parse it: an authority of the
+    /// configured kind whose tenant is a tenant (``TenantName``).
+    static func authority(_ text: String?, of configuration: ClientConfiguration) throws(RPCError) -> String? {
+        guard let text else { return nil }
         // Parsed as the flows will (a tenant `..` or a dot segment refused here, -32602).
         do throws(AuthError) { _ = try configuration.authority(for: text) } catch {
             throw .invalidParams("'authority': \(error.message)", member: "authority")

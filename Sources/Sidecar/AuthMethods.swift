@@ -23,17 +23,9 @@ struct AuthMethods: Sendable {
     var graphTokens: GraphTokenCheck? = nil
 
     func acquireToken(_ params: JSONValue?, _ context: RequestContext) async throws -> JSONValue {
-        let p = try Params(params, allowed: SidecarMethod.acquireToken.parameters)
-        let flow = try p.optional("flow", oneOf: ["browser", "deviceCode", "paste"]) ?? "browser"
-        let correlationId = try AuthJSON.correlationId(p)
-        if flow == "deviceCode" {
-            for key in [
-                "promptType", "loginHint", "domainHint", "account", "extraScopesToConsent", "extraQueryParameters", "sshCertificate",
-                "proofOfPossession",
-            ]
-            where p.members[key] != nil {
-                throw RPCError.invalidParams("'\(key)' does not apply to the device code flow", member: key)
-            }
+        let typed = try AcquireTokenRequest(decoding: params)
+        let correlationId = typed.correlationId ?? AuthJSON.correlationId()
+        if typed.flow == .deviceCode {
             var request = DeviceCodeRequest { info in
                 context.notify(
                     "deviceCode",
@@ -43,26 +35,26 @@ struct AuthMethods: Sendable {
                         "expiresOn": .int(info.expiresOn),
                     ])
             }
-            request.scopes = try scopes(p)
-            request.authority = try AuthJSON.authority(p, of: app.configuration)
-            request.claims = try p.optional("claims")
+            request.scopes = try scopes(typed.scopes)
+            request.authority = try AuthJSON.authority(typed.authority, of: app.configuration)
+            request.claims = typed.claims
             return try await AuthErrorMapping.translating {
                 AuthJSON.tokenResult(try await app.acquireTokenByDeviceCode(request, correlationId: correlationId))
             }
         }
         var request = InteractiveRequest()
-        let target = try PopParams.target(p)
-        request.token = RequestedToken(sshKey: try SSHCertScope.key(p))
-        request.scopes = try scopes(p, sshKey: request.sshKey)
-        request.prompt = try p.optional("promptType", oneOf: PromptType.allCases.map(\.rawValue)).flatMap(PromptType.init) ?? .promptIfNecessary
-        request.loginHint = try p.optional("loginHint")
-        request.domainHint = try p.optional("domainHint")
-        request.account = try AuthJSON.accountReference(p)
-        request.authority = try AuthJSON.authority(p, of: app.configuration)
-        request.claims = try p.optional("claims")
-        request.extraScopesToConsent = try p.optional("extraScopesToConsent") ?? []
-        request.extraQueryParameters = try Self.stringPairs(p, "extraQueryParameters")
-        if flow == "paste" {
+        let target = typed.proofOfPossession?.target
+        request.token = RequestedToken(sshKey: typed.sshCertificate?.binding)
+        request.scopes = try scopes(typed.scopes, sshKey: request.sshKey)
+        request.prompt = typed.prompt ?? .promptIfNecessary
+        request.loginHint = typed.loginHint
+        request.domainHint = typed.domainHint
+        request.account = typed.account
+        request.authority = try AuthJSON.authority(typed.authority, of: app.configuration)
+        request.claims = typed.claims
+        request.extraScopesToConsent = typed.extraScopesToConsent ?? []
+        request.extraQueryParameters = typed.extraQueryParameters
+        if typed.flow == .paste {
             return try await AuthErrorMapping.translating {
                 if target != nil { request.token = .proofOfPossession(try app.popBinding()) }
                 request.popTarget = target
@@ -106,28 +98,26 @@ struct AuthMethods: Sendable {
     }
 
     private func silentRequest(_ params: JSONValue?) throws(RPCError) -> (SilentRequest, correlationId: String, PopRequestTarget?) {
-        let p = try Params(params, allowed: SidecarMethod.acquireTokenSilent.parameters)
-        let target = try PopParams.target(p)
+        let typed = try AcquireTokenSilentRequest(decoding: params)
         var request = SilentRequest()
-        request.token = RequestedToken(sshKey: try SSHCertScope.key(p))
-        request.scopes = try scopes(p, sshKey: request.sshKey)
-        request.account = try AuthJSON.accountReference(p)
-        request.authority = try AuthJSON.authority(p, of: app.configuration)
-        request.forceRefresh = try p.optional("forceRefresh") ?? false
-        request.claims = try p.optional("claims")
-        return (request, try AuthJSON.correlationId(p), target)
+        request.token = RequestedToken(sshKey: typed.sshCertificate?.binding)
+        request.scopes = try scopes(typed.scopes, sshKey: request.sshKey)
+        request.account = typed.account
+        request.authority = try AuthJSON.authority(typed.authority, of: app.configuration)
+        request.forceRefresh = typed.forceRefresh
+        request.claims = typed.claims
+        return (request, typed.correlationId ?? AuthJSON.correlationId(), typed.proofOfPossession?.target)
     }
 
     /// `signHttpRequest`: a fresh signed HTTP request for `method` and `url` with the account's
     /// cached PoP token for `scopes` (no request to the identity service while it is valid;
     /// else the refresh token gets one, as `acquireTokenSilent` would).
-    func signHttpRequest(_ params: JSONValue?, _ context: RequestContext) async throws -> JSONValue {
-        let p = try Params(params, allowed: PopParams.signMembers)
-        let target = try PopParams.target(of: p)
+    func signHttpRequest(_ typed: SignHttpRequestRequest, _ context: RequestContext) async throws -> SignedHttpRequestResponse {
+        guard let target = typed.target.target else { throw RPCError.internalError("the request's target was not decoded") }
         var request = SilentRequest()
-        request.scopes = try scopes(p)
-        request.account = try AuthJSON.accountReference(p)
-        let correlationId = try AuthJSON.correlationId(p)
+        request.scopes = try scopes(typed.scopes)
+        request.account = typed.account
+        let correlationId = typed.correlationId ?? AuthJSON.correlationId()
         return try await AuthErrorMapping.translating {
             request.token = .proofOfPossession(try app.popBinding())
             request.popTarget = target
@@ -136,134 +126,93 @@ struct AuthMethods: Sendable {
                 throw AuthError(.malformedResponse, "a proof-of-possession request was answered a \(result.tokenType.prefix(16)) token")
             }
             let shr = try PopParams.signed(result, target: target, app: app)
-            return [
-                "signedHttpRequest": .string(shr), "authorizationHeader": .string(SignedHttpRequest.authorizationHeader(shr)),
-                "tokenType": .string(result.tokenType), "expiresOn": .int(result.expiresOn), "fromCache": .bool(result.fromCache),
-                "correlationId": .string(result.correlationId),
-            ]
+            return SignedHttpRequestResponse(
+                signedHttpRequest: shr, authorizationHeader: SignedHttpRequest.authorizationHeader(shr), tokenType: result.tokenType,
+                expiresOn: result.expiresOn, fromCache: result.fromCache, correlationId: result.correlationId)
         }
     }
 
-    func getCurrentAccount(_ params: JSONValue?, _ context: RequestContext) async throws -> JSONValue {
-        _ = try Params(params, allowed: SidecarMethod.getCurrentAccount.parameters)
-        return try await AuthErrorMapping.translating {
+    func getCurrentAccount(_ request: GetCurrentAccountRequest, _ context: RequestContext) async throws -> CurrentAccountResponse {
+        try await AuthErrorMapping.translating {
             let (current, previous) = try await app.currentAccount()
-            return ["account": AuthJSON.account(current), "previousAccount": AuthJSON.account(previous)]
+            return CurrentAccountResponse(account: AuthJSON.account(current), previousAccount: AuthJSON.account(previous))
         }
     }
 
-    func getAccounts(_ params: JSONValue?, _ context: RequestContext) async throws -> JSONValue {
-        let username: String? = try Params(params, allowed: SidecarMethod.getAccounts.parameters).optional("username")
-        return try await AuthErrorMapping.translating {
-            ["accounts": .array(try await app.accountListing(username: username).map(AuthJSON.listedAccount))]
+    func getAccounts(_ request: GetAccountsRequest, _ context: RequestContext) async throws -> AccountsResponse {
+        try await AuthErrorMapping.translating {
+            AccountsResponse(accounts: try await app.accountListing(username: request.username).map(AuthJSON.listedAccount))
         }
     }
 
-    func setCurrentAccount(_ params: JSONValue?, _ context: RequestContext) async throws -> JSONValue {
-        let p = try Params(params, allowed: SidecarMethod.setCurrentAccount.parameters)
-        guard let reference = try AuthJSON.accountReference(p) else {
-            throw RPCError.invalidParams("missing member 'account'", member: "account")
-        }
-        return try await AuthErrorMapping.translating {
-            let (account, previous) = try await app.setCurrentAccount(reference)
-            return ["account": AuthJSON.account(account), "previousAccount": AuthJSON.account(previous)]
+    func setCurrentAccount(_ request: SetCurrentAccountRequest, _ context: RequestContext) async throws -> CurrentAccountResponse {
+        try await AuthErrorMapping.translating {
+            let (account, previous) = try await app.setCurrentAccount(request.account)
+            return CurrentAccountResponse(account: AuthJSON.account(account), previousAccount: AuthJSON.account(previous))
         }
     }
 
-    func signout(_ params: JSONValue?, _ context: RequestContext) async throws -> JSONValue {
-        let p = try Params(params, allowed: SidecarMethod.signout.parameters)
-        let reference = try AuthJSON.accountReference(p)
-        let fromBrowser: Bool = try p.optional("signoutFromBrowser") ?? false
+    func signout(_ request: SignoutRequest, _ context: RequestContext) async throws -> SignoutResponse {
         let browser: (any BrowserLauncher)? = browserMode == .client ? ClientBrowserLauncher(context: context) : nil
         return try await AuthErrorMapping.translating {
-            let removed = try await app.signOut(reference, fromBrowser: fromBrowser, browser: browser)
-            var result: JSONObject = ["signedOut": true, "account": AuthJSON.account(removed.account)]
-            if let browserSignOut = removed.browserSignOut { result["browserSignOut"] = .string(browserSignOut.rawValue) }
-            return .object(result)
+            let removed = try await app.signOut(request.account, fromBrowser: request.signoutFromBrowser, browser: browser)
+            return SignoutResponse(signedOut: true, account: AuthJSON.account(removed.account), browserSignOut: removed.browserSignOut?.rawValue)
         }
     }
 
     /// What the cache holds for this client, without a secret: `status`'s cache lines, read by
     /// the engine that holds the key (a verb never opens the cache file itself).
-    func getCacheSummary(_ params: JSONValue?, _ context: RequestContext) async throws -> JSONValue {
-        _ = try Params(params, allowed: SidecarMethod.getCacheSummary.parameters)
+    func getCacheSummary(_ request: GetCacheSummaryRequest, _ context: RequestContext) async throws -> CacheSummary {
         let assertion = await app.clientAssertionStatus()
         return try await AuthErrorMapping.translating {
             let (inventory, lastError) = try app.cacheInventory()
-            var summary: JSONObject = [
-                "accessTokens": .array(
-                    inventory.accessTokens.map {
-                        [
-                            "homeAccountId": .string($0.homeAccountId), "tenantId": .string($0.tenant), "scopes": JSONValue($0.scopes),
-                            "expiresOn": .int($0.expiresOn),
-                        ]
-                    }),
-                "refreshTokenAccounts": JSONValue(inventory.refreshTokenAccounts.sorted()),
-                "lastRefreshError": lastError.map(JSONValue.object) ?? .null,
-            ]
-            if let assertion {
-                summary["clientAssertion"] = [
-                    "source": .string(assertion.source), "expiresOn": assertion.expiresOn.map(JSONValue.int) ?? .null,
-                    "error": JSONValue(assertion.reason),
-                ]
+            var summary = CacheSummary()
+            summary.accessTokens = inventory.accessTokens
+            summary.refreshTokenAccounts = inventory.refreshTokenAccounts
+            summary.lastRefreshError = lastError
+            summary.clientAssertion = assertion.map {
+                ["source": .string($0.source), "expiresOn": $0.expiresOn.map(JSONValue.int) ?? .null, "error": JSONValue($0.reason)]
             }
-            return .object(summary)
+            return summary
         }
     }
 
-    func callGraph(_ params: JSONValue?, _ context: RequestContext) async throws -> JSONValue {
-        let p = try Params(params, allowed: SidecarMethod.callGraph.parameters)
+    func callGraph(_ typed: CallGraphRequest, _ context: RequestContext) async throws -> GraphCallResponse {
         var request = GraphRequest()
-        if let path: String = try p.optional("path") {
-            guard path.hasPrefix("/"), !path.contains("://"), !path.contains("/../"), !path.hasSuffix("/.."),
-                !Self.hasControlCharacters(path)
-            else {
-                throw RPCError.invalidParams("'path' must be a path under the Graph endpoint, starting with /", member: "path")
-            }
-            request.path = path
-        }
-        request.method = try p.optional("method", oneOf: ["GET", "POST", "PUT", "PATCH", "DELETE"]) ?? "GET"
-        request.apiVersion = try p.optional("apiVersion", oneOf: ["v1.0", "beta"]) ?? "v1.0"
-        request.query = try Self.stringPairs(p, "query")
-        request.headers = try Self.stringPairs(p, "headers", controlCharacters: false)
-        if request.headers.contains(where: { $0.0.lowercased() == "authorization" }) {
-            throw RPCError.invalidParams("'headers' may not set Authorization: the sidecar does", member: "headers.Authorization")
-        }
-        request.body = p.members["body"]
-        request.account = try AuthJSON.accountReference(p)
-        request.scopes = try scopes(p)
+        if let path = typed.path { request.path = path }
+        request.method = typed.httpMethod ?? "GET"
+        request.apiVersion = typed.apiVersion ?? "v1.0"
+        request.query = typed.query
+        request.headers = typed.headers
+        request.body = typed.body
+        request.account = typed.account
+        request.scopes = try scopes(typed.scopes)
         request.tokenCheck = graphTokens
-        request.allPages = try p.optional("allPages") ?? false
-        if let maxPages: Int = try p.optional("maxPages") {
-            guard (1...100).contains(maxPages) else { throw RPCError.invalidParams("'maxPages' must be 1 to 100", member: "maxPages") }
-            request.maxPages = maxPages
-        }
-        if let seconds: Int = try p.optional("timeoutSeconds") {
-            guard (1...300).contains(seconds) else { throw RPCError.invalidParams("'timeoutSeconds' must be 1 to 300", member: "timeoutSeconds") }
-            request.timeout = .seconds(seconds)
-        }
-        let correlationId = try AuthJSON.correlationId(p)
+        request.allPages = typed.allPages
+        if let maxPages = typed.maxPages { request.maxPages = maxPages }
+        request.timeout = typed.timeoutSeconds.map { .seconds($0) }
+        let correlationId = typed.correlationId ?? AuthJSON.correlationId()
         return try await AuthErrorMapping.translating {
-            try await graph.call(request, correlationId: correlationId).json
+            try GraphCallResponse(decoding: try await graph.call(request, correlationId: correlationId).json)
         }
     }
 
     /// The request's `scopes`, else (naming no resource scope) the session's default ones, or
     /// for an `ssh-cert` request its ``SSHCertScope``.
-    private func scopes(_ p: Params, sshKey: SSHKeyBinding? = nil) throws(RPCError) -> [String] {
-        guard sshKey != nil else { return Scopes.requested(try p.optional("scopes"), defaults: defaultScopes) }
+    private func scopes(_ requested: [String]?, sshKey: SSHKeyBinding? = nil) throws(RPCError) -> [String] {
+        guard sshKey != nil else { return Scopes.requested(requested, defaults: defaultScopes) }
         return Scopes.requested(
-            try p.optional("scopes"), defaults: [try SSHCertScope.scope(configured: sshCertScope, authority: app.configuration.authority)])
+            requested, defaults: [try SSHCertScope.scope(configured: sshCertScope, authority: app.configuration.authority)])
     }
 
     /// CR, LF, NUL and the other C0 controls (and DEL): never part of a URL path or a header.
-    private static func hasControlCharacters(_ text: String) -> Bool {
+    static func hasControlCharacters(_ text: String) -> Bool {
         text.utf8.contains { $0 < 0x20 || $0 == 0x7F }
     }
 
     /// An object of string values, as ordered pairs; without `controlCharacters`, a name or
     /// value holding one is refused (a header line cannot carry CR or LF).
-    private static func stringPairs(_ p: Params, _ key: String, controlCharacters: Bool = true) throws(RPCError) -> [(String, String)] {
+    static func stringPairs(_ p: Params, _ key: String, controlCharacters: Bool = true) throws(RPCError) -> [(String, String)] {
         guard let object: JSONObject = try p.optional(key) else { return [] }
         var pairs: [(String, String)] = []
         for (name, value) in object {

@@ -35,6 +35,11 @@ public final class SidecarService: RPCService, Sendable {
         /// own processes' ``OpenSessionPolicy``. No default: a door names its policy or does
         /// not build.
         public var policy: any SessionPolicy
+        /// `initialize` answers `cacheProtection` (what protects the file cache: it reads the
+        /// file's header for `encrypted` and scans its directory for `setAside`). Off for an
+        /// in-process verb that never prints it (`token`, `ssh-cert`, ...: no work it does not
+        /// print); every socket and the stdio mode answer it.
+        public var reportsCacheProtection = true
         /// What `callGraph`'s token may be for (the forward socket's ``ForwardGraphTokens``); `nil`: no limit.
         public var graphTokens: ForwardGraphTokens?
         /// The options of a door whose rules are `policy` and whose engines are built over
@@ -71,7 +76,7 @@ public final class SidecarService: RPCService, Sendable {
             return .failure(.methodNotFound(name))
         }
         let route = RequestPipeline(policy: options.policy, memo: releasedReplies).route(method, engine: engineRoute(method))
-        return (options.policy as? any ErrorReleasingPolicy)?.releasingErrors(method, route) ?? route
+        return options.policy.releasesErrors ? options.policy.releasingErrors(method, route) : route
     }
 
     /// The engine's own route for `method`, before any policy.
@@ -82,42 +87,39 @@ public final class SidecarService: RPCService, Sendable {
             return .immediate { [self] params in try initialize(params) }
         case .ping:
             return .immediate { params in
-                _ = try Params(params, allowed: SidecarMethod.ping.parameters)
-                return [:]
+                _ = try PingRequest(decoding: params)
+                return EmptyResponse().result
             }
         case .getDeviceInformation:
             // With a broker configured, what it says needs a call on the bus: a task.
             if let methods = session.methods, methods.app.configuration.brokerMode != .off {
                 return .concurrent { [session] params, _ in
-                    _ = try Params(params, allowed: SidecarMethod.getDeviceInformation.parameters)
+                    _ = try GetDeviceInformationRequest(decoding: params)
                     var information = Self.deviceInformation(session.configuration)
                     information.broker = await methods.app.brokerInformation().map { DeviceInformation.Broker(available: $0, version: $1) }
                     return information.json
                 }
             }
             return .immediate { [session] params in
-                _ = try Params(params, allowed: SidecarMethod.getDeviceInformation.parameters)
+                _ = try GetDeviceInformationRequest(decoding: params)
                 return Self.deviceInformation(session.configuration).json
             }
         case .diagnosticsSleep:
             return .concurrent { params, _ in
-                let milliseconds: Int = try Params(params, allowed: SidecarMethod.diagnosticsSleep.parameters).required("ms")
-                guard (0...600_000).contains(milliseconds) else {
-                    throw RPCError.invalidParams("'ms' must be between 0 and 600000", member: "ms")
-                }
-                try await Task.sleep(for: .milliseconds(milliseconds))
-                return ["sleptMs": .int(Int64(milliseconds))]
+                let request = try DiagnosticsSleepRequest(decoding: params)
+                try await Task.sleep(for: .milliseconds(request.milliseconds))
+                return DiagnosticsSleepResponse(sleptMs: Int64(request.milliseconds)).result
             }
         case .acquireToken: return auth { $0.acquireToken }
         case .acquireTokenSilent:
             return session.silentRoute ?? .failure(.notConfigured)
-        case .getCurrentAccount: return auth { $0.getCurrentAccount }
-        case .getAccounts: return auth { $0.getAccounts }
-        case .setCurrentAccount: return auth { $0.setCurrentAccount }
-        case .signout: return auth { $0.signout }
-        case .callGraph: return auth { $0.callGraph }
-        case .signHttpRequest: return auth { $0.signHttpRequest }
-        case .getCacheSummary: return auth { $0.getCacheSummary }
+        case .getCurrentAccount: return auth(GetCurrentAccountRequest.self) { $0.getCurrentAccount }
+        case .getAccounts: return auth(GetAccountsRequest.self) { $0.getAccounts }
+        case .setCurrentAccount: return auth(SetCurrentAccountRequest.self) { $0.setCurrentAccount }
+        case .signout: return auth(SignoutRequest.self) { $0.signout }
+        case .callGraph: return auth(CallGraphRequest.self) { $0.callGraph }
+        case .signHttpRequest: return auth(SignHttpRequestRequest.self) { $0.signHttpRequest }
+        case .getCacheSummary: return auth(GetCacheSummaryRequest.self) { $0.getCacheSummary }
         case .diagnosticsEcho:
             return .immediate { params in
                 switch params {
@@ -154,6 +156,17 @@ public final class SidecarService: RPCService, Sendable {
         return .concurrent(handler(methods))
     }
 
+    /// Runs a typed auth method: its params decoded once, here at the edge (``RequestType``),
+    /// its result encoded once.
+    private func auth<Request: RequestType>(
+        _ type: Request.Type,
+        _ handler: @escaping @Sendable (AuthMethods) -> @Sendable (Request, RequestContext) async throws -> Request.Response
+    ) -> RPCRoute {
+        guard let methods = session.methods else { return .failure(.notConfigured) }
+        let run = handler(methods)
+        return .concurrent { params, context in try await run(try Request(decoding: params), context).result }
+    }
+
     /// Tolerated `initialize` members that LSP clients (editors) send.
     public static let editorInitializeKeys: Set<String> = [
         "processId", "clientInfo", "capabilities", "trace", "locale", "rootUri", "rootPath",
@@ -164,8 +177,8 @@ public final class SidecarService: RPCService, Sendable {
     public static let initializeExtraKeys = editorInitializeKeys.union(["profile"])
 
     private func initialize(_ params: JSONValue?) throws -> JSONValue {
-        let overrides = try ConfigurationOverrides(params: params, alsoAllowed: Self.initializeExtraKeys)
-        let profile: String? = try Params(params, allowed: SidecarMethod.initialize.parameters).optional("profile")
+        let request = try InitializeRequest(decoding: params)
+        let (overrides, profile) = (request.overrides, request.profile)
         let base = try options.profiles.base(profile: profile, given: overrides, startup: options.startup)
         let configuration = try overrides.merged(over: base).resolved()
         let configured = try Self.configure(configuration, options: options, logger: logger)
@@ -184,7 +197,7 @@ public final class SidecarService: RPCService, Sendable {
             ],
             "configuration": configuration.json,
         ]
-        result["cacheProtection"] = configured.methods.cacheProtection?.json
+        if options.reportsCacheProtection { result["cacheProtection"] = configured.methods.cacheProtection?.json }
         result["agent"] = options.agentInfo?()
         result["profile"] = (profile ?? options.startupProfile).map(JSONValue.string)
         return .object(result)

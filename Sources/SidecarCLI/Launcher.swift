@@ -160,7 +160,7 @@ public enum Launcher {
         }
         if agentOptions.startup.clientId != nil {  // after the signals are blocked: its thread inherits the mask
             try SSHCertificateKeeper(
-                socketPath: agentOptions.socketPath, keys: agentOptions.startup.sshCertificates ?? [],
+                engine: { () throws(RPCError) in try server.ownEngine() }, keys: agentOptions.startup.sshCertificates ?? [],
                 sshAgent: agentOptions.startup.sshAgent ?? false, logger: logger
             ).start()
         }

@@ -117,7 +117,12 @@ import Testing
             ("POST", "/msi/token?resource=r", good, 405),
             ("GET", "/other", good, 404),
             ("GET", "/msi/token", good, 400),
-            ("GET", "/msi/token?resource=r&api-version=2017-09-01", good, 400),
+            ("GET", "/msi/token?resource=r&api-version=2017-09-01", good, 401),  // 2017's header is `secret`
+            ("GET", "/msi/token?resource=r&api-version=2019-08-01", ["secret": "s3cret"], 401),
+            ("GET", "/msi/token?resource=r&api-version=2017-09-01", ["secret": "s3cre"], 401),
+            ("GET", "/msi/token?resource=r&api-version=2017-09-01&clientid=c", ["secret": "s3cret"], 400),
+            ("GET", "/msi/token?api-version=2017-09-01", ["secret": "s3cret"], 400),
+            ("GET", "/msi/token?resource=r&api-version=2018-02-01", good, 400),
             ("GET", "/msi/token?resource=r", good, 400),  // api-version is required
             ("GET", "/msi/token?api-version=2019-08-01&resource=r&client_id=c", good, 400),
             ("GET", "/msi/token?api-version=2019-08-01&resource=r&mi_res_id=m", good, 400),
@@ -131,6 +136,27 @@ import Testing
         }
         let refused = ManagedIdentityProtocol.Reply.error(401, "no")
         #expect(refused.body["statusCode"]?.intValue == 401 && refused.body["message"]?.stringValue == "no")
+    }
+
+    @Test func servesTheOlderSDKsProtocolWithADate() throws {
+        let result = ManagedIdentityProtocol.evaluate(
+            method: "GET", target: "/msi/token?api-version=2017-09-01&resource=https%3A%2F%2Fvault.azure.net",
+            headers: ["secret": "s3cret"], secret: "s3cret")
+        let request = try result.get()
+        #expect(request.version == .legacy && request.scope == "https://vault.azure.net/.default")
+        let reply = ManagedIdentityProtocol.tokenReply(
+            token: "t", expiresOn: 1_561_003_078, tokenType: "Bearer", resource: "r", clientId: "c", version: .legacy)
+        #expect(reply.body["expires_on"]?.stringValue == "06/20/2019 03:57:58 +00:00" && reply.body["client_id"] == nil)
+    }
+
+    @Test func legacyDatesAreUTCCalendarDates() {
+        #expect(ManagedIdentityProtocol.legacyDate(0) == "01/01/1970 00:00:00 +00:00")
+        #expect(ManagedIdentityProtocol.legacyDate(951_782_400) == "02/29/2000 00:00:00 +00:00")
+        #expect(ManagedIdentityProtocol.legacyDate(1_798_761_599) == "12/31/2026 23:59:59 +00:00")
+        #expect(ManagedIdentityProtocol.legacyDate(4_107_542_400) == "03/01/2100 00:00:00 +00:00")
+        #expect(ManagedIdentityProtocol.legacyDate(-1) == "12/31/1969 23:59:59 +00:00")
+        #expect(ManagedIdentityProtocol.legacyDate(.max) == "12/31/9999 23:59:59 +00:00")
+        #expect(ManagedIdentityProtocol.legacyDate(.min) == "01/01/1 00:00:00 +00:00")
     }
 
     @Test func secretsAre32RandomBytesInHex() {

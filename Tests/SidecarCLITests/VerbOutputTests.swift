@@ -127,7 +127,7 @@ import Testing
                 .init(account: ["username": "bob", "homeAccountId": "b.t"], current: false, token: .signInNeeded("expired")),
             ],
             cache: .success(
-                CacheSummary(result: [
+                CacheSummary(decoding: [
                     "accessTokens": [["homeAccountId": "a.t", "tenantId": "t", "scopes": ["User.Read", "openid"], "expiresOn": 4600]],
                     "refreshTokenAccounts": ["a.t"], "lastRefreshError": nil,
                 ])))

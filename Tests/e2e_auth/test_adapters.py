@@ -371,7 +371,8 @@ def test_managed_identity_refuses_a_wrong_header_and_bad_requests(verbs, endpoin
         (mi.get(ok, mi.secret, path="/other"), 404),
         (mi.get(ok, mi.secret, method="POST"), 405),
         (mi.get("api-version=2019-08-01", mi.secret), 400),
-        (mi.get("api-version=2017-09-01&resource=x", mi.secret), 400),
+        (mi.get("api-version=2017-09-01&resource=x", mi.secret), 401),  # 2017's header is `secret`
+        (mi.get("api-version=2018-02-01&resource=x", mi.secret), 400),
         (mi.get("resource=%zz", mi.secret), 400),
     ]
     for (status, body), expected in cases:

@@ -319,6 +319,82 @@ def test_exec_serves_azure_identity_in_the_child_only(feeds):
     assert not port_open(out["endpoint"]) and not port_open(out["azd"])
 
 
+LEGACY_AZURE_IDENTITY = os.path.join(os.path.dirname(VENV_BIN), "legacy", "azure-identity-1.6.1")
+
+LEGACY_CHILD = r"""
+import json, os, sys
+import azure.identity
+from azure.identity import ManagedIdentityCredential
+from azure.identity._credentials.app_service import AppServiceCredential
+credential = ManagedIdentityCredential()
+token = credential.get_token("https://graph.microsoft.com/.default")
+print(json.dumps({"version": azure.identity.__version__, "kind": type(credential._credential).__name__,
+                  "endpoint": os.environ["MSI_ENDPOINT"], "identity": "IDENTITY_ENDPOINT" in os.environ,
+                  "token": token.token, "expires_on": token.expires_on}))
+"""
+
+
+def legacy_azure_identity() -> str:
+    if not os.path.isfile(os.path.join(LEGACY_AZURE_IDENTITY, "azure", "identity", "_version.py")):
+        if os.environ.get("CI"):
+            pytest.fail(f"{LEGACY_AZURE_IDENTITY} is missing (scripts/setup.sh installs it)")
+        pytest.skip("azure-identity 1.6.1 is not installed (scripts/setup.sh)")
+    return LEGACY_AZURE_IDENTITY
+
+
+@pytest.mark.parametrize("only_msi", [True, False], ids=["only-MSI_", "all-variables"])
+def test_exec_serves_an_older_azure_identity_over_msi_endpoint(feeds, only_msi):
+    """azure-identity 1.6.1 takes MSI_ENDPOINT/MSI_SECRET (before IDENTITY_*, which it also
+    knows) and speaks App Service's api-version 2017-09-01, parsing `expires_on` as the date
+    App Service answered; with only MSI_* left in the child, or with everything exec sets."""
+    env = {k: v for k, v in feeds.env.items() if not k.startswith(("IDENTITY_", "MSI_", "AZD_", "AZURE_"))}
+    env["PYTHONPATH"] = legacy_azure_identity()
+    script = ("import os\n" + "for n in ('IDENTITY_ENDPOINT', 'IDENTITY_HEADER'): os.environ.pop(n)\n"
+              if only_msi else "") + LEGACY_CHILD
+    before = feeds.count("token")
+    p = subprocess.run([feeds.verbs.binary, "exec", "--", sys.executable, "-c", script], env=env,
+                       capture_output=True, text=True, timeout=90, stdin=subprocess.DEVNULL)
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert (out["version"], out["kind"], out["identity"]) == ("1.6.1", "AppServiceCredential", not only_msi)
+    assert graph_me(feeds.mock, out["token"]).json()["userPrincipalName"] == ALICE
+    assert abs(out["expires_on"] - claims(out["token"])["exp"]) <= 1  # the date string read back to the second
+    assert not port_open(out["endpoint"])
+    assert feeds.count("token") - before <= 1
+
+
+def test_exec_msi_endpoint_speaks_the_2017_protocol_only_with_its_header(feeds):
+    probe = (
+        "import json, os, urllib.request as u, urllib.error as e\n"
+        "def get(version, header, secret, extra=''):\n"
+        "    q = u.Request(os.environ['MSI_ENDPOINT'] + '?api-version=' + version + '&resource=https://graph.microsoft.com' + extra,"
+        " headers={header: secret})\n"
+        "    try:\n"
+        "        with u.urlopen(q) as r: return [r.status, json.loads(r.read())]\n"
+        "    except e.HTTPError as x: return [x.code, json.loads(x.read())]\n"
+        "s = os.environ['MSI_SECRET']\n"
+        "print(json.dumps({'same': [os.environ['MSI_ENDPOINT'] == os.environ['IDENTITY_ENDPOINT'], s == os.environ['IDENTITY_HEADER']],\n"
+        "  'ok': get('2017-09-01', 'secret', s), 'new': get('2019-08-01', 'X-IDENTITY-HEADER', s),\n"
+        "  'wrong': get('2017-09-01', 'secret', s[:-1] + ('0' if s[-1] != '0' else '1')),\n"
+        "  'other_door': get('2017-09-01', 'X-IDENTITY-HEADER', s), 'other_door2': get('2019-08-01', 'secret', s),\n"
+        "  'user_assigned': get('2017-09-01', 'secret', s, '&clientid=abc'), 'bad_version': get('2018-02-01', 'X-IDENTITY-HEADER', s)}))\n")
+    p = feeds.verbs.run("exec", "--", sys.executable, "-c", probe)
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["same"] == [True, True]
+    status, body = out["ok"]
+    assert status == 200 and sorted(body) == ["access_token", "expires_on", "resource", "token_type"]
+    assert body["resource"] == "https://graph.microsoft.com" and body["token_type"] == "Bearer"
+    import calendar, time
+    assert body["expires_on"].endswith(" +00:00") and len(body["expires_on"]) == len("06/20/2019 02:57:58 +00:00")
+    parsed = calendar.timegm(time.strptime(body["expires_on"][:-7], "%m/%d/%Y %H:%M:%S"))
+    assert parsed == claims(body["access_token"])["exp"]
+    status, new = out["new"]
+    assert status == 200 and int(new["expires_on"]) == parsed and "client_id" in new
+    assert [out[k][0] for k in ("wrong", "other_door", "other_door2", "user_assigned", "bad_version")] == [401, 401, 401, 400, 400]
+    assert "clientid" in out["user_assigned"][1]["message"]
+
+
 def test_exec_token_env_scope_limit_and_status(feeds):
     p = feeds.verbs.run("exec", "--token-env", "GRAPH_TOKEN=https://graph.microsoft.com/.default", "--", "sh", "-c",
                         'echo "$GRAPH_TOKEN"; exit 5')
@@ -344,6 +420,103 @@ def test_exec_forwards_signals(feeds):
     assert proc.stdout.readline() == "ready\n"
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=20) == 42
+
+
+SIGNAL_CHILD = r"""
+import signal, sys, time
+# every signal taken by sigtimedwait, one at a time as the kernel delivers it (a Python handler
+# would run once for two deliveries close together), with who sent it
+watched = (signal.SIGINT, signal.SIGQUIT, signal.SIGTERM)
+signal.pthread_sigmask(signal.SIG_BLOCK, watched)
+counts = {"INT": 0, "QUIT": 0, "TERM": 0}
+print("ready", flush=True)
+deadline = None
+while deadline is None or time.monotonic() < deadline:
+    info = signal.sigtimedwait(watched, 0.02)
+    if info is None:
+        continue
+    name = signal.Signals(info.si_signo).name[3:]
+    counts[name] += 1
+    print("got", name, "code", info.si_code, "pid", info.si_pid, flush=True)
+    if name == "TERM" and deadline is None:
+        deadline = time.monotonic() + 1.0  # a second TERM, if one comes, arrives in this second
+print("INT=%(INT)d QUIT=%(QUIT)d TERM=%(TERM)d" % counts, flush=True)
+sys.exit(7)
+"""
+
+
+class Terminal:
+    """A program on a pseudo-terminal of its own (its session, its foreground process group),
+    as a shell's foreground job: what the user types, and what it printed."""
+
+    def __init__(self, argv: list[str], env: dict):
+        import pty
+        self.pid, self.master = pty.fork()
+        if self.pid == 0:  # the child: a new session whose controlling terminal is the pty
+            try:
+                os.execve(argv[0], argv, env)
+            finally:
+                os._exit(127)
+        import termios
+        attributes = termios.tcgetattr(self.master)
+        attributes[3] &= ~termios.ECHO  # what is typed (^C) is not mixed into what the program prints
+        termios.tcsetattr(self.master, termios.TCSANOW, attributes)
+        self.output = ""
+
+    def read_until(self, needle: str, count: int = 1, timeout: float = 30) -> str:
+        """The output once `needle` is in it `count` times."""
+        import select
+        import time
+        deadline = time.monotonic() + timeout
+        while self.output.count(needle) < count:
+            left = deadline - time.monotonic()
+            assert left > 0, f"not {count} {needle!r} in {self.output!r}"
+            if select.select([self.master], [], [], left)[0]:
+                try:
+                    chunk = os.read(self.master, 4096)
+                except OSError:  # EIO: every process holding the terminal is gone
+                    chunk = b""
+                assert chunk, f"the terminal closed before {needle!r}: {self.output!r}"
+                self.output += chunk.decode(errors="replace")
+        return self.output
+
+    def wait(self, timeout: float = 30) -> int:
+        import time
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                os.close(self.master)
+                return os.waitstatus_to_exitcode(status)
+            time.sleep(0.05)
+        os.kill(self.pid, signal.SIGKILL)
+        raise AssertionError(f"exec did not exit: {self.output!r}")
+
+
+def test_exec_terminal_signals_reach_the_child_once(feeds):
+    """Ctrl-C and Ctrl-\\ on the terminal go to the whole foreground group, exec and its child:
+    exec does not send them again (the child would see two). A SIGTERM sent to exec's pid
+    alone is forwarded, once. The kernel merges a second delivery of a signal the child has
+    not yet taken: exec is held stopped while a key is pressed, until the child has taken
+    the terminal's signal, so a second one from exec would show every time."""
+    import time
+    term = Terminal([feeds.verbs.binary, "exec", "--", sys.executable, "-c", SIGNAL_CHILD], feeds.verbs.env)
+    term.read_until("ready\r\n")
+    presses = 2
+    for number in range(1, presses + 1):
+        for key, name in ((b"\x03", "INT"), (b"\x1c", "QUIT")):  # Ctrl-C, Ctrl-\\
+            os.kill(term.pid, signal.SIGSTOP)
+            os.write(term.master, key)
+            term.read_until(f"got {name} code 128 ", count=number)  # the terminal's, taken
+            os.kill(term.pid, signal.SIGCONT)  # exec takes the terminal's signal now
+            time.sleep(0.5)  # and a forwarded one would arrive in this time
+    os.kill(term.pid, signal.SIGTERM)  # kill -TERM <exec pid>
+    out = term.read_until("TERM=")
+    assert term.wait() == 7, out
+    assert f"INT={presses} QUIT={presses} TERM=1" in out, out
+    # the terminal's from the kernel (SI_KERNEL), the TERM from exec (SI_USER, its pid)
+    assert out.count("got INT code 128 pid 0") == presses and out.count("got QUIT code 128 pid 0") == presses, out
+    assert f"got TERM code 0 pid {term.pid}" in out, out
 
 
 # ---- packaging ------------------------------------------------------------------------------

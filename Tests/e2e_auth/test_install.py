@@ -25,6 +25,10 @@ def test_install_puts_binary_man_page_and_completions_under_the_prefix(tmp_path)
     assert page.returncode == 0 and "AUTH-SIDECAR" in page.stdout
     for verb in ("token", "login", "logout", "accounts", "status", "agent", "where", "--client-id"):
         assert verb in page.stdout, verb
+    # its own sections (scripts/man/sections.mdoc, kept true by Tests/e2e/test_man_page.py) in
+    # place of the generator's generic exit status
+    assert "CONFIGURATION" in page.stdout and "clientId string" in page.stdout, page.stdout[-3000:]
+    assert page.stdout.count("EXIT STATUS") == 1 and "64      A usage error" in page.stdout, page.stdout[-3000:]
     found = subprocess.run(["man", "-w", "auth-sidecar"], capture_output=True, text=True, timeout=30,
                            env={**os.environ, "MANPATH": str(prefix / "share" / "man")})
     assert found.stdout.strip().endswith("auth-sidecar.1")

@@ -1,4 +1,4 @@
-"""What the packages suite's tests share: the version (LibraryInfo), a README's code blocks, and
+"""What the packages suite's tests share: the version (LibraryInfo), the documentation's code blocks, and
 running a script as a user on a machine without the Swift toolchain, configured for the mock."""
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "Tests", "e2e"))
 
 import no_toolchain  # noqa: E402  (Tests/e2e/no_toolchain.py)
+from doc_sections import blocks  # noqa: E402,F401  (Tests/e2e/doc_sections.py: the docs' code blocks by heading)
 
 
 def library_version() -> str:
@@ -19,18 +20,6 @@ def library_version() -> str:
     with open(os.path.join(REPO, "Sources", "AuthCore", "LibraryInfo.swift"), encoding="utf-8") as f:
         (version,) = re.findall(r'static let version = "([^"]+)"', f.read())
     return version
-
-
-def blocks(readme: str, heading: str, language: str) -> list[str]:
-    """The ```language blocks of one section of a README (up to the next heading of its level)."""
-    with open(os.path.join(REPO, readme), encoding="utf-8") as f:
-        text = f.read()
-    level = heading.split(" ", 1)[0]
-    start = text.index(heading + "\n")
-    end = text.find("\n" + level + " ", start + len(heading))
-    found = re.findall(r"^```" + language + r"\n(.*?)^```$", text[start:end if end > 0 else len(text)], re.S | re.M)
-    assert found, f"no {language} block under '{heading}' in {readme}"
-    return found
 
 
 def as_a_user(tried: str, home, script: str, path: str = no_toolchain.BARE_PATH, *args: str,

@@ -1,10 +1,13 @@
 """A newcomer's path with each package and nothing else (issue #40): the toolchain hidden, a
-fresh HOME, no clone. The README's own lines, extracted here so they cannot drift, are run as
-written in the directory holding the packages: `sha256sum -c`, the package's "Install" block,
-`eval "$(auth-sidecar-try)"` (the mock every package carries), a first token, the package's
-client quick start (the wheel's Python, the npm package's Node), and `az` from the place the
-README gives for that package's az shim. (The `systemctl --user` lines are not run: no user
-systemd here; Tests/e2e_auth/test_systemd_unit.py starts the agent as the unit would.)"""
+fresh HOME, no clone. The documentation's own lines (README.md and docs/install.md, found by
+heading: Tests/e2e/doc_sections.py), extracted here so they cannot drift, are run as written in
+the directory holding the packages: `sha256sum -c`, the package's "Install" block (README's one
+line per package is that block's install line), README's quick start (`eval
+"$(auth-sidecar-try)"`, the mock every package carries, a sign-in and a first token), a first
+token over JSON-RPC, the package's client quick start (the wheel's Python, the npm package's
+Node), and `az` from the place docs/install.md gives for that package's az shim. (The
+`systemctl --user` lines are optional and not run: no user systemd here;
+Tests/e2e_auth/test_systemd_unit.py starts the agent as the unit would.)"""
 from __future__ import annotations
 
 import json
@@ -18,19 +21,14 @@ import zipfile
 
 import pytest
 
-from as_user import REPO, blocks, library_version, no_toolchain
+from as_user import REPO, library_version, no_toolchain
+from doc_sections import blocks, section  # Tests/e2e/doc_sections.py
 
 JWT = re.compile(r"^[\w-]+\.[\w-]+\.[\w-]+$")
-SECTIONS = {"wheel": "### The wheel (Python: the client and the binary)", "deb": "### The .deb",
-            "npm": "### The npm package (Node: the client and the binary)", "tarball": "### The tarball"}
-
-
-def section(heading: str) -> str:
-    with open(os.path.join(REPO, "README.md"), encoding="utf-8") as f:
-        text = f.read()
-    start = text.index(heading + "\n")
-    end = text.find("\n" + heading.split(" ", 1)[0] + " ", start + len(heading))
-    return text[start:end]
+SECTIONS = {"wheel": "## The wheel (Python: the client and the binary)", "deb": "## The .deb",
+            "npm": "## The npm package (Node: the client and the binary)", "tarball": "## The tarball"}
+README_LINE = {"wheel": "pip install ", "deb": "sudo apt install ", "npm": "npm install ", "tarball": "tar -xzf "}
+QUICK_START = "## Quick start: a first token against the bundled mock"
 
 
 def commands(block: str) -> list[str]:
@@ -44,7 +42,7 @@ def line_starting(block: str, prefix: str) -> str:
 
 
 def az_shim_dir(kind: str) -> str:
-    """Where README says the package's az shim is: made by the Install block's `ln -s` (the
+    """Where docs/install.md says the package's az shim is: made by the Install block's `ln -s` (the
     wheel, npm), else named in the section's text."""
     text = section(SECTIONS[kind])
     made = re.findall(r'ln -s "[^"]+" (\S+)/az\b', text)
@@ -55,24 +53,29 @@ def az_shim_dir(kind: str) -> str:
 
 def newcomer_script(kind: str) -> str:
     """The README's lines, in the order a newcomer runs them, for one package."""
-    sums, = blocks("README.md", "## Install", "sh")[:1]
-    install = blocks("README.md", SECTIONS[kind], "sh")[0]
+    sums, = blocks("# Install", "sh")[:1]
+    install = blocks(SECTIONS[kind], "sh")[0]
     assert library_version() in install, install
-    try_line = blocks("README.md", "## Quick start: pipe JSON through it", "sh")[0].strip()
+    # README's one line for this package is the install line of that block
+    one_line = line_starting("\n".join(commands(blocks("## Install", "sh")[0])), README_LINE[kind])
+    assert one_line in commands(install), (one_line, install)
+    quick = blocks(QUICK_START, "sh")[0].strip().splitlines()
+    try_line = quick[0]
     if kind == "npm":  # no bin directory on PATH: npx runs the package's
-        (try_line,) = re.findall(r'from the npm package, in your project: `(eval "\$\(npx auth-sidecar-try\)")`',
-                                 section("## Quick start: pipe JSON through it").replace("\n", " "))
-    shell = blocks("README.md", "## From a shell", "sh")[1]
+        (try_line,) = re.findall(r'npm, in your project: `(eval "\$\(npx auth-sidecar-try\)")`',
+                                 section(QUICK_START).replace("\n", " "))
+    shell = blocks("## From a shell", "sh")[1]
     login = line_starting(shell, "auth-sidecar login --device-code")
     graph = line_starting(shell, "curl ")
-    first_token, = blocks("README.md", "## Sign in from a shell", "sh")
-    az = line_starting(blocks("README.md", "### For tools that call az", "sh")[0], "az account get-access-token")
+    first_token, = blocks("## Sign in from a shell", "sh")
+    az = line_starting(blocks("### For tools that call az", "sh")[0], "az account get-access-token")
     return "\n".join([
         "set -eo pipefail",
         # root on a machine without sudo (a container): as a user with sudo would
         "command -v sudo >/dev/null || sudo() { \"$@\"; }",
         sums, install.replace("sudo apt install", "sudo env DEBIAN_FRONTEND=noninteractive apt install -y -q"),
         "echo '--- try'", try_line.split("  #")[0],
+        "echo '--- readme'", *[line.split("  #")[0] for line in quick[1:]],
         "echo '--- first token'", first_token, "echo '--- login'", login.split("  #")[0], graph,
         "echo '--- quick start'", 'eval "$QUICK_START"',
         "echo '--- az'", f'PATH="{az_shim_dir(kind)}:$PATH" {az}',
@@ -82,16 +85,16 @@ def newcomer_script(kind: str) -> str:
 def quick_start(kind: str) -> tuple[str, str]:
     """The client's quick start as its README prints it (wheel: Python, npm: Node), else none."""
     if kind == "wheel":
-        install, = blocks("clients/python/README.md", "## Quick start", "sh")
+        install, = blocks("## Quick start", "sh", "clients/python/README.md")
         # the client's README installs as the main README does
-        assert commands(install) == commands(blocks("README.md", SECTIONS["wheel"], "sh")[0])[:2]
-        code, = blocks("clients/python/README.md", "## Quick start", "python")
+        assert commands(install) == commands(blocks(SECTIONS["wheel"], "sh")[0])[:2]
+        code, = blocks("## Quick start", "python", "clients/python/README.md")
         # and `python -m auth_sidecar.mock` is auth-sidecar-try (README's quick start)
         return 'python -c "$1" && python -m auth_sidecar.mock env | grep -q "^export AUTH_SIDECAR_CONFIG="', code
     if kind == "npm":
-        install, = blocks("clients/node/README.md", "## Quick start", "sh")
-        assert commands(install) == commands(blocks("README.md", SECTIONS["npm"], "sh")[0])[:1], install
-        code, = blocks("clients/node/README.md", "## Quick start", "js")
+        install, = blocks("## Quick start", "sh", "clients/node/README.md")
+        assert commands(install) == commands(blocks(SECTIONS["npm"], "sh")[0])[:1], install
+        code, = blocks("## Quick start", "js", "clients/node/README.md")
         return 'printf "%s" "$1" >quick.mjs && node quick.mjs', code
     return "true", ""
 
@@ -135,6 +138,8 @@ def after(stdout: str, marker: str) -> list[str]:
 
 def assert_the_path(stdout: str, kind: str) -> None:
     assert stdout.count(": OK") == 4, stdout
+    readme = after(stdout, "readme")
+    assert readme[0] == "Signed in as alice@contoso.com" and JWT.match(readme[1]), readme
     token = after(stdout, "first token")
     assert "enter the code" in token[0] and JWT.match(token[1]), token
     login = after(stdout, "login")

@@ -84,7 +84,7 @@ def test_wheel_in_a_fresh_venv_runs_the_python_quick_start(dist, tried, tmp_path
     assert VERSION_LINE.fullmatch(version) and version.split()[1] == library_version(), version
     # The README's quick start with the venv's python, the venv not on PATH: the client finds
     # the binary installed with it.
-    quick, = blocks("clients/python/README.md", "## Quick start", "python")
+    quick, = blocks("## Quick start", "python", "clients/python/README.md")
     code = "import auth_sidecar._common as c; print(c.find_binary())\n" + quick
     done = as_a_user(tried, tmp_path, '"$1" -c "$2"', no_toolchain.BARE_PATH, f"{venv}/bin/python", code, timeout=60)
     assert done.returncode == 0, done.stderr
@@ -119,7 +119,7 @@ def test_deb_installs_with_apt_man_page_version_unit_then_removes(dist, tried, t
             unit = f.read()
         assert "ExecStart=/usr/bin/auth-sidecar agent" in unit
         assert_agent_reaches_the_users_keyring(unit)
-        # The az link (README "For tools that call az"), in a directory of its own.
+        # The az link (docs/tools-and-az.md "For tools that call az"), in a directory of its own.
         assert os.path.realpath("/usr/share/auth-sidecar/az-shim/bin/az") == "/usr/bin/auth-sidecar"
         assert not os.path.exists("/usr/bin/az") or os.path.realpath("/usr/bin/az") != "/usr/bin/auth-sidecar"
         for path in ("/usr/share/bash-completion/completions/auth-sidecar",
@@ -162,7 +162,7 @@ def test_npm_package_in_a_scratch_project_runs_the_node_quick_start(dist, tried,
     version = as_a_user(tried, tmp_path, '"$1/node_modules/.bin/auth-sidecar" --version', no_toolchain.BARE_PATH,
                         str(project))
     assert version.returncode == 0 and VERSION_LINE.fullmatch(version.stdout.strip()), version
-    quick, = blocks("clients/node/README.md", "## Quick start", "js")
+    quick, = blocks("## Quick start", "js", "clients/node/README.md")
     (project / "quick.mjs").write_text("import { findBinary } from 'auth-sidecar';\nconsole.log(findBinary());\n" + quick)
     done = as_a_user(tried, tmp_path, 'cd "$1" && node quick.mjs', no_toolchain.BARE_PATH, str(project), timeout=60)
     assert done.returncode == 0, done.stderr
@@ -198,8 +198,8 @@ def test_tarball_unpacked_installs_under_a_prefix_and_runs(dist, tried, tmp_path
     az = prefix / "share" / "auth-sidecar" / "az-shim" / "bin" / "az"
     assert os.path.realpath(az) == os.path.realpath(prefix / "bin" / "auth-sidecar")
     assert (prefix / "share" / "doc" / "auth-sidecar" / "protocol" / "openrpc.json").stat().st_size > 0
-    # The README's quick start, with the installed binary on PATH.
-    pipe, = [b for b in blocks("README.md", "## Quick start: pipe JSON through it", "sh") if b.startswith("printf")]
+    # docs/command-line.md's first pipe, with the installed binary on PATH.
+    pipe, = blocks("## Pipe JSON through it", "sh")
     done = as_a_user(tried, tmp_path, pipe, f"{prefix}/bin:{no_toolchain.BARE_PATH}")
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[0] == "{}", done.stdout

@@ -72,4 +72,6 @@ public struct LocalSettingsPolicy: SessionPolicy {
     public func channel(_ method: SidecarMethod, _ context: RequestContext) -> RequestContext { context }
     public func release(_ method: SidecarMethod, params: JSONValue?, result: JSONValue) throws(RPCError) -> ReplyDecision { .send(result) }
     public func audit(_ method: SidecarMethod, params: JSONValue?, result: JSONValue) {}
+    public var releasesErrors: Bool { false }
+    public func releaseError(_ method: SidecarMethod, _ error: RPCError) -> RPCError { error }
 }

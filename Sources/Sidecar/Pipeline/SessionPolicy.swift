@@ -52,6 +52,16 @@ public protocol SessionPolicy: Sendable {
 
     /// The audit stage: `result` has left (after ``release(_:params:result:)``).
     func audit(_ method: SidecarMethod, params: JSONValue?, result: JSONValue)
+
+    /// Whether errors leave through ``releaseError(_:_:)``, a stage after every other stage
+    /// (``RequestPipeline``'s route, whatever its kind); otherwise an error leaves as the
+    /// engine threw it. A plain property, not a cast to a protocol: a fresh process's first
+    /// dynamic cast to a protocol scans every conformance record of the binary.
+    var releasesErrors: Bool { get }
+
+    /// The error that leaves for `error`, thrown while `method` was served (when
+    /// ``releasesErrors``). The forward socket's names no laptop file (``ForwardDisclosure``).
+    func releaseError(_ method: SidecarMethod, _ error: RPCError) -> RPCError
 }
 
 /// What the reply stage decides.
@@ -74,4 +84,6 @@ public struct OpenSessionPolicy: SessionPolicy {
     public func channel(_ method: SidecarMethod, _ context: RequestContext) -> RequestContext { context }
     public func release(_ method: SidecarMethod, params: JSONValue?, result: JSONValue) throws(RPCError) -> ReplyDecision { .send(result) }
     public func audit(_ method: SidecarMethod, params: JSONValue?, result: JSONValue) {}
+    public var releasesErrors: Bool { false }
+    public func releaseError(_ method: SidecarMethod, _ error: RPCError) -> RPCError { error }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import JSON
+import Sidecar
 
 /// `auth-sidecar accounts`: the accounts in the token cache, their tenants and the current one.
 struct AccountsCommand: ParsableCommand {
@@ -19,10 +20,10 @@ struct AccountsCommand: ParsableCommand {
 
     func run() throws {
         try VerbSession.run(common) { session throws(VerbFailure) in
-            let result = try session.call("getAccounts")
-            let accounts = result["accounts"]?.arrayValue ?? []
+            let response = try session.call(GetAccountsRequest())
+            let accounts = response.accounts
             switch output {
-            case .json: session.print(result.jsonText)
+            case .json: session.print(response.result.jsonText)
             case .text where accounts.isEmpty: Console.say("no accounts; run 'auth-sidecar login'")
             case .text: session.print(VerbOutput.accountLines(accounts).joined(separator: "\n"))
             }
@@ -49,14 +50,13 @@ struct AccountsUseCommand: ParsableCommand {
     func run() throws {
         let output = accounts.output
         try VerbSession.run(accounts.common) { session throws(VerbFailure) in
-            let accounts = try session.call("getAccounts")["accounts"]?.arrayValue ?? []
+            let accounts = try session.call(GetAccountsRequest()).accounts
             let byId = accounts.first { $0["homeAccountId"]?.stringValue?.lowercased() == account.lowercased() }
-            let reference: JSONValue =
-                byId.map { ["homeAccountId": $0["homeAccountId"] ?? .null] } ?? ["username": .string(account)]
-            let result = try session.call("setCurrentAccount", ["account": reference], account: account)
+            let request = SetCurrentAccountRequest(account: byId?["homeAccountId"]?.stringValue.map { .homeAccountId($0) } ?? .username(account))
+            let response = try session.call(request, account: account)
             switch output {
-            case .json: session.print(result.jsonText)
-            case .text: session.print("Current account: \(VerbOutput.username(result["account"]))")
+            case .json: session.print(response.result.jsonText)
+            case .text: session.print("Current account: \(VerbOutput.username(response.account))")
             }
         }
     }

@@ -1,6 +1,7 @@
 import Adapters
 import ArgumentParser
 import JSON
+import Sidecar
 
 /// `auth-sidecar azd-auth-server`: azd's external-authentication endpoint on 127.0.0.1
 /// (``LocalTokenServer``), so `azd` uses the signed-in user's tokens. Prints the two `export`
@@ -35,16 +36,16 @@ struct AzdAuthServerCommand: ParsableCommand {
 
     /// The reply to a checked request: its scopes (and tenant, claims) asked of the engine.
     static func answer(_ request: AzdAuthProtocol.TokenRequest, authority: String, engine: EnginePool) -> AzdAuthProtocol.Reply {
-        var params: JSONObject = ["scopes": JSONValue(request.scopes)]
+        var silent = AcquireTokenSilentRequest(scopes: request.scopes)
         if let tenant = request.tenantId {
             if let problem = VerbRequests.tenantProblem(tenant, option: "tenantId") { return .failure(signInNeeded: false, problem) }
             guard let tenantAuthority = VerbRequests.authority(authority, tenant: tenant) else {
                 return .failure(signInNeeded: false, "the configured authority \(authority) has no host to put a tenant on")
             }
-            params["authority"] = .string(tenantAuthority)
+            silent.authority = tenantAuthority
         }
-        if let claims = request.claims { params["claims"] = .string(claims) }
-        switch engine.token(.object(params)) {
+        silent.claims = request.claims
+        switch engine.token(silent) {
         case .success(let token): return .token(token.token, expiresOn: token.expiresOn)
         case .failure(let failure): return .failure(signInNeeded: failure.kind == .signInNeeded, failure.message)
         }

@@ -110,13 +110,9 @@ enum DockerCredentialHelper {
             return 0
         }
         let status = VerbSession.exitStatus(VerbLaunchOptions()) { session throws(VerbFailure) in
-            let result = try session.call("acquireTokenSilent", ["scopes": [.string(exchangeScope)]], pipelined: true)
-            guard let token = result["accessToken"]?.stringValue else {
-                throw VerbFailure(message: "the engine's answer has no accessToken")
-            }
-            let tenant =
-                JWTClaims.payload(token)?["tid"]?.stringValue ?? result["tenantId"]?.stringValue ?? result["account"]?["tenantId"]?
-                .stringValue ?? ""
+            let result = try session.call(AcquireTokenSilentRequest(scopes: [exchangeScope]), pipelined: true)
+            let token = result.accessToken
+            let tenant = JWTClaims.payload(token)?["tid"]?.stringValue ?? result.tenantId
             let refreshToken: String
             switch RegistryExchange.refreshToken(registry: registry, accessToken: token, tenant: tenant) {
             case .failure(let failure): throw VerbFailure(message: "the registry's token exchange failed: \(failure.reason)")

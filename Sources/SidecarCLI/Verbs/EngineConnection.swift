@@ -61,13 +61,15 @@ struct EngineConnection {
 
     /// The client the verb speaks through: JSON-RPC on the agent's socket, or this process's
     /// engine called directly.
-    func client(logger: Logger) throws(VerbFailure) -> any EngineClient {
+    /// - Parameter cacheProtection: an in-process engine's `initialize` reports `cacheProtection`.
+    func client(logger: Logger, cacheProtection: Bool = false) throws(VerbFailure) -> any EngineClient {
         switch engine {
         case .agent: return JSONRPCClient(fd: fd)
         case .inProcess:
             // The verb's own engine, in this process: the user's own request.
             var options = SidecarService.Options(policy: OpenSessionPolicy(), dependencies: ApplicationFactory.live)
             options.applications = Self.inProcessApplications
+            options.reportsCacheProtection = cacheProtection
             do {
                 return LocalEngineClient(service: try SidecarService(options: options, logger: logger))
             } catch {

@@ -2,6 +2,7 @@ import Adapters
 import Dispatch
 import JSON
 import JSONRPC
+import Sidecar
 import Synchronization
 
 /// The engine connections of a long-lived verb whose threads ask for tokens at once (the
@@ -63,12 +64,12 @@ final class EnginePool: @unchecked Sendable {
     /// 400 when a sign-in is needed (the message names `auth-sidecar login`), 500 for other
     /// engine errors, 503 when the engine is gone and cannot be reached again.
     func token(for scope: String, renewal: LocalTokenServer.Renewal? = nil) -> Result<LocalTokenServer.Token, ReplyError> {
-        var params: JSONObject = ["scopes": [.string(scope)]]
+        var request = AcquireTokenSilentRequest(scopes: [scope])
         if let renewal {
-            params["forceRefresh"] = true
-            params["claims"] = ManagedIdentityProtocol.capabilityClaims(renewal.capabilities).map { .string($0.jsonText) }
+            request.forceRefresh = true
+            request.claims = ManagedIdentityProtocol.capabilityClaims(renewal.capabilities).map(\.jsonText)
         }
-        return token(.object(params)).mapError { failure in
+        return token(request).mapError { failure in
             switch failure.kind {
             case .signInNeeded: ReplyError(.error(400, failure.message))
             case .failed: ReplyError(.error(500, failure.message))
@@ -82,10 +83,10 @@ final class EnginePool: @unchecked Sendable {
     /// many, hold one session and never all of them.
     private let flights = Mutex<[String: Flight]>([:])
 
-    /// A token acquired silently with `params` (`acquireTokenSilent`'s): the answer of an
-    /// identical request in flight, else one of its own on a session.
-    func token(_ params: JSONValue) -> Result<LocalTokenServer.Token, TokenFailure> {
-        let key = params.jsonText
+    /// A token acquired silently with `request`: the answer of an identical request in flight,
+    /// else one of its own on a session.
+    func token(_ request: AcquireTokenSilentRequest) -> Result<LocalTokenServer.Token, TokenFailure> {
+        let key = request.params.jsonText
         let (flight, leads) = flights.withLock { flights in
             if let running = flights[key] {
                 running.followers += 1
@@ -99,7 +100,7 @@ final class EnginePool: @unchecked Sendable {
             flight.done.wait()
             return flight.outcome ?? .failure(TokenFailure(kind: .unavailable, message: "the request it joined left no answer"))
         }
-        let outcome = acquire(params)
+        let outcome = acquire(request)
         let followers = flights.withLock { flights in
             flights[key] = nil
             flight.outcome = outcome
@@ -109,8 +110,8 @@ final class EnginePool: @unchecked Sendable {
         return outcome
     }
 
-    /// `params`' token on a session of its own.
-    private func acquire(_ params: JSONValue) -> Result<LocalTokenServer.Token, TokenFailure> {
+    /// `request`'s token on a session of its own.
+    private func acquire(_ request: AcquireTokenSilentRequest) -> Result<LocalTokenServer.Token, TokenFailure> {
         permits.wait()
         defer { permits.signal() }
         let unavailable = TokenFailure(kind: .unavailable, message: "the endpoint is shutting down")
@@ -127,8 +128,8 @@ final class EnginePool: @unchecked Sendable {
                 return .failure(TokenFailure(kind: .unavailable, message: error.message))
             }
         }
-        let outcome: Result<JSONValue, RPCError>
-        do throws(VerbFailure) { outcome = try request(box, "acquireTokenSilent", params) } catch {
+        let outcome: Result<TokenResponse, RPCError>
+        do throws(VerbFailure) { outcome = try send(request, on: box) } catch {
             return .failure(TokenFailure(kind: .unavailable, message: error.message))
         }
         let kept = idle.withLock { idle in
@@ -139,10 +140,7 @@ final class EnginePool: @unchecked Sendable {
         if !kept, box !== template { box.session.close() }
         switch outcome {
         case .success(let result):
-            guard let token = result["accessToken"]?.stringValue, let expiresOn = result["expiresOn"]?.intValue else {
-                return .failure(TokenFailure(kind: .failed, message: "the engine's answer has no accessToken or expiresOn"))
-            }
-            return .success(.init(token: token, expiresOn: expiresOn, tokenType: result["tokenType"]?.stringValue ?? "Bearer"))
+            return .success(.init(token: result.accessToken, expiresOn: result.expiresOn, tokenType: result.tokenType))
         case .failure(let error):
             return .failure(
                 TokenFailure(kind: VerbFailure.isSignInNeeded(error) ? .signInNeeded : .failed, message: VerbFailure.from(error).message))
@@ -151,16 +149,16 @@ final class EnginePool: @unchecked Sendable {
 
     /// Sends a request on `box`'s session; when the connection turns out lost, reconnects it
     /// and sends the request once more.
-    private func request(_ box: VerbSessionBox, _ method: String, _ params: JSONValue) throws(VerbFailure) -> Result<JSONValue, RPCError> {
+    private func send(_ request: AcquireTokenSilentRequest, on box: VerbSessionBox) throws(VerbFailure) -> Result<TokenResponse, RPCError> {
         let current = box.session
         do {
-            return try current.outcome(method, params)
+            return try current.outcome(request)
         } catch {
             current.logger.warning("engine connection lost; reconnecting", metadata: ["reason": "\(error.message)"])
             let fresh = try current.reconnected()
             box.session = fresh
             current.logger.notice("engine connection reopened", metadata: ["engine": "\(fresh.connection.engine)"])
-            return try fresh.outcome(method, params)
+            return try fresh.outcome(request)
         }
     }
 }

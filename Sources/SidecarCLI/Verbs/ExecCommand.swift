@@ -11,10 +11,12 @@ import Sidecar
 
 /// `auth-sidecar exec [options] -- PROGRAM ARGS...`: runs one program with credentials that
 /// live as long as it does (aws-vault's `exec`): the managed-identity endpoint
-/// (`IDENTITY_ENDPOINT`/`IDENTITY_HEADER`), azd's endpoint (`AZD_AUTH_ENDPOINT`/`AZD_AUTH_KEY`),
+/// (`IDENTITY_ENDPOINT`/`IDENTITY_HEADER`, and `MSI_ENDPOINT`/`MSI_SECRET` for older SDKs),
+/// azd's endpoint (`AZD_AUTH_ENDPOINT`/`AZD_AUTH_KEY`),
 /// each on a loopback port of its own with a fresh secret, and the `az` shim first on `PATH`
 /// (a link to this binary in a private directory), in the child's environment only. Signals
-/// are forwarded to the child; when it exits the endpoints stop, the directory goes, and the
+/// sent to this process are forwarded to the child, not those the terminal sent to the
+/// foreground group (the child got them too); when it exits the endpoints stop, the directory goes, and the
 /// exit status is the child's (128 + N for a signal N). `--scope` limits what the endpoints
 /// give (and leaves `az` off `PATH`: it could ask for any scope); `--token-env NAME=SCOPE` hands
 /// the child one token in an environment variable.
@@ -24,9 +26,11 @@ struct ExecCommand: ParsableCommand {
         abstract: "Run a program with the managed-identity and azd endpoints and the az shim, for it only.",
         discussion: """
             The child gets IDENTITY_ENDPOINT/IDENTITY_HEADER (App Service managed identity, api-version 2019-08-01), \
+            MSI_ENDPOINT/MSI_SECRET (the same endpoint for older SDKs, api-version 2017-09-01), \
             AZD_AUTH_ENDPOINT/AZD_AUTH_KEY and an az shim first on PATH, each with a new secret, served by this \
-            process until the child exits. Signals (INT, TERM, HUP, QUIT, USR1, USR2, WINCH) are forwarded. The exit \
-            status is the child's.
+            process until the child exits. Signals (INT, TERM, HUP, QUIT, USR1, USR2, WINCH) sent to this process \
+            are forwarded; those the terminal sends to its foreground group (Ctrl-C, Ctrl-\\, a resize, a hang-up) \
+            reach the child directly and are not sent again. The exit status is the child's.
             """)
 
     @Option(help: ArgumentHelp("The only scope the endpoints give (repeatable; leaves az off PATH).", valueName: "scope"))
@@ -92,7 +96,7 @@ private struct ExecRun {
         var environment = Self.currentEnvironment()
         for entry in options.tokenEnv {
             let (name, scope) = (String(entry.prefix { $0 != "=" }), String(entry.drop { $0 != "=" }.dropFirst()))
-            switch engine.token(["scopes": [.string(scope)]]) {
+            switch engine.token(AcquireTokenSilentRequest(scopes: [scope])) {
             case .success(let token): Self.set(&environment, name, token.token)
             case .failure(let failure):
                 throw failure.kind == .signInNeeded ? VerbFailure.signInNeeded(failure.message) : VerbFailure(message: failure.message)
@@ -125,7 +129,7 @@ private struct ExecRun {
         }
         let servers = [identity, azd]
         for server in servers {
-            for (name, value) in server.environment { Self.set(&environment, name, value) }
+            for (name, value) in server.environment + server.legacyEnvironment { Self.set(&environment, name, value) }
             do { try POSIX.startThread { server.run() } } catch { throw VerbFailure(message: "exec: cannot start a thread") }
         }
         defer { for server in servers { server.stop() } }
@@ -189,26 +193,49 @@ private struct ExecRun {
     }
 
     /// A thread that passes each forwarded signal on to `pid` (the signals are blocked in
-    /// every thread of this process; this one takes them with `sigwait`).
+    /// every thread of this process; this one takes them with `sigwaitinfo`), except one the
+    /// terminal sent to the child too
+    /// (``SignalOrigin/reachedChild(signal:code:childGroup:ownGroup:sessionLeader:)``).
     static func forwardSignals(to pid: pid_t) {
         _ = try? POSIX.startThread {
             var set = sigset_t()
             sigemptyset(&set)
             for signal in ExecCommand.forwarded { sigaddset(&set, signal) }
             while true {
-                var signal: Int32 = 0
-                if sigwait(&set, &signal) == 0 { kill(pid, signal) }
+                var info = siginfo_t()
+                let signal = sigwaitinfo(&set, &info)
+                guard signal > 0 else { continue }
+                let leader = getsid(0) == getpid()
+                if SignalOrigin.reachedChild(
+                    signal: signal, code: info.si_code, childGroup: getpgid(pid), ownGroup: getpgrp(), sessionLeader: leader)
+                {
+                    continue
+                }
+                kill(pid, signal)
             }
         }
     }
 
     /// The child's exit status, 128 + N when signal N ended it.
     static func waitForExit(of pid: pid_t) -> Int32 {
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 {
-            guard errno == EINTR else { return 1 }
-        }
-        let signal = status & 0x7f
-        return signal == 0 ? (status >> 8) & 0xff : 128 + signal
+        POSIX.waitForTermination(of: pid)?.shellStatus ?? 1
+    }
+}
+
+/// Whether a signal this process got has already reached its child.
+enum SignalOrigin {
+    /// The kernel's `si_code` for a signal it sent itself (`SI_KERNEL`): the terminal's
+    /// Ctrl-C, Ctrl-\, resize or hang-up. One a process sent (`kill`: `SI_USER`, 0;
+    /// `sigqueue`, `tgkill`: negative) has `si_code` <= 0.
+    static let kernelCode: Int32 = 0x80
+
+    /// True when the terminal sent `signal` (`code` is `SI_KERNEL`) to the foreground process
+    /// group and the child is in this process's group (`childGroup` == `ownGroup`): the child
+    /// got it as well, and forwarding it would deliver it twice. Not for a hang-up when this
+    /// process leads the session (`sessionLeader`): the kernel sends that one SIGHUP to the
+    /// session leader alone. A signal sent to this process alone is forwarded.
+    static func reachedChild(signal: Int32, code: Int32, childGroup: pid_t, ownGroup: pid_t, sessionLeader: Bool) -> Bool {
+        guard code == kernelCode, childGroup >= 0, childGroup == ownGroup else { return false }
+        return !(signal == SIGHUP && sessionLeader)
     }
 }

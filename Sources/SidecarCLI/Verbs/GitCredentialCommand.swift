@@ -1,6 +1,7 @@
 import Adapters
 import ArgumentParser
 import JSON
+import Sidecar
 
 /// `auth-sidecar git-credential get|store|erase`: a git credential helper (gitcredentials(7))
 /// giving Entra access tokens as passwords to the hosts ``GitCredentialHosts`` maps.
@@ -44,14 +45,12 @@ struct GitCredentialCommand: ParsableCommand {
             let scope = GitCredentialHosts.default.scope(protocol: attributes["protocol"], host: attributes["host"])
         else { return }
         try VerbSession.run(common) { session throws(VerbFailure) in
-            var params: JSONObject = ["scopes": [.string(scope)]]
-            if action == .erase { params["forceRefresh"] = true }
-            let result = try session.call("acquireTokenSilent", .object(params))
+            var request = AcquireTokenSilentRequest(scopes: [scope])
+            request.forceRefresh = action == .erase
+            let result = try session.call(request)
             guard action == .get else { return }
-            let username = result["account"]?["username"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 } ?? "auth-sidecar"
-            guard let token = result["accessToken"]?.stringValue, let expiresOn = result["expiresOn"]?.intValue,
-                let answer = GitCredential.answer(username: username, token: token, expiresOn: expiresOn)
-            else {
+            let username = result.account["username"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 } ?? "auth-sidecar"
+            guard let answer = GitCredential.answer(username: username, token: result.accessToken, expiresOn: result.expiresOn) else {
                 throw VerbFailure(message: "git-credential: the engine's answer has no usable token")
             }
             session.print(answer)

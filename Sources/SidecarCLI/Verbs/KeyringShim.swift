@@ -112,13 +112,10 @@ enum KeyringShim {
         }
         guard let scope = PackageFeeds(configured).scope(forService: request.service) else { return notFoundStatus }
         let status = VerbSession.exitStatus(VerbLaunchOptions()) { session throws(VerbFailure) in
-            let result = try session.call("acquireTokenSilent", ["scopes": [.string(scope)]], pipelined: true)
-            guard let token = result["accessToken"]?.stringValue else {
-                throw VerbFailure(message: "the engine's answer has no accessToken")
-            }
+            let result = try session.call(AcquireTokenSilentRequest(scopes: [scope]), pipelined: true)
             let username =
-                request.username ?? result["account"]?["username"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 } ?? "auth-sidecar"
-            session.print(answer(request, username: username, token: token))
+                request.username ?? result.account["username"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 } ?? "auth-sidecar"
+            session.print(answer(request, username: username, token: result.accessToken))
         }
         return status == 0 ? 0 : notFoundStatus
     }

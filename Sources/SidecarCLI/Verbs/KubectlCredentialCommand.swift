@@ -86,31 +86,29 @@ struct KubectlCredentialCommand: ParsableCommand {
             Console.say("kubectl-credential: \(error.description)")
             throw ExitCode(VerbFailure.failureStatus)
         }
-        let scopes: JSONValue? = requestedScope.map { [.string($0)] }
         try VerbSession.run(common) { session throws(VerbFailure) in
-            var params = JSONObject()
-            params["scopes"] = scopes
+            var request = AcquireTokenSilentRequest(scopes: requestedScope.map { [$0] })
             if let popClaims, let resource = Self.popResource(popClaims) {
                 // kubelogin's Azure Arc PoP token: u = the cluster's ARM id, the claims as client_claims.
-                params["proofOfPossession"] = ["resourceId": .string(resource), "clientClaims": .string(popClaims)]
+                request.proofOfPossession = PopTargetParams(resourceId: resource, clientClaims: popClaims)
             }
-            var result: JSONValue
-            switch try session.outcome("acquireTokenSilent", .object(params)) {
+            var result: TokenResponse
+            switch try session.outcome(request) {
             case .success(let value): result = value
             case .failure(let error) where info.interactive && VerbFailure.isSignInNeeded(error):
                 Console.say("a sign-in is needed for kubectl; starting a device code sign-in")
-                var signIn = params
-                signIn["flow"] = "deviceCode"
-                switch try session.outcome("acquireToken", .object(signIn)) {
+                switch try session.outcome(AcquireTokenRequest(flow: .deviceCode, scopes: request.scopes)) {
                 case .success(let value): result = value
                 case .failure(let error):
                     throw SignInFailure.deviceCodeRefused(error, host: SignInEnvironment.current().sshHost) ?? .from(error)
                 }
+                // A device code sign-in brings a bearer token: the PoP one, now silent, after it.
+                if request.proofOfPossession != nil { result = try session.call(request) }
             case .failure(let error): throw .from(error)
             }
             if idToken, Self.idTokenExpiry(result).map({ $0 < Int64(time(nil)) + Self.idTokenMarginSeconds }) ?? true {
-                params["forceRefresh"] = true
-                result = try session.call("acquireTokenSilent", .object(params))
+                request.forceRefresh = true
+                result = try session.call(request)
             }
             let credential =
                 idToken ? Self.idTokenCredential(result) : popClaims != nil ? Self.popCredential(result) : Self.accessTokenCredential(result)
@@ -122,24 +120,22 @@ struct KubectlCredentialCommand: ParsableCommand {
         }
     }
 
-    private static func idTokenExpiry(_ result: JSONValue) -> Int64? {
-        result["idToken"]?.stringValue.flatMap(JWTClaims.expiry)
+    private static func idTokenExpiry(_ result: TokenResponse) -> Int64? {
+        result.idToken.flatMap(JWTClaims.expiry)
     }
 
-    private static func idTokenCredential(_ result: JSONValue) -> (String, Int64)? {
-        guard let token = result["idToken"]?.stringValue, let expiry = JWTClaims.expiry(token) else { return nil }
+    private static func idTokenCredential(_ result: TokenResponse) -> (String, Int64)? {
+        guard let token = result.idToken, let expiry = JWTClaims.expiry(token) else { return nil }
         return (token, expiry)
     }
 
     /// The signed HTTP request, as kubelogin puts it in the credential (kubectl sends it after
     /// `Bearer `, as Azure Arc's guard reads it), and the token's expiry.
-    private static func popCredential(_ result: JSONValue) -> (String, Int64)? {
-        guard let shr = result["signedHttpRequest"]?.stringValue, let expiresOn = result["expiresOn"]?.intValue else { return nil }
-        return (shr, expiresOn)
+    private static func popCredential(_ result: TokenResponse) -> (String, Int64)? {
+        result.signedHttpRequest.map { ($0, result.expiresOn) }
     }
 
-    private static func accessTokenCredential(_ result: JSONValue) -> (String, Int64)? {
-        guard let token = result["accessToken"]?.stringValue, let expiresOn = result["expiresOn"]?.intValue else { return nil }
-        return (token, expiresOn)
+    private static func accessTokenCredential(_ result: TokenResponse) -> (String, Int64)? {
+        (result.accessToken, result.expiresOn)
     }
 }

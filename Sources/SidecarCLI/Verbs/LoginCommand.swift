@@ -109,21 +109,19 @@ struct LoginCommand: ParsableCommand {
             }
             Console.say(Self.line(way, broker: try session.configuration["broker"]?.stringValue))
             session.use(URLOpener.system(way, environment: environment))
-            var params = JSONObject()
-            if !scopes.isEmpty { params["scopes"] = JSONValue(scopes) }
-            if let loginHint { params["loginHint"] = .string(loginHint) }
-            if let claims = claimsChallenge.flatMap(ClaimsChallenge.claims(fromChallenge:)) { params["claims"] = .string(claims) }
+            let flow: AcquireTokenRequest.Flow = way.method == .deviceCode ? .deviceCode : way.method == .paste ? .paste : .browser
+            var request = AcquireTokenRequest(flow: flow, scopes: scopes.isEmpty ? nil : scopes)
+            request.loginHint = loginHint
+            request.claims = claimsChallenge.flatMap(ClaimsChallenge.claims(fromChallenge:))
             if let tenant {
                 let configured = try session.configuration["authority"]?.stringValue ?? ""
                 guard let authority = VerbRequests.authority(configured, tenant: tenant) else {
                     throw VerbFailure(message: "the configured authority \(configured) has no host to put a tenant on")
                 }
-                params["authority"] = .string(authority)
+                request.authority = authority
             }
-            if way.method == .deviceCode { params["flow"] = "deviceCode" }
-            if way.method == .paste { params["flow"] = "paste" }
-            let result: JSONValue
-            switch try session.outcome("acquireToken", .object(params)) {
+            let result: TokenResponse
+            switch try session.outcome(request) {
             case .success(let value): result = value
             case .failure(let error):
                 if way.method == .deviceCode, let refused = SignInFailure.deviceCodeRefused(error, host: environment.sshHost, port: fixedPort) {
@@ -131,10 +129,10 @@ struct LoginCommand: ParsableCommand {
                 }
                 throw .from(error)
             }
-            AzAccounts.forget(cachePath: try? session.configuration["cache"]?["path"]?.stringValue, account: result["account"])
+            AzAccounts.forget(cachePath: try? session.configuration["cache"]?["path"]?.stringValue, account: result.account)
             switch output {
-            case .json: session.print(VerbOutput.signInSummary(result).jsonText)
-            case .text: session.print("Signed in as \(VerbOutput.username(result["account"]))")
+            case .json: session.print(VerbOutput.signInSummary(result.result).jsonText)
+            case .text: session.print("Signed in as \(VerbOutput.username(result.account))")
             }
         }
     }

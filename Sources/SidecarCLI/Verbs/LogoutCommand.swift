@@ -22,19 +22,17 @@ struct LogoutCommand: ParsableCommand {
 
     func run() throws {
         try VerbSession.run(common) { session throws(VerbFailure) in
-            var params = JSONObject()
-            if let account { params["account"] = ["username": .string(account)] }
-            if browser { params["signoutFromBrowser"] = true }
-            let result: JSONValue
-            switch try session.outcome("signout", .object(params)) {
+            let request = SignoutRequest(account: account.map { .username($0) }, signoutFromBrowser: browser)
+            let result: SignoutResponse
+            switch try session.outcome(request) {
             case .success(let value): result = value
             case .failure(let error) where error.code == AuthErrorMapping.accountNotFoundCode:
                 throw VerbFailure(message: account.map { "no signed-in account is \($0)" } ?? "no account is signed in")
             case .failure(let error): throw .from(error, account: account)
             }
             switch output {
-            case .json: session.print(result.jsonText)
-            case .text: session.print("Signed out \(VerbOutput.username(result["account"]))")
+            case .json: session.print(result.result.jsonText)
+            case .text: session.print("Signed out \(VerbOutput.username(result.account))")
             }
         }
     }

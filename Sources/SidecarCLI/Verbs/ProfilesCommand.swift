@@ -50,7 +50,7 @@ struct ProfilesCommand: ParsableCommand {
                 let configuration = try session.configuration
                 entry["clientId"] = configuration["clientId"]
                 entry["authority"] = configuration["authority"]
-                entry["account"] = try session.call("getCurrentAccount")["account"] ?? .null
+                entry["account"] = try session.call(GetCurrentAccountRequest()).account
             } catch {
                 entry["error"] = .string(error.message)
             }

@@ -21,8 +21,8 @@ struct SSHCertRequest: Equatable {
     struct Outcome {
         var key: String
         var path: String
-        var result: JSONValue
-        var certificate: JSONValue { result["sshCertificate"] ?? .null }
+        var result: TokenResponse
+        var certificate: JSONValue { result.sshCertificate ?? .null }
         var principal: String { certificate["principals"]?.arrayValue?.first?.stringValue ?? "" }
     }
 
@@ -35,9 +35,10 @@ struct SSHCertRequest: Equatable {
         } catch {
             throw VerbFailure(message: error.description)
         }
-        let params: JSONValue = ["sshCertificate": ["publicKey": .string(publicKey)]]
-        let result = try session.call("acquireTokenSilent", params, pipelined: true)
-        guard let line = result["sshCertificate"]?["line"]?.stringValue else {
+        var request = AcquireTokenSilentRequest()
+        request.sshCertificate = SSHCertificateParams(publicKey: publicKey)
+        let result = try session.call(request, pipelined: true)
+        guard let line = result.sshCertificate?["line"]?.stringValue else {
             throw VerbFailure(message: "the engine's answer carries no SSH certificate")
         }
         let path = output ?? SSHKeyFiles.certificatePath(forKey: keyPath)
@@ -60,7 +61,7 @@ struct SSHCertRequest: Equatable {
         case .json:
             var object: JSONObject = ["path": .string(outcome.path), "key": .string(outcome.key)]
             for name in ["keyId", "principals", "validAfter", "validBefore"] { object[name] = outcome.certificate[name] ?? .null }
-            object["fromCache"] = outcome.result["fromCache"] ?? .null
+            object["fromCache"] = .bool(outcome.result.fromCache)
             session.print(JSONValue.object(object).jsonText)
         }
     }

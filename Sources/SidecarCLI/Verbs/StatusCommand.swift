@@ -30,7 +30,9 @@ struct StatusCommand: ParsableCommand {
     @OptionGroup var common: VerbOptions
 
     func run() throws {
-        try VerbSession.run(common) { session throws(VerbFailure) in
+        var options = common.plain
+        options.cacheProtection = true  // the one verb that prints it
+        try VerbSession.run(options) { session throws(VerbFailure) in
             let report = try Self.report(session)
             switch output {
             case .json: session.print(report.json.jsonText)
@@ -41,20 +43,18 @@ struct StatusCommand: ParsableCommand {
     }
 
     static func report(_ session: VerbSession) throws(VerbFailure) -> StatusReport {
-        let accounts = try session.call("getAccounts")["accounts"]?.arrayValue ?? []
-        let current = try session.outcome("acquireTokenSilent")
-        let currentID = (try? current.get())?["account"]?["homeAccountId"]
+        let accounts = try session.call(GetAccountsRequest()).accounts
+        let current = try session.outcome(AcquireTokenSilentRequest())
+        let currentID = (try? current.get())?.account["homeAccountId"]
         var statuses: [StatusReport.AccountStatus] = []
         if try session.configuration["clientAssertion"] != nil {  // an app signs in as itself: it is the account
             let named: JSONValue = ["username": try session.configuration["clientId"] ?? .null, "homeAccountId": ""]
-            statuses.append(.init(account: (try? current.get())?["account"] ?? named, current: true, token: tokenState(current)))
+            statuses.append(.init(account: (try? current.get())?.account ?? named, current: true, token: tokenState(current)))
         }
         for account in accounts {
             let isCurrent = (currentID != nil && account["homeAccountId"] == currentID) || account["isCurrent"] == true
-            let outcome =
-                isCurrent
-                ? current
-                : try session.outcome("acquireTokenSilent", ["account": ["homeAccountId": account["homeAccountId"] ?? .null]])
+            let id = account["homeAccountId"]?.stringValue ?? ""
+            let outcome = isCurrent ? current : try session.outcome(AcquireTokenSilentRequest(account: .homeAccountId(id)))
             statuses.append(.init(account: account, current: isCurrent, token: tokenState(outcome)))
         }
         let configuration = try session.configuration
@@ -74,12 +74,12 @@ struct StatusCommand: ParsableCommand {
     /// holds the key: this process never decrypts the file itself).
     private static func cacheSummary(_ configuration: JSONValue, _ session: VerbSession) throws(VerbFailure) -> Result<CacheSummary, RPCError>? {
         guard configuration["cache"]?["path"] != nil else { return nil }
-        return try session.outcome("getCacheSummary").map(CacheSummary.init(result:))
+        return try session.outcome(GetCacheSummaryRequest())
     }
 
-    private static func tokenState(_ outcome: Result<JSONValue, RPCError>) -> StatusReport.TokenState {
+    private static func tokenState(_ outcome: Result<TokenResponse, RPCError>) -> StatusReport.TokenState {
         switch outcome {
-        case .success(let result): .valid(expiresOn: result["expiresOn"]?.intValue ?? 0)
+        case .success(let result): .valid(expiresOn: result.expiresOn)
         case .failure(let error) where error.code == AuthErrorMapping.interactionRequiredCode: .signInNeeded(VerbFailure.oneLine(error.message))
         case .failure(let error): .failed(VerbFailure.oneLine(error.message))
         }

@@ -1,5 +1,6 @@
 import Adapters
 import JSON
+import Sidecar
 
 /// What `auth-sidecar token` asks for and prints, as a plain value: ``TokenCommand``
 /// (swift-argument-parser) and ``PlainCommandLine`` (the fast path) both produce one.
@@ -35,47 +36,33 @@ struct TokenRequest: Equatable {
     func run(_ session: VerbSession) throws(VerbFailure) {
         // A silent request never starts a sign-in, so it may go out right behind `initialize`
         // (with --tenant, `params` has already read `initialize`'s reply for the authority).
-        let result = try session.call("acquireTokenSilent", .object(try params(session)), account: account, pipelined: true)
+        let result = try session.call(try request(session), account: account, pipelined: true)
         try print(result, to: session)
     }
 
-    private func params(_ session: VerbSession) throws(VerbFailure) -> JSONObject {
-        var params = JSONObject()
-        if !scopes.isEmpty { params["scopes"] = JSONValue(scopes) }
-        if let resource { params["scopes"] = [.string(AzAccessToken.scope(forResource: resource))] }
-        if let account { params["account"] = ["username": .string(account)] }
+    private func request(_ session: VerbSession) throws(VerbFailure) -> AcquireTokenSilentRequest {
+        var request = AcquireTokenSilentRequest(scopes: scopes.isEmpty ? nil : scopes, account: account.map { .username($0) })
+        if let resource { request.scopes = [AzAccessToken.scope(forResource: resource)] }
         if let tenant {
             let configured = try session.configuration["authority"]?.stringValue ?? ""
             guard let authority = VerbRequests.authority(configured, tenant: tenant) else {
                 throw VerbFailure(message: "the configured authority \(configured) has no host to put a tenant on")
             }
-            params["authority"] = .string(authority)
+            request.authority = authority
         }
-        if forceRefresh { params["forceRefresh"] = true }
-        if let popMethod, let popURL {
-            var pop: JSONObject = ["method": .string(popMethod), "url": .string(popURL)]
-            if let popNonce { pop["nonce"] = .string(popNonce) }
-            params["proofOfPossession"] = .object(pop)
-        }
-        return params
+        request.forceRefresh = forceRefresh
+        if let popMethod, let popURL { request.proofOfPossession = PopTargetParams(method: popMethod, url: popURL, nonce: popNonce) }
+        return request
     }
 
-    private func print(_ result: JSONValue, to session: VerbSession) throws(VerbFailure) {
+    private func print(_ result: TokenResponse, to session: VerbSession) throws(VerbFailure) {
         switch output {
-        case .json: session.print(result.jsonText)
-        case .az:
-            guard let az = VerbOutput.az(result) else { throw VerbFailure(message: "the engine's answer has no accessToken or expiresOn") }
-            session.print(az.jsonText)
+        case .json: session.print(result.result.jsonText)
+        case .az: session.print(VerbOutput.az(result).jsonText)
         case .token where popMethod != nil:
-            guard let header = result["authorizationHeader"]?.stringValue else {
-                throw VerbFailure(message: "the engine's answer has no authorizationHeader")
-            }
+            guard let header = result.authorizationHeader else { throw VerbFailure(message: "the engine's answer has no authorizationHeader") }
             session.print(header)
-        case .token:
-            guard let token = result["accessToken"]?.stringValue else {
-                throw VerbFailure(message: "the engine's answer has no accessToken")
-            }
-            session.print(token)
+        case .token: session.print(result.accessToken)
         }
     }
 }

@@ -6,4 +6,7 @@ struct VerbLaunchOptions: Equatable {
     var noAgent = false
     /// `login --redirect-port`: the loopback redirect's port (the `redirectPort` key).
     var redirectPort: Int?
+    /// An in-process engine's `initialize` reports `cacheProtection` (`status` prints it; the
+    /// other verbs never read it, and it costs a read of the cache file and of its directory).
+    var cacheProtection = false
 }

@@ -1,5 +1,6 @@
 import Adapters
 import JSON
+import Sidecar
 
 /// The verbs' human-readable and JSON renderings (pure functions, unit-tested). None of them
 /// ever includes a token.
@@ -33,13 +34,11 @@ enum VerbOutput {
     }
 
     /// `token --output az`: az's get-access-token JSON from a TokenResult (`tenant`: the
-    /// result's tenantId). No `subscription`: the sidecar has no notion of one. `nil` without
-    /// a token or an expiry.
-    static func az(_ result: JSONValue) -> JSONValue? {
-        guard let token = result["accessToken"]?.stringValue, let expiresOn = result["expiresOn"]?.intValue else { return nil }
-        return AzAccessToken.json(
-            accessToken: token, expiresOn: expiresOn, tenant: result["tenantId"]?.stringValue ?? "",
-            tokenType: result["tokenType"]?.stringValue ?? "Bearer", subscription: nil)
+    /// result's tenantId). No `subscription`: the sidecar has no notion of one.
+    static func az(_ result: TokenResponse) -> JSONValue {
+        AzAccessToken.json(
+            accessToken: result.accessToken, expiresOn: result.expiresOn, tenant: result.tenantId, tokenType: result.tokenType,
+            subscription: nil)
     }
 
     /// "in 59 min", "in 2 h 5 min", "expired 3 min ago", from seconds left.

@@ -39,23 +39,27 @@ final class VerbSession {
     let sources: ConfigurationSources
     /// Whether an agent may serve this session (not `--no-agent`).
     let useAgent: Bool
+    /// Whether an in-process engine reports `cacheProtection` (``VerbLaunchOptions/cacheProtection``).
+    private let reportsCacheProtection: Bool
     /// Logs to stderr at the `--log-level`.
     let logger: Logger
     /// The device code and its countdown on stderr.
     let progress = SignInProgress()
     private let output: Int32
-    private var initialized: Result<JSONValue, VerbFailure>?
+    private var initialized: Result<InitializeResponse, VerbFailure>?
     private let initializeID: RequestID
 
     private init(
         client: any EngineClient, connection: EngineConnection, agentSocket: String,
-        sources: ConfigurationSources, useAgent: Bool, initializeID: RequestID, logger: Logger, output: Int32
+        sources: ConfigurationSources, useAgent: Bool, reportsCacheProtection: Bool, initializeID: RequestID, logger: Logger,
+        output: Int32
     ) {
         self.client = client
         self.connection = connection
         self.agentSocket = agentSocket
         self.sources = sources
         self.useAgent = useAgent
+        self.reportsCacheProtection = reportsCacheProtection
         self.initializeID = initializeID
         self.logger = logger
         self.output = output
@@ -67,22 +71,23 @@ final class VerbSession {
         get throws(VerbFailure) {
             if initialized == nil {
                 initialized = Result { () throws(VerbFailure) in
-                    try Self.outcome(client, connection.engine, initializeID, timeoutSeconds: 30)
+                    try Self.decoded(InitializeRequest.self, try Self.outcome(client, connection.engine, initializeID, timeoutSeconds: 30))
                 }
             }
             switch initialized {
-            case .success(let result)?: return result["configuration"] ?? [:]
+            case .success(let result)?: return result.configuration
             case .failure(let failure)?: throw failure
             case nil: return [:]
             }
         }
     }
 
-    /// `initialize`'s `cacheProtection` member (what protects the file cache; `nil`: none).
+    /// `initialize`'s `cacheProtection` member (what protects the file cache; `nil`: none, or an
+    /// in-process engine not asked for it: ``VerbLaunchOptions/cacheProtection``).
     var cacheProtection: JSONValue? {
         get throws(VerbFailure) {
             _ = try configuration
-            if case .success(let result)? = initialized { return result["cacheProtection"] }
+            if case .success(let result)? = initialized { return result.cacheProtection }
             return nil
         }
     }
@@ -92,7 +97,7 @@ final class VerbSession {
     var agentInfo: JSONValue? {
         get throws(VerbFailure) {
             _ = try configuration
-            if case .success(let result)? = initialized { return result["agent"] }
+            if case .success(let result)? = initialized { return result.agent }
             return nil
         }
     }
@@ -131,7 +136,9 @@ final class VerbSession {
         do { sources = try ConfigurationSources.load(launch) } catch {
             throw VerbFailure(message: ConfigurationSources.fileMistakeLine(error) ?? error.message)
         }
-        return try connect(sources: sources, useAgent: !options.noAgent, redirectPort: options.redirectPort, logger: logger, output: output)
+        return try connect(
+            sources: sources, useAgent: !options.noAgent, redirectPort: options.redirectPort, cacheProtection: options.cacheProtection,
+            logger: logger, output: output)
     }
 
     /// A new session like this one (same configuration, output and agent choice) on a new
@@ -139,13 +146,14 @@ final class VerbSession {
     /// connection was lost (the agent restarted); the caller closes this one.
     func reconnected() throws(VerbFailure) -> VerbSession {
         client.close()
-        return try Self.connect(sources: sources, useAgent: useAgent, redirectPort: nil, logger: logger, output: output)
+        return try Self.connect(
+            sources: sources, useAgent: useAgent, cacheProtection: reportsCacheProtection, logger: logger, output: output)
     }
 
     /// Another session like this one (same configuration, output and agent choice) on a
     /// connection of its own, this one kept open: an ``EnginePool``'s next session.
     func sibling() throws(VerbFailure) -> VerbSession {
-        try Self.connect(sources: sources, useAgent: useAgent, redirectPort: nil, logger: logger, output: output)
+        try Self.connect(sources: sources, useAgent: useAgent, cacheProtection: reportsCacheProtection, logger: logger, output: output)
     }
 
     /// Closes the engine connection (an in-process engine's thread ends with it).
@@ -154,24 +162,23 @@ final class VerbSession {
     /// A session with these sources, for a verb that opens several (`profiles`): it reserves
     /// stdout and makes the logger once itself.
     static func connect(
-        sources: ConfigurationSources, useAgent: Bool, redirectPort: Int? = nil, logger: Logger, output: Int32
+        sources: ConfigurationSources, useAgent: Bool, redirectPort: Int? = nil, cacheProtection: Bool = false, logger: Logger,
+        output: Int32
     ) throws(VerbFailure) -> VerbSession {
         let socket = UserPaths.agentSocket()
         let connection = try EngineConnection.open(
             socketPath: socket, useAgent: useAgent && !AgentConnection.disabledByEnvironment, logger: logger)
-        let client = try connection.client(logger: logger)
+        let client = try connection.client(logger: logger, cacheProtection: cacheProtection)
         var overrides = sources.overrides
         overrides.browser = .client
         if let redirectPort { overrides.redirectPort = redirectPort }
-        var params = overrides.json.objectValue ?? [:]
-        if let profile = sources.profile { params["profile"] = .string(profile) }  // the agent layers it over that profile
         let initializeID: RequestID
-        do { initializeID = try client.sendRequest("initialize", params: .object(params)) } catch {
+        do { initializeID = try client.send(InitializeRequest(overrides: overrides, profile: sources.profile)) } catch {
             throw .connection(error, engine: connection.engine)
         }
         let session = VerbSession(
             client: client, connection: connection, agentSocket: socket, sources: sources, useAgent: useAgent,
-            initializeID: initializeID, logger: logger, output: output)
+            reportsCacheProtection: cacheProtection, initializeID: initializeID, logger: logger, output: output)
         session.use(nil)
         let progress = session.progress
         client.onNotification = { method, params in
@@ -206,6 +213,25 @@ final class VerbSession {
         let id = try send(method, params)
         _ = try configuration
         return try Self.outcome(client, connection.engine, id, account: account)
+    }
+
+    /// Sends a typed request and reads its typed result; its error becomes a ``VerbFailure``
+    /// (`account`: the username it named). `pipelined` as ``call(_:_:account:pipelined:)``.
+    func call<Request: RequestType>(_ request: Request, account: String? = nil, pipelined: Bool = false) throws(VerbFailure) -> Request.Response {
+        try Self.decoded(Request.self, try call(Request.method, request.params, account: account, pipelined: pipelined))
+    }
+
+    /// The typed outcome of a request (for callers that treat some errors as answers).
+    func outcome<Request: RequestType>(_ request: Request) throws(VerbFailure) -> Result<Request.Response, RPCError> {
+        switch try outcome(Request.method, request.params) {
+        case .success(let result): return .success(try Self.decoded(Request.self, result))
+        case .failure(let error): return .failure(error)
+        }
+    }
+
+    /// `result` as `Request`'s result type; one it does not fit is the engine's fault, said in a line.
+    private static func decoded<Request: RequestType>(_ type: Request.Type, _ result: JSONValue) throws(VerbFailure) -> Request.Response {
+        do { return try Request.Response(decoding: result) } catch { throw VerbFailure(message: "the engine's answer: \(error.message)") }
     }
 
     /// The raw outcome of a request (for callers that treat some errors as answers).

@@ -1,15 +1,9 @@
 import JSON
 import JSONRPC
 
-/// A session policy whose errors leave through a stage of their own, after every other stage
-/// (``RequestPipeline``'s route, whatever its kind): otherwise an error leaves as the engine
-/// threw it. The forward socket's names no laptop file (``ForwardDisclosure``).
-public protocol ErrorReleasingPolicy: SessionPolicy {
-    /// The error that leaves for `error`, thrown while `method` was served.
-    func releaseError(_ method: SidecarMethod, _ error: RPCError) -> RPCError
-}
-
-extension ErrorReleasingPolicy {
+/// The error stage of a policy that ``SessionPolicy/releasesErrors``: wrapped around a route
+/// after every other stage.
+extension SessionPolicy {
     /// `route` with every error it answers passed through ``releaseError(_:_:)``.
     func releasingErrors(_ method: SidecarMethod, _ route: RPCRoute) -> RPCRoute {
         switch route {

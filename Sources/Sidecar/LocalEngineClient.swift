@@ -2,7 +2,6 @@ import Dispatch
 import JSON
 import JSONRPC
 import POSIXSupport
-import Sidecar
 
 /// The engine in this process, called directly, as sourcekit-lsp's `LocalConnection` does: each
 /// request goes through ``SidecarService``'s route (so through the same request pipeline as
@@ -13,9 +12,9 @@ import Sidecar
 ///
 /// Concurrency: the verb's thread owns it (as it owns a ``JSONRPCClient``); a task writes its
 /// outcome under a lock and signals, the verb's thread waits.
-final class LocalEngineClient: EngineClient {
-    var onNotification: (String, JSONValue?) -> Void = { _, _ in }
-    var onRequest: (String, JSONValue?) -> Result<JSONValue, RPCError> = { method, _ in .failure(.methodNotFound(method)) }
+public final class LocalEngineClient: EngineClient {
+    public var onNotification: (String, JSONValue?) -> Void = { _, _ in }
+    public var onRequest: (String, JSONValue?) -> Result<JSONValue, RPCError> = { method, _ in .failure(.methodNotFound(method)) }
 
     private var service: SidecarService?
     private var nextID: Int64 = 1
@@ -32,9 +31,9 @@ final class LocalEngineClient: EngineClient {
         }
     }
 
-    init(service: SidecarService) { self.service = service }
+    public init(service: SidecarService) { self.service = service }
 
-    func sendRequest(_ method: String, params: JSONValue) throws(JSONRPCClient.Failure) -> RequestID {
+    public func sendRequest(_ method: String, params: JSONValue) throws(JSONRPCClient.Failure) -> RequestID {
         guard let service else { throw .closed(errno: nil) }
         let id = RequestID.number(nextID)
         nextID += 1
@@ -57,7 +56,7 @@ final class LocalEngineClient: EngineClient {
         return id
     }
 
-    func reply(to id: RequestID, timeoutSeconds: Double?) throws(JSONRPCClient.Failure) -> Result<JSONValue, RPCError> {
+    public func reply(to id: RequestID, timeoutSeconds: Double?) throws(JSONRPCClient.Failure) -> Result<JSONValue, RPCError> {
         guard let pending = pending[id] else { throw .closed(errno: nil) }
         if let timeoutSeconds {
             guard pending.done.wait(timeout: .now() + timeoutSeconds) == .success else { throw .timedOut }
@@ -68,7 +67,7 @@ final class LocalEngineClient: EngineClient {
         return pending.outcome.withLock { $0 } ?? .failure(.internalError("the request ended without an answer"))
     }
 
-    func close() {
+    public func close() {
         service?.serverWillStop()
         service = nil
     }
