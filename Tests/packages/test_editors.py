@@ -59,11 +59,11 @@ EMACS_HARNESS = r"""
 
 def first_token_steps(readme: str, editor: str) -> tuple[str, str]:
     """The README's shell lines (the try line) and what follows in the editor."""
-    shell, = blocks(readme, "## A first token, against the bundled mock identity platform", "sh")
+    shell, = blocks("## A first token, against the bundled mock identity platform", "sh", readme)
     try_line, start = [line.split("  #")[0].strip() for line in shell.strip().splitlines()]
     assert try_line == 'eval "$(auth-sidecar-try)"' and start == editor, shell
     language = "vim" if editor == "nvim" else "elisp"
-    steps, = blocks(readme, "## A first token, against the bundled mock identity platform", language)
+    steps, = blocks("## A first token, against the bundled mock identity platform", language, readme)
     return try_line, steps
 
 
@@ -96,8 +96,8 @@ def editors_get_a_token(kind: str, dist, work) -> None:
     try_line, vim_commands = first_token_steps(NEOVIM, "nvim")
     _, elisp = first_token_steps(EMACS, "emacs")
     assert try_line == first_token_steps(EMACS, "emacs")[0]
-    nvim_init, = blocks(NEOVIM, "## Install", "lua")
-    emacs_init, = blocks(EMACS, "## Install", "elisp")
+    nvim_init, = blocks("## Install", "lua", NEOVIM)
+    emacs_init, = blocks("## Install", "elisp", EMACS)
     done = user.run(SCRIPT.format(try_line=try_line), timeout=240, README_COMMANDS=vim_commands, NVIM_INIT=nvim_init,
                     NVIM_HARNESS=NVIM_HARNESS, README_FORMS=elisp, EMACS_INIT=emacs_init, EMACS_HARNESS=EMACS_HARNESS)
     stop_a_stray_mock(user.home)
