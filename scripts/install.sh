@@ -2,7 +2,8 @@
 # Installs auth-sidecar for the current user (or under --prefix): the binary, the man page
 # (generated from the same source as --help), bash, zsh and fish completions, and the protocol
 # documents (share/doc/auth-sidecar/protocol, which --help names), and the `az` link in a
-# directory of its own (share/auth-sidecar/az-shim/bin; scripts/install-az-shim.sh).
+# directory of its own (share/auth-sidecar/az-shim/bin; scripts/install-az-shim.sh), the editor
+# plugins, shell recipes and README/docs (scripts/install-shared-files.sh; `auth-sidecar where`).
 #
 #   scripts/install.sh [--prefix DIR]      # default: ~/.local
 #   scripts/install.sh --binary PATH ...   # that binary (scripts/build.sh's) instead of building
@@ -50,9 +51,10 @@ cp -R protocol "$docs/protocol"
 chmod -R u=rwX,go=rX "$docs/protocol"
 scripts/install-az-shim.sh "$prefix"
 scripts/install-feed-links.sh "$prefix"
+scripts/install-shared-files.sh "$prefix"
 
-echo "installed $prefix/bin/auth-sidecar, man page auth-sidecar(1), bash/zsh/fish completions, $docs/protocol," \
-    "the az link in $prefix/share/auth-sidecar/az-shim/bin (first on PATH only where you want it)" >&2
+echo "installed $prefix/bin/auth-sidecar, man page auth-sidecar(1), bash/zsh/fish completions, $docs," \
+    "the editor plugins (auth-sidecar where neovim|emacs), the az link in $prefix/share/auth-sidecar/az-shim/bin (first on PATH only where you want it)" >&2
 case ":$PATH:" in
     *":$prefix/bin:"*) ;;
     *) echo "add $prefix/bin to PATH (e.g. in ~/.profile: export PATH=\"$prefix/bin:\$PATH\")" >&2 ;;

@@ -8,6 +8,11 @@
 #   SHA256SUMS
 # V is LibraryInfo.version (Sources/AuthCore/LibraryInfo.swift), the one place it is written.
 # The man page and completions come from scripts/install.sh, as for an install from source.
+# Every package ships, beside its binary (PREFIX/bin/auth-sidecar), the editor plugins and shell
+# recipes in PREFIX/share/auth-sidecar/{neovim,emacs,shell} and README.md, docs/ and protocol/ in
+# PREFIX/share/doc/auth-sidecar (scripts/install-shared-files.sh), which `auth-sidecar where NAME`
+# prints: the .deb with PREFIX /usr, the tarball its install prefix, the wheel its venv (the
+# wheel's .data/data), npm node_modules/auth-sidecar.
 # Each package also carries the mock identity platform and `auth-sidecar-try` (scripts/try.py),
 # which starts it for trying auth-sidecar without a clone.
 #
@@ -63,7 +68,7 @@ rm -f "$output"/auth_sidecar-*.whl "$output"/auth-sidecar_*.deb "$output"/auth-s
     "$output"/auth-sidecar-*.tar.gz "$output/SHA256SUMS"
 
 # The wheel.
-python3 scripts/package/wheel.py "$binary" "$version" "$platform" "$output" "$mock" >/dev/null
+python3 scripts/package/wheel.py "$binary" "$version" "$platform" "$output" "$mock" "$stage" >/dev/null
 
 # The .deb: Debian's paths, Depends from dpkg-shlibdeps plus libcurl (opened with dlopen, so
 # no tool sees it: libcurl.so.4, else libcurl-gnutls.so.4, as Sources/HTTP/CurlLibrary.swift).
@@ -83,6 +88,22 @@ unit_for /usr/bin/auth-sidecar >"$deb/usr/lib/systemd/user/auth-sidecar-agent.se
 # The az link in a directory of its own (README "For tools that call az"), never /usr/bin/az.
 cp -P -R "$stage/share/auth-sidecar" "$deb/usr/share/auth-sidecar"
 cp -R "$stage/share/doc/auth-sidecar/protocol" "$doc/protocol"
+# README.md and docs/ uncompressed, for `auth-sidecar where docs` and their relative links.
+cp "$stage/share/doc/auth-sidecar/README.md" "$doc/"
+[ ! -d "$stage/share/doc/auth-sidecar/docs" ] || cp -R "$stage/share/doc/auth-sidecar/docs" "$doc/docs"
+# Neovim: `:packadd auth-sidecar` (/usr/share/nvim/site is in its packpath), a link to
+# /usr/share/auth-sidecar/neovim. Emacs: Debian's site-start.d puts /usr/share/auth-sidecar/emacs
+# in load-path, so (require 'auth-sidecar) needs no setup (Debian's Emacs has no
+# /usr/share/emacs/site-lisp in load-path).
+cp -P -R "$stage/share/nvim" "$deb/usr/share/nvim"
+install -d "$deb/etc/emacs/site-start.d"
+cat >"$deb/etc/emacs/site-start.d/50auth-sidecar.el" <<'ELISP'
+;; auth-sidecar: (require 'auth-sidecar), then M-x auth-sidecar-sign-in (README.md there)
+(let ((dir "/usr/share/auth-sidecar/emacs"))
+  (when (file-directory-p dir) (add-to-list 'load-path dir)))
+ELISP
+chmod 644 "$deb/etc/emacs/site-start.d/50auth-sidecar.el"
+echo /etc/emacs/site-start.d/50auth-sidecar.el >"$deb/DEBIAN/conffiles"
 cat >"$doc/copyright" <<COPYRIGHT
 Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
 Upstream-Name: auth-sidecar
@@ -143,6 +164,14 @@ npm_root="$work/npm"
 mkdir -p "$npm_root/bin"
 cp clients/node/index.js clients/node/index.d.ts clients/node/README.md "$npm_root/"
 cp -R "$mock" "$npm_root/mock"
+# The plugins and docs as in every package (share/), and the keyring and az shims as scripts
+# (an npm package holds no links); docker-credential-auth-sidecar is a `bin` entry (a link npm makes).
+mkdir -p "$npm_root/share/auth-sidecar/keyring-shim/bin" "$npm_root/share/auth-sidecar/az-shim/bin" "$npm_root/share/doc"
+cp -R "$stage/share/auth-sidecar/neovim" "$stage/share/auth-sidecar/emacs" "$stage/share/auth-sidecar/shell" \
+    "$npm_root/share/auth-sidecar/"
+cp -R "$stage/share/doc/auth-sidecar" "$npm_root/share/doc/auth-sidecar"
+install -m 755 scripts/package/keyring "$npm_root/share/auth-sidecar/keyring-shim/bin/keyring"
+install -m 755 scripts/package/az "$npm_root/share/auth-sidecar/az-shim/bin/az"
 install -m 755 "$binary" "$npm_root/bin/auth-sidecar"
 python3 - "$version" clients/node/package.json "$npm_root/package.json" <<'PY'
 import json, sys
@@ -151,8 +180,9 @@ package = json.load(open(source))
 package["version"] = version
 package["description"] = ("auth-sidecar and its Node client: MSAL-style sign-in to the Microsoft identity platform "
                           "over JSON-RPC on stdio (carries the Linux x86-64 binary)")
-package["bin"] = {"auth-sidecar": "bin/auth-sidecar", "auth-sidecar-try": "mock/try.py"}
-package["files"] = sorted(set(package.get("files", [])) | {"bin/", "mock/"})
+package["bin"] = {"auth-sidecar": "bin/auth-sidecar", "auth-sidecar-try": "mock/try.py",
+                  "docker-credential-auth-sidecar": "bin/auth-sidecar"}  # multi-call: by its name (#50)
+package["files"] = sorted(set(package.get("files", [])) | {"bin/", "mock/", "share/"})
 package["os"], package["cpu"] = ["linux"], ["x64"]
 package.pop("scripts", None)  # run-tests is not shipped
 json.dump(package, open(target, "w"), indent=2)

@@ -61,6 +61,11 @@ command -v ssh >/dev/null || missing+=(openssh-client)
 command -v dpkg-shlibdeps >/dev/null || missing+=(dpkg-dev)
 command -v objdump >/dev/null || missing+=(binutils)
 command -v man >/dev/null || missing+=(man-db)
+# the editor plugins and npm's global install from each package (Tests/packages/test_editors.py,
+# test_package_commands.py; clients/run-editor-tests)
+command -v nvim >/dev/null || missing+=(neovim)
+command -v emacs >/dev/null || missing+=(emacs-nox)
+command -v npm >/dev/null || missing+=(npm)
 venv_works() { [ -x .venv/bin/python ] && .venv/bin/python -m pip --version >/dev/null 2>&1; }
 # Debian splits venv's ensurepip into python3-venv.
 venv_works || python3 -c 'import ensurepip, venv' 2>/dev/null || missing+=(python3-venv)

@@ -22,16 +22,17 @@ public struct AuthSidecarCommand: ParsableCommand {
             one action for shells (exit status 0 success, 1 failure, 2 sign-in needed, 64 usage \
             error).
 
-            Started as 'az' (a link named az: the .deb has /usr/share/auth-sidecar/az-shim/bin/az, the tarball \
-            PREFIX/share/auth-sidecar/az-shim/bin/az; for the wheel or npm package, make one: README "Install") or as \
+            Started as 'az' (the az in the directory 'auth-sidecar where az' prints, which every package has: \
+            /usr/share/auth-sidecar/az-shim/bin from the .deb, PREFIX/share/auth-sidecar/az-shim/bin from the others) or as \
             'auth-sidecar az ...', it answers 'az account get-access-token' and 'az account show' as Azure CLI \
             prints them, for tools that call az (azure-identity's AzureCliCredential, Terraform); other az \
             commands are refused (exit 2) or, with the azPassthrough key, run by the real az further down PATH.
 
-            More: man auth-sidecar. The protocol (every method, its params, results and errors): \
-            share/doc/auth-sidecar/protocol/README.md under the installation prefix \
-            (/usr/share/doc/auth-sidecar/protocol from the .deb, ~/.local/share/doc/auth-sidecar/protocol \
-            from the tarball), protocol/README.md in the source tree.
+            More: README.md, docs/ and protocol/README.md (every method, its params, results and errors) in \
+            the directory 'auth-sidecar where docs' prints, which every package has: /usr/share/doc/auth-sidecar \
+            from the .deb, PREFIX/share/doc/auth-sidecar from the tarball and the wheel (PREFIX: its venv), \
+            node_modules/auth-sidecar/share/doc/auth-sidecar from npm; man auth-sidecar with the .deb and the \
+            tarball. The editor plugins: 'auth-sidecar where neovim', 'auth-sidecar where emacs'.
             """,
         version: VersionText.line,
         // The shell verbs, in the order `--help` lists them, then the agent.
@@ -42,6 +43,7 @@ public struct AuthSidecarCommand: ParsableCommand {
             GitCredentialCommand.self, KubectlCredentialCommand.self, ManagedIdentityCommand.self, AzdAuthServerCommand.self,
             DockerConfigCommand.self, ExecCommand.self,
             SSHCertCommand.self, SSHConfigCommand.self,
+            WhereCommand.self,
             AgentCommand.self,
         ])
 

@@ -23,7 +23,7 @@ def test_install_puts_binary_man_page_and_completions_under_the_prefix(tmp_path)
     page = subprocess.run(["man", "-l", str(prefix / "share" / "man" / "man1" / "auth-sidecar.1")],
                           capture_output=True, text=True, timeout=30, env={**os.environ, "MANWIDTH": "100"})
     assert page.returncode == 0 and "AUTH-SIDECAR" in page.stdout
-    for verb in ("token", "login", "logout", "accounts", "status", "agent", "--client-id"):
+    for verb in ("token", "login", "logout", "accounts", "status", "agent", "where", "--client-id"):
         assert verb in page.stdout, verb
     # its own sections (scripts/man/sections.mdoc, kept true by Tests/e2e/test_man_page.py) in
     # place of the generator's generic exit status
@@ -34,6 +34,7 @@ def test_install_puts_binary_man_page_and_completions_under_the_prefix(tmp_path)
     assert found.stdout.strip().endswith("auth-sidecar.1")
     bash = prefix / "share" / "bash-completion" / "completions" / "auth-sidecar"
     assert subprocess.run(["bash", "-n", str(bash)]).returncode == 0 and "token" in bash.read_text()
+    assert "where" in bash.read_text() and "neovim" in bash.read_text()  # the verb and its names
     assert (prefix / "share" / "zsh" / "site-functions" / "_auth-sidecar").stat().st_size > 0
     assert (prefix / "share" / "fish" / "vendor_completions.d" / "auth-sidecar.fish").stat().st_size > 0
     docs = prefix / "share" / "doc" / "auth-sidecar" / "protocol"
@@ -41,8 +42,19 @@ def test_install_puts_binary_man_page_and_completions_under_the_prefix(tmp_path)
     assert (docs / "openrpc.json").stat().st_size > 0 and (docs / "schemas").is_dir()
     az = prefix / "share" / "auth-sidecar" / "az-shim" / "bin" / "az"
     assert az.is_symlink() and os.path.realpath(az) == os.path.realpath(binary)
-    help_text = subprocess.run([str(binary), "--help"], capture_output=True, text=True, timeout=30).stdout
-    assert "share/doc/auth-sidecar/protocol/README.md" in help_text and "man auth-sidecar" in help_text
+    help_text = " ".join(subprocess.run([str(binary), "--help"], capture_output=True, text=True, timeout=30).stdout.split())
+    assert "protocol/README.md" in help_text and "'auth-sidecar where docs'" in help_text, help_text
+    assert "man auth-sidecar" in help_text, help_text
+    # The plugins, recipes and docs every package ships, where `auth-sidecar where` finds them.
+    for name, directory, member in (("neovim", "share/auth-sidecar/neovim", "lua/auth_sidecar/init.lua"),
+                                    ("emacs", "share/auth-sidecar/emacs", "auth-sidecar.el"),
+                                    ("shell", "share/auth-sidecar/shell", "README.md"),
+                                    ("docs", "share/doc/auth-sidecar", "README.md"),
+                                    ("az", "share/auth-sidecar/az-shim/bin", "az")):
+        where = subprocess.run([str(binary), "where", name], capture_output=True, text=True, timeout=30)
+        assert where.returncode == 0 and where.stdout == f"{prefix / directory}\n", (name, where)
+        assert (prefix / directory / member).exists(), (name, member)
+    assert (prefix / "share" / "doc" / "auth-sidecar" / "protocol" / "README.md").exists()
 
 
 def test_install_refuses_an_unknown_option():

@@ -3,7 +3,8 @@
 # man page, bash/zsh/fish completions, the protocol documents (share/doc/auth-sidecar), the
 # agent's systemd user unit (share/systemd/user; systemctl --user finds it under ~/.local/share,
 # /usr/local/share and /usr/share), the az shim (share/auth-sidecar/az-shim/bin/az) and the
-# mock identity platform with bin/auth-sidecar-try (share/auth-sidecar/mock).
+# mock identity platform with bin/auth-sidecar-try (share/auth-sidecar/mock), the editor plugins,
+# shell recipes and docs (share/auth-sidecar/{neovim,emacs,shell}, share/doc/auth-sidecar: `auth-sidecar where`).
 #
 #   ./install.sh [--prefix DIR]
 set -eu
@@ -23,7 +24,7 @@ cp -R "$here/bin" "$here/share" "$prefix/"
 unit="$prefix/share/systemd/user/auth-sidecar-agent.service"
 sed "s|^ExecStart=[^ ]*|ExecStart=$prefix/bin/auth-sidecar|" "$unit" >"$unit.tmp" && mv "$unit.tmp" "$unit"
 echo "installed $prefix/bin/auth-sidecar, man page auth-sidecar(1), bash/zsh/fish completions, the agent's systemd user unit," \
-    "the az shim in $prefix/share/auth-sidecar/az-shim/bin; try it against the mock: eval \"\$(auth-sidecar-try)\"" >&2
+    "the az shim in $prefix/share/auth-sidecar/az-shim/bin, the editor plugins (auth-sidecar where neovim|emacs); try it against the mock: eval \"\$(auth-sidecar-try)\"" >&2
 case ":$PATH:" in
     *":$prefix/bin:"*) ;;
     *) echo "add $prefix/bin to PATH (e.g. in ~/.profile: export PATH=\"$prefix/bin:\$PATH\")" >&2 ;;

@@ -9,7 +9,16 @@ The mock identity platform (MOCK_DIR: scripts/try.py, scripted_browser.py, mock_
 scripts/package.sh stages it) goes in auth_sidecar/mock, try.py as its __main__: `python -m
 auth_sidecar.mock`, or the `auth-sidecar-try` entry point, starts it.
 
-Usage: wheel.py BINARY VERSION PLATFORM_TAG OUTPUT_DIR MOCK_DIR   (prints the wheel's path)
+The files every package ships beside its binary (STAGE_DIR: scripts/install.sh's prefix, as
+scripts/package.sh stages it) go in the wheel's .data/data, which pip installs under the prefix
+the binary's bin/ is in (the venv, ~/.local with --user): share/auth-sidecar/{neovim,emacs,shell},
+share/doc/auth-sidecar (README.md, docs/, protocol/), where `auth-sidecar where NAME` finds them.
+A wheel holds no links, so the multi-call names the other packages link (#50) are two-line
+scripts running the binary beside them: bin/docker-credential-auth-sidecar (.data/scripts),
+share/auth-sidecar/keyring-shim/bin/keyring and share/auth-sidecar/az-shim/bin/az (directories
+of their own, as in the other packages).
+
+Usage: wheel.py BINARY VERSION PLATFORM_TAG OUTPUT_DIR MOCK_DIR STAGE_DIR   (prints the wheel's path)
 Standard library only; the file list and RECORD are in a fixed order, dates fixed.
 """
 from __future__ import annotations
@@ -52,7 +61,37 @@ def mock_entries(mock: str) -> list[tuple[str, bytes, int]]:
     return found
 
 
-def main(binary: str, version: str, platform: str, output: str, mock: str) -> str:
+# The multi-call names as scripts (Sources/SidecarCLI/MultiCallNames.swift: `auth-sidecar
+# SUBCOMMAND` is the name's program), shared with the npm package (scripts/package.sh).
+SCRIPTS = os.path.join(REPO, "scripts", "package")
+
+
+def script(name: str) -> bytes:
+    with open(os.path.join(SCRIPTS, name), "rb") as f:
+        return f.read()
+
+
+def shared_entries(stage: str, data: str) -> list[tuple[str, bytes, int]]:
+    """STAGE/share/auth-sidecar/{neovim,emacs,shell} and STAGE/share/doc/auth-sidecar, under
+    DATA/data/share; the keyring and az scripts in share/auth-sidecar/{keyring,az}-shim/bin."""
+    found = []
+    for top in ("share/auth-sidecar/neovim", "share/auth-sidecar/emacs", "share/auth-sidecar/shell",
+                "share/doc/auth-sidecar"):
+        root = os.path.join(stage, top)
+        if not os.path.isdir(root):
+            sys.exit(f"wheel.py: {root} is missing (scripts/install-shared-files.sh)")
+        for directory, dirs, files in os.walk(root):
+            dirs.sort()
+            for name in sorted(files):
+                path = os.path.join(directory, name)
+                with open(path, "rb") as f:
+                    found.append((f"{data}/data/" + os.path.relpath(path, stage), f.read(), 0o644))
+    found.append((f"{data}/data/share/auth-sidecar/keyring-shim/bin/keyring", script("keyring"), 0o755))
+    found.append((f"{data}/data/share/auth-sidecar/az-shim/bin/az", script("az"), 0o755))
+    return found
+
+
+def main(binary: str, version: str, platform: str, output: str, mock: str, stage: str) -> str:
     tag = f"py3-none-{platform}"
     dist_info, data = f"{NAME}-{version}.dist-info", f"{NAME}-{version}.data"
     entries: list[tuple[str, bytes, int]] = []
@@ -64,10 +103,14 @@ def main(binary: str, version: str, platform: str, output: str, mock: str) -> st
     entries += mock_entries(mock)
     with open(binary, "rb") as f:
         entries.append((f"{data}/scripts/auth-sidecar", f.read(), 0o755))
+    entries.append((f"{data}/scripts/docker-credential-auth-sidecar", script("docker-credential-auth-sidecar"), 0o755))
+    entries += shared_entries(stage, data)
     entries.append((f"{dist_info}/METADATA", metadata(version).encode(), 0o644))
     wheel = f"Wheel-Version: 1.0\nGenerator: auth-sidecar scripts/package/wheel.py\nRoot-Is-Purelib: true\nTag: {tag}\n"
     entries.append((f"{dist_info}/WHEEL", wheel.encode(), 0o644))
-    entry_points = "[console_scripts]\nauth-sidecar-try = auth_sidecar.mock.__main__:main\n"
+    # twine and pip --keyring-provider import: keyring loads the backend (clients/python/pyproject.toml)
+    entry_points = ("[console_scripts]\nauth-sidecar-try = auth_sidecar.mock.__main__:main\n\n"
+                    "[keyring.backends]\nauth_sidecar = auth_sidecar.keyring_backend\n")
     entries.append((f"{dist_info}/entry_points.txt", entry_points.encode(), 0o644))
     record = "".join(f"{path},sha256={base64.urlsafe_b64encode(hashlib.sha256(body).digest()).rstrip(b'=').decode()},"
                      f"{len(body)}\n" for path, body, _ in entries) + f"{dist_info}/RECORD,,\n"
@@ -83,6 +126,6 @@ def main(binary: str, version: str, platform: str, output: str, mock: str) -> st
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 6:
+    if len(sys.argv) != 7:
         sys.exit(__doc__.split("\n\n")[1])
     print(main(*sys.argv[1:]))
