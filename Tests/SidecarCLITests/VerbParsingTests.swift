@@ -12,7 +12,7 @@ import Testing
         #expect(
             Self.verbNames == [
                 "token", "login", "logout", "accounts", "profiles", "status", "cache", "git-credential", "kubectl-credential",
-                "managed-identity", "azd-auth-server", "docker-config", "exec", "ssh-cert", "ssh-config", "agent",
+                "managed-identity", "azd-auth-server", "docker-config", "exec", "ssh-cert", "ssh-config", "where", "agent",
             ])
     }
 
